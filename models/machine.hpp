@@ -1,0 +1,38 @@
+// machine.hpp: a machine profile, every parameter the simulator's kernel model
+// uses. Nothing in sim/ hard-codes a cost: it reads this struct, and
+// `poolsim calibrate` measures each field on a real machine. The meaning of
+// each field is in ../shared/spec/scenario.md ("machine").
+#pragma once
+
+#include <string>
+
+#include "models/units.hpp"
+
+namespace poolsim {
+
+struct MachineProfile {
+  std::string name = "default";
+  std::string source;  // the file it was read from, or "inline"
+  int cores = 4;
+  Duration slice{};           // scheduler base slice of a CPU-bound thread sharing a CPU
+  Duration tick{};            // 1/HZ; 0 = ideal tickless model
+  Duration switch_cost{};     // direct cost of one context switch
+  Duration cache_refill{};    // extra cost after being switched out
+  Duration migration_cost{};  // extra cost when resuming on another CPU
+  Duration wakeup_latency{};  // wake to running on another awake CPU
+  Duration idle_exit{};       // extra when that CPU was idle
+  Duration timer_slack{};     // added to every timed sleep
+  Duration thread_create{};   // CPU cost charged to the creator
+  Duration thread_exit{};     // CPU cost charged to the exiting thread
+  Bytes stack_reserve = 0;    // virtual stack per thread
+  Bytes stack_touch = 0;      // memory actually touched per thread
+
+  // The names of the fields above, in file order (used by the loader, the
+  // calibrator's writer and the validator's report).
+  static constexpr const char* kFields[] = {
+      "cores",          "slice",          "tick",          "switch_cost",   "cache_refill",
+      "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
+      "thread_exit",    "stack_reserve",  "stack_touch"};
+};
+
+}  // namespace poolsim

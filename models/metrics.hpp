@@ -1,0 +1,69 @@
+// metrics.hpp: the one function that turns a run into the spec's metrics.
+//
+// Simulated and measured runs both go through compute_metrics(), so the
+// validator compares the same arithmetic on both sides. Values are SI base
+// units (seconds, bytes, counts, per second). Definitions:
+//   makespan          last completion (origin 0)
+//   throughput        completed / makespan
+//   first_completion  earliest completion
+//   latency_*         end - submit of completed tasks; p50/p90/p99 by the
+//                     nearest-rank method; max
+//   queue_wait_mean   mean of start - submit of completed tasks
+//   cpu_utilization   cpu_time / (makespan * cpus_available)
+//   counters          copied from RunCounters
+//   completed/rejected  counts of records by outcome
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/result.hpp"
+
+namespace poolsim {
+
+enum class Metric : std::size_t {
+  makespan, throughput, first_completion, latency_mean, latency_p50, latency_p90, latency_p99,
+  latency_max, queue_wait_mean, switches_voluntary, switches_involuntary, threads_peak,
+  memory_peak, cpu_utilization, throttled_periods, throttled_time, completed, rejected,
+  count_
+};
+inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::count_);
+inline constexpr std::array<std::string_view, kMetricCount> kMetricNames = {
+    "makespan",        "throughput",         "first_completion",     "latency_mean",
+    "latency_p50",     "latency_p90",        "latency_p99",          "latency_max",
+    "queue_wait_mean", "switches_voluntary", "switches_involuntary", "threads_peak",
+    "memory_peak",     "cpu_utilization",    "throttled_periods",    "throttled_time",
+    "completed",       "rejected"};
+std::string_view to_string(Metric m);
+std::optional<Metric> metric_from(std::string_view name);
+// "s", "/s", "B", "" (counts), "%"-like fraction: used by tables.
+std::string_view unit_of(Metric m);
+
+struct Metrics {
+  std::array<double, kMetricCount> values{};
+  double operator[](Metric m) const { return values[static_cast<std::size_t>(m)]; }
+  double& operator[](Metric m) { return values[static_cast<std::size_t>(m)]; }
+};
+
+Metrics compute_metrics(const RunResult& r);
+
+// Statistics of one metric over repetitions (sd is the sample standard
+// deviation, 0 for n = 1).
+struct MetricStats {
+  double mean = 0, sd = 0, min = 0, max = 0;
+  int n = 0;
+};
+std::array<MetricStats, kMetricCount> summarize(const std::vector<Metrics>& reps);
+
+// Latency quantile helper shared with reports: sorted latencies (seconds) of
+// the completed tasks.
+std::vector<double> sorted_latencies(const RunResult& r);
+// Nearest-rank quantile of a sorted sample, q in [0, 1].
+double nearest_rank(const std::vector<double>& sorted, double q);
+
+}  // namespace poolsim

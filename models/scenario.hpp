@@ -1,0 +1,159 @@
+// scenario.hpp: one experiment, as typed, immutable data.
+//
+// The structs mirror ../shared/spec/scenario.md key by key. The loader
+// (scenario_loader.hpp) is the only producer: it resolves units, defaults,
+// `cores` expressions and machine profiles, so every consumer (simulator, real
+// runner, validator) reads final values and never re-parses anything.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "models/distribution.hpp"
+#include "models/machine.hpp"
+#include "models/units.hpp"
+
+namespace poolsim {
+
+// ---- limits ---------------------------------------------------------------
+struct Limits {
+  std::optional<double> cpus;            // CFS quota in CPUs (quota = cpus * period)
+  Duration period = std::chrono::milliseconds(100);
+  std::vector<int> cpuset;               // empty: every CPU of the machine
+  std::string cpuset_text;               // as written, for reports ("0-1")
+};
+
+// CPUs the scenario may use: the cpuset size (or the machine's cores), never
+// more than the quota rounded up. This is what `cores` means in thread counts.
+int effective_cores(const MachineProfile& m, const Limits& l);
+// CPU capacity in CPUs: min(cpuset size, quota) as a real number (1.5).
+double cpu_capacity(const MachineProfile& m, const Limits& l);
+
+// ---- workload -------------------------------------------------------------
+struct CpuPhase { Distribution work; };
+struct WaitPhase { Distribution time; };
+struct LockPhase {
+  std::string name;
+  int shards = 1;
+  Distribution hold;                     // CPU work while holding the lock
+  std::optional<Distribution> wait_inside;  // blocking wait while holding it
+};
+using PhaseSpec = std::variant<CpuPhase, WaitPhase, LockPhase>;
+using TaskSpec = std::vector<PhaseSpec>;
+
+struct TaskClass {
+  double weight = 1.0;  // normalised by the loader to sum to 1
+  TaskSpec task;
+};
+
+enum class ArrivalKind { batch, poisson, periodic, closed };
+std::string_view to_string(ArrivalKind k);
+
+struct Arrival {
+  ArrivalKind kind = ArrivalKind::batch;
+  std::optional<std::int64_t> count;     // batch: required; poisson/periodic: count or duration
+  std::optional<Duration> duration;      // poisson/periodic/closed
+  double rate = 0;                       // poisson: per second
+  Duration interval{};                   // periodic
+  int clients = 0;                       // closed
+  Distribution think;                    // closed
+};
+
+struct GraphNode {
+  std::string id;
+  TaskSpec task;
+  std::vector<std::string> after;
+};
+
+struct ForkJoin {
+  int depth = 1;
+  int fanout = 2;
+  TaskSpec leaf;
+  TaskSpec fork;  // empty: no work
+  TaskSpec join;  // empty: no work
+};
+
+struct GraphSpec {
+  std::vector<GraphNode> nodes;      // explicit graph
+  std::optional<ForkJoin> fork_join; // or a generator
+};
+
+struct WorkloadSpec {
+  std::optional<Arrival> arrival;    // set unless graph
+  std::vector<TaskClass> classes;    // one class (weight 1) for `task:`
+  std::optional<GraphSpec> graph;
+  bool is_graph() const { return graph.has_value(); }
+};
+
+// ---- backend --------------------------------------------------------------
+enum class BackendKind {
+  thread_per_task, pool, work_stealing, injecting_pool, virtual_threads, event_loop, tbb, asio_pool
+};
+inline constexpr BackendKind kAllBackends[] = {
+    BackendKind::thread_per_task, BackendKind::pool,           BackendKind::work_stealing,
+    BackendKind::injecting_pool,  BackendKind::virtual_threads, BackendKind::event_loop,
+    BackendKind::tbb,             BackendKind::asio_pool};
+std::string_view to_string(BackendKind k);
+std::optional<BackendKind> backend_kind_from(std::string_view name);
+
+enum class RejectPolicy { abort, caller_runs, discard, discard_oldest };
+std::string_view to_string(RejectPolicy p);
+
+// One struct for every kind; the loader accepts for each kind only the keys
+// of its row in the spec and fills the rest with the spec's defaults.
+struct BackendSpec {
+  BackendKind kind = BackendKind::pool;
+  int threads = 0;                       // pool, work-stealing, tbb, asio-pool (default cores)
+  int max_threads = 0;                   // pool (= threads), injecting-pool (512)
+  std::optional<std::int64_t> queue;     // pool: bounded queue capacity; unset = unbounded
+  RejectPolicy reject = RejectPolicy::abort;
+  Duration keep_alive = std::chrono::seconds(60);
+  Bytes stack = 8 * 1024 * 1024;         // thread stack size (reserve)
+  int min_threads = 0;                   // injecting-pool (default cores)
+  Duration injection_delay = std::chrono::milliseconds(500);
+  int carriers = 0;                      // virtual-threads (default cores)
+  int loops = 0;                         // event-loop (default cores)
+
+  // OS threads the runtime starts with (before any growth).
+  int initial_threads() const;
+  // Upper bound of OS worker threads it may ever have, or 0 for "one per task".
+  int thread_bound() const;
+};
+
+// ---- run and tolerance ----------------------------------------------------
+struct RunOptions {
+  int reps = 5;
+  int warmup = 1;
+  Duration timeout = std::chrono::seconds(60);
+  int max_threads = 20000;
+};
+
+struct Tolerance {
+  double default_tolerance = 0.10;
+  std::map<std::string, double, std::less<>> per_metric;
+  double for_metric(std::string_view metric) const;
+};
+
+// ---- the scenario ---------------------------------------------------------
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 1;
+  MachineProfile machine;
+  Limits limits;
+  WorkloadSpec workload;
+  BackendSpec backend;
+  RunOptions run;
+  Tolerance tolerance;
+  std::string source_file;  // where it was loaded from
+
+  int cores() const { return effective_cores(machine, limits); }
+  double capacity() const { return cpu_capacity(machine, limits); }
+};
+
+}  // namespace poolsim

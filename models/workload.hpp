@@ -1,0 +1,80 @@
+// workload.hpp: the generated task list, the one input that the simulator and
+// the real backends both execute.
+//
+// generate_workload(scenario, seed) is a pure function: the same scenario and
+// seed give the same list, bit for bit (tested). All durations are sampled
+// here, never at execution time, so a simulated and a measured run execute the
+// very same tasks. Storage is flat (tasks, phases, successor lists in three
+// arrays) so a million tasks cost a few tens of MiB.
+//
+// Arrivals: batch and graph roots arrive at 0; poisson and periodic at their
+// generated times; closed workloads give each client a fixed sequence of
+// tasks (client c owns tasks [c*per_client, (c+1)*per_client)), issued one
+// after another with the task's `think` before it, until `duration` ends.
+// per_client is sized from the mean cycle (think + sum of mean phase times)
+// with a 2x margin; a client that runs out stops, counted in `exhausted`.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "models/units.hpp"
+
+namespace poolsim {
+
+enum class PhaseKind : std::uint8_t { cpu, wait, lock };
+
+struct Phase {
+  PhaseKind kind = PhaseKind::cpu;
+  std::uint32_t lock = 0;   // lock phases: index into Workload::lock_names
+  Duration duration{};      // cpu: work; wait: wait time; lock: CPU work while holding
+  Duration wait_inside{};   // lock: blocking wait while holding (0 = none)
+};
+
+struct Task {
+  std::uint32_t id = 0;
+  std::uint16_t cls = 0;           // class index (0 for a single task shape / graph)
+  Duration arrival{};              // submission time (closed: 0, issued by its client)
+  Duration think{};                // closed: think time before it is issued
+  std::uint32_t client = 0;        // closed: issuing client
+  std::uint32_t first_phase = 0, phase_count = 0;
+  std::uint32_t first_succ = 0, succ_count = 0;
+  std::uint32_t pred_count = 0;    // graph: tasks that must finish first
+};
+
+struct Workload {
+  ArrivalKind arrival = ArrivalKind::batch;
+  bool graph = false;
+  std::vector<Task> tasks;              // in arrival order (open), per client (closed), topological (graph)
+  std::vector<Phase> phases;
+  std::vector<std::uint32_t> successors;
+  std::vector<std::string> lock_names;  // "stock", "rows#17", ...
+  std::vector<std::string> class_names; // "class0", ... or graph node ids' classes
+  std::vector<std::string> node_ids;    // graph: the node id of each task
+  // closed arrivals
+  std::uint32_t clients = 0;
+  std::uint32_t per_client = 0;
+  Duration closed_duration{};
+  // graph analysis (0 for non-graphs)
+  Duration total_work{};        // sum of CPU time (cpu + lock hold) over all tasks
+  Duration critical_path{};     // longest path, counting every phase's duration
+
+  std::span<const Phase> phases_of(const Task& t) const {
+    return {phases.data() + t.first_phase, t.phase_count};
+  }
+  std::span<const std::uint32_t> successors_of(const Task& t) const {
+    return {successors.data() + t.first_succ, t.succ_count};
+  }
+  // Sum of the CPU phases (cpu + lock hold) of a task.
+  Duration cpu_of(const Task& t) const;
+  // Sum of every phase of a task (its time alone on an idle machine, no overheads).
+  Duration length_of(const Task& t) const;
+};
+
+Workload generate_workload(const Scenario& s, std::uint64_t seed);
+inline Workload generate_workload(const Scenario& s) { return generate_workload(s, s.seed); }
+
+}  // namespace poolsim
