@@ -58,9 +58,10 @@ struct Workload {
   std::uint32_t clients = 0;
   std::uint32_t per_client = 0;
   Duration closed_duration{};
-  // graph analysis (0 for non-graphs)
+  // analysis: for graphs the longest dependency path; without edges the
+  // longest single task. Every phase's duration counts on the path.
   Duration total_work{};        // sum of CPU time (cpu + lock hold) over all tasks
-  Duration critical_path{};     // longest path, counting every phase's duration
+  Duration critical_path{};
 
   std::span<const Phase> phases_of(const Task& t) const {
     return {phases.data() + t.first_phase, t.phase_count};
