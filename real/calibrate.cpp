@@ -1,0 +1,583 @@
+// calibrate.cpp: the experiments behind `poolsim calibrate`.
+//
+// One experiment per MachineProfile field, each isolating its mechanism
+// (the methods and their comparison with perf bench sched pipe and
+// cyclictest are in docs/calibration.md):
+//   cores           online CPUs (sysconf).
+//   tick            a CPU kept busy takes HZ local-timer interrupts a second
+//                   (NO_HZ_IDLE ticks only idle CPUs less): LOC in
+//                   /proc/interrupts over a busy interval; falls back to
+//                   CONFIG_HZ from /proc/config.gz or /boot/config-*.
+//   slice           sysctl_sched_base_slice (debugfs if mounted, else the
+//                   kernel's default for its version: 0.75 ms before 6.15,
+//                   0.70 ms from 6.15) times 1 + ilog2(min(cpus, 8)); checked
+//                   against the run lengths of two CPU-bound threads pinned to
+//                   one CPU (EEVDF runs them about ceil(slice/tick) ticks in
+//                   turn); if the observed quantum disagrees, the observed
+//                   quantum is used instead.
+//   switch_cost     pipe ping-pong between two threads pinned to one CPU: a
+//                   round trip is two switches (as perf bench sched pipe).
+//   wakeup_latency  condition-variable signal to the waiter running, waiter
+//                   on another CPU kept awake by a SCHED_IDLE spinner (a
+//                   woken normal task preempts an idle-policy task at once).
+//   idle_exit       the same wake onto that CPU left idle, minus the above.
+//   timer_slack     overshoot of a 1 ms clock_nanosleep on an awake CPU.
+//   thread_create   the creator's CPU time inside pthread_create.
+//   thread_exit     create-to-join wall time on one CPU, minus the creation
+//                   and the two switches.
+//   cache_refill    time of a pass over a 256 KiB working set after a 16 MiB
+//                   buffer evicted it, minus a warm pass.
+//   migration_cost  the same pass right after moving to another CPU, minus a
+//                   warm pass.
+//   stack_reserve   glibc's default thread stack size.
+//   stack_touch     resident memory added per blocked thread (VmRSS over 64
+//                   threads).
+#include "real/calibrate.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "models/scenario_loader.hpp"
+
+namespace poolsim::real {
+namespace {
+
+std::int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+std::int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void unpin_self(int cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int i = 0; i < cpus; ++i) CPU_SET(i, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Measurement summarize(std::string field, std::vector<double> samples, std::string unit, std::string method) {
+  Measurement m;
+  m.field = std::move(field);
+  m.samples = static_cast<int>(samples.size());
+  m.median = quantile(samples, 0.5);
+  m.p10 = quantile(samples, 0.1);
+  m.p90 = quantile(samples, 0.9);
+  m.unit = std::move(unit);
+  m.method = std::move(method);
+  return m;
+}
+
+// A thread spinning at SCHED_IDLE on `cpu`: keeps that CPU out of idle
+// states without delaying a normal thread woken there.
+class IdleSpinner {
+ public:
+  explicit IdleSpinner(int cpu) : t_([this, cpu] {
+    pin_self(cpu);
+    sched_param p{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    while (!stop_.load(std::memory_order_relaxed)) {
+    }
+  }) {}
+  ~IdleSpinner() {
+    stop_ = true;
+    t_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread t_;
+};
+
+long long read_loc_interrupts(int cpu) {
+  std::ifstream f("/proc/interrupts");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag != "LOC:") continue;
+    long long v = 0;
+    for (int i = 0; i <= cpu && in >> v; ++i) {
+    }
+    return v;
+  }
+  return -1;
+}
+
+int config_hz() {
+  struct utsname u {};
+  uname(&u);
+  const std::string boot = std::string("/boot/config-") + u.release;
+  for (const std::string& cmd : {std::string("zcat /proc/config.gz 2>/dev/null"), "cat " + boot + " 2>/dev/null"}) {
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) continue;
+    char buf[512];
+    int hz = 0;
+    while (fgets(buf, sizeof buf, p))
+      if (std::strncmp(buf, "CONFIG_HZ=", 10) == 0) hz = std::atoi(buf + 10);
+    pclose(p);
+    if (hz > 0) return hz;
+  }
+  return 0;
+}
+
+Measurement measure_tick(int rounds) {
+  std::vector<double> samples;
+  for (int r = 0; r < rounds; ++r) {
+    double hz = 0;
+    std::thread t([&] {
+      pin_self(0);
+      const long long before = read_loc_interrupts(0);
+      const auto t0 = now_ns();
+      while (now_ns() - t0 < 300'000'000) {
+      }
+      const long long after = read_loc_interrupts(0);
+      if (before >= 0 && after > before) hz = static_cast<double>(after - before) / ((now_ns() - t0) * 1e-9);
+    });
+    t.join();
+    if (hz > 0) samples.push_back(hz);
+  }
+  std::string method = "local timer interrupts (LOC) on a busy CPU";
+  if (samples.empty()) {
+    const int hz = config_hz();
+    if (hz <= 0) throw std::runtime_error("calibrate: cannot determine the scheduler tick (no LOC counter, no kernel config)");
+    samples.push_back(hz);
+    method = "CONFIG_HZ from the kernel config";
+  }
+  // Snap to the nearest configurable HZ when within 15%: the interrupt count
+  // also includes the odd hrtimer interrupt.
+  for (auto& hz : samples)
+    for (double c : {100.0, 250.0, 300.0, 1000.0})
+      if (std::fabs(hz - c) / c < 0.15) hz = c;
+  for (auto& hz : samples) hz = 1.0 / hz;
+  return summarize("tick", samples, "s", method);
+}
+
+// Run lengths of two CPU-bound threads sharing CPU 0.
+std::vector<double> observed_quanta(double seconds) {
+  std::vector<double> runs[2];
+  std::atomic<int> ready{0};
+  auto spin = [&](int id) {
+    pin_self(0);
+    ready.fetch_add(1);
+    while (ready.load() < 2) sched_yield();
+    const auto end = now_ns() + static_cast<std::int64_t>(seconds * 1e9);
+    auto last = now_ns(), run_start = last;
+    for (;;) {
+      const auto t = now_ns();
+      if (t - last > 30'000) {  // descheduled: the run that just ended
+        runs[id].push_back((last - run_start) * 1e-9);
+        run_start = t;
+      }
+      last = t;
+      if (t > end) break;
+    }
+  };
+  std::thread a(spin, 0), b(spin, 1);
+  a.join();
+  b.join();
+  std::vector<double> all;
+  for (auto& r : runs)
+    if (r.size() > 2) all.insert(all.end(), r.begin() + 1, r.end());  // drop the partial first run
+  return all;
+}
+
+Measurement measure_slice(double tick, double seconds, int cpus) {
+  const auto quanta = observed_quanta(seconds);
+  const double quantum = quantile(quanta, 0.5);
+  double base = 0;
+  std::string method;
+  {
+    std::ifstream f("/sys/kernel/debug/sched/base_slice_ns");
+    long long ns = 0;
+    if (f >> ns && ns > 0) {
+      base = ns * 1e-9;
+      method = "debugfs base_slice_ns";
+    }
+  }
+  if (base == 0) {
+    struct utsname u {};
+    uname(&u);
+    int major = 0, minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    base = (major > 6 || (major == 6 && minor >= 15)) ? 0.70e-3 : 0.75e-3;
+    method = fmt::format("kernel {}.{} default base slice {} ms", major, minor, base * 1e3);
+  }
+  const int factor = 1 + static_cast<int>(std::floor(std::log2(std::min(cpus, 8))));
+  double slice = base * factor;
+  const double expected = tick > 0 ? std::ceil(slice / tick - 1e-9) * tick : slice;
+  if (!quanta.empty() && std::fabs(quantum - expected) > 0.25 * expected) {
+    method = fmt::format("observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; the kernel default x{} "
+                         "would give {:.3g} ms)", quantum * 1e3, factor, expected * 1e3);
+    slice = quantum;
+  } else {
+    method += fmt::format(" x{} (1+ilog2 CPUs); 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, "
+                          "p90 {:.3g})", factor, quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
+  }
+  Measurement m = summarize("slice", {slice}, "s", method);
+  if (!quanta.empty()) {
+    m.p10 = quantile(quanta, 0.1);
+    m.p90 = quantile(quanta, 0.9);
+    m.samples = static_cast<int>(quanta.size());
+  }
+  return m;
+}
+
+Measurement measure_switch(int batches, int round_trips) {
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    int ping[2], pong[2];
+    if (pipe(ping) || pipe(pong)) throw std::runtime_error("calibrate: pipe() failed");
+    std::thread peer([&] {
+      pin_self(0);
+      char c;
+      for (int i = 0; i < round_trips; ++i) {
+        if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1) break;
+      }
+    });
+    double per = 0;
+    std::thread self([&] {
+      pin_self(0);
+      char c = 'x';
+      const auto t0 = now_ns();
+      for (int i = 0; i < round_trips; ++i) {
+        if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) break;
+      }
+      per = static_cast<double>(now_ns() - t0) / round_trips * 1e-9;
+    });
+    self.join();
+    peer.join();
+    for (int fd : {ping[0], ping[1], pong[0], pong[1]}) close(fd);
+    samples.push_back(per / 2);
+  }
+  return summarize("switch_cost", samples, "s",
+                   fmt::format("pipe ping-pong pinned to one CPU, {} round trips x {} batches, half a round trip",
+                               round_trips, batches));
+}
+
+// Signal-to-running latency of a condition-variable wake onto CPU `to`.
+std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false, done = false, waiting = false;
+  std::int64_t t_signal = 0;
+  std::vector<double> out;
+  std::thread wakee([&] {
+    pin_self(to);
+    std::unique_lock lk(m);
+    while (!done) {
+      waiting = true;
+      cv.wait(lk, [&] { return go || done; });
+      if (done) break;
+      const auto t = now_ns();
+      out.push_back((t - t_signal) * 1e-9);
+      go = false;
+      waiting = false;
+    }
+  });
+  pin_self(to == 0 ? 1 : 0);
+  for (int i = 0; i < samples; ++i) {
+    timespec gap{0, static_cast<long>(gap_ns)};
+    nanosleep(&gap, nullptr);
+    std::unique_lock lk(m);
+    if (!waiting) {
+      --i;
+      continue;
+    }
+    go = true;
+    t_signal = now_ns();
+    cv.notify_one();
+  }
+  {
+    std::unique_lock lk(m);
+    done = true;
+  }
+  cv.notify_one();
+  wakee.join();
+  return out;
+}
+
+Measurement measure_timer_slack(int samples) {
+  std::vector<double> over;
+  std::thread t([&] {
+    pin_self(1);
+    for (int i = 0; i < samples; ++i) {
+      const auto t0 = now_ns();
+      timespec d{0, 1'000'000};
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
+      over.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
+    }
+  });
+  t.join();
+  return summarize("timer_slack", over, "s",
+                   fmt::format("overshoot of a 1 ms clock_nanosleep on an awake CPU, {} sleeps", samples));
+}
+
+void* empty_thread(void*) { return nullptr; }
+
+std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost) {
+  std::vector<double> create, exit_cost;
+  std::thread t([&] {
+    pin_self(0);  // children inherit the mask: everything on one CPU, serialised
+    for (int i = 0; i < samples; ++i) {
+      pthread_t th;
+      const auto w0 = now_ns();
+      const auto c0 = thread_cpu_ns();
+      if (pthread_create(&th, nullptr, empty_thread, nullptr) != 0) break;
+      const auto c1 = thread_cpu_ns();
+      pthread_join(th, nullptr);
+      const auto w1 = now_ns();
+      create.push_back((c1 - c0) * 1e-9);
+      exit_cost.push_back(std::max(0.0, (w1 - w0 - (c1 - c0)) * 1e-9 - 2 * switch_cost));
+    }
+  });
+  t.join();
+  return {summarize("thread_create", create, "s", fmt::format("creator CPU time in pthread_create, {} threads", samples)),
+          summarize("thread_exit", exit_cost, "s",
+                    "create-to-join wall time on one CPU minus creation and two switches")};
+}
+
+// One pass over a working set, touching each cache line (read-modify-write).
+std::int64_t pass_ns(std::vector<std::uint64_t>& ws) {
+  const auto t0 = now_ns();
+  for (std::size_t i = 0; i < ws.size(); i += 8) ws[i] += 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return now_ns() - t0;
+}
+
+std::pair<Measurement, Measurement> measure_cache(int samples, int cpus) {
+  std::vector<double> refill, migrate;
+  std::thread t([&] {
+    std::vector<std::uint64_t> ws(256 * 1024 / 8, 1), evict(16 * 1024 * 1024 / 8, 1);
+    pin_self(0);
+    for (int i = 0; i < samples; ++i) {
+      pass_ns(ws);
+      const auto warm = pass_ns(ws);
+      pass_ns(evict);
+      const auto cold = pass_ns(ws);
+      refill.push_back(std::max<std::int64_t>(0, cold - warm) * 1e-9);
+      if (cpus > 1) {
+        pin_self(i % 2 == 0 ? 0 : 1);
+        pass_ns(ws);
+        const auto warm2 = pass_ns(ws);
+        pin_self(i % 2 == 0 ? 1 : 0);
+        const auto moved = pass_ns(ws);
+        migrate.push_back(std::max<std::int64_t>(0, moved - warm2) * 1e-9);
+      }
+    }
+  });
+  t.join();
+  if (migrate.empty()) migrate.push_back(0);
+  return {summarize("cache_refill", refill, "s", "256 KiB working set re-read after a 16 MiB buffer evicted it, minus a warm pass"),
+          summarize("migration_cost", migrate, "s", "256 KiB working set re-read right after moving to another CPU, minus a warm pass")};
+}
+
+long long vm_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  long long kib = 0;
+  while (f >> key) {
+    if (key == "VmRSS:") {
+      f >> kib;
+      return kib * 1024;
+    }
+    f.ignore(1 << 12, '\n');
+  }
+  return 0;
+}
+
+std::pair<Measurement, Measurement> measure_stacks(int rounds) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  std::size_t reserve = 0;
+  pthread_attr_getstacksize(&attr, &reserve);
+  pthread_attr_destroy(&attr);
+  std::vector<double> touch;
+  constexpr int kThreads = 64;
+  for (int r = 0; r < rounds; ++r) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    int started = 0;
+    const long long before = vm_rss_bytes();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kThreads; ++i)
+      ts.emplace_back([&] {
+        std::unique_lock lk(m);
+        ++started;
+        cv.notify_all();
+        cv.wait(lk, [&] { return release; });
+      });
+    {
+      std::unique_lock lk(m);
+      cv.wait(lk, [&] { return started == kThreads; });
+    }
+    const long long after = vm_rss_bytes();
+    {
+      std::lock_guard lk(m);
+      release = true;
+    }
+    cv.notify_all();
+    for (auto& t : ts) t.join();
+    touch.push_back(std::max(0.0, static_cast<double>(after - before) / kThreads));
+  }
+  return {summarize("stack_reserve", {static_cast<double>(reserve)}, "B", "glibc default thread stack (pthread_attr_getstacksize)"),
+          summarize("stack_touch", touch, "B", fmt::format("VmRSS added per blocked thread, {} threads", kThreads))};
+}
+
+Duration dur(double seconds) { return from_seconds(seconds); }
+
+}  // namespace
+
+CalibrationReport calibrate(const CalibrateOptions& opt) {
+  const int scale = opt.quick ? 1 : 5;
+  CalibrationReport rep;
+  struct utsname u {};
+  uname(&u);
+  rep.kernel = u.release;
+  {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("model name", 0) == 0) {
+        rep.cpu_model = line.substr(line.find(':') + 2);
+        break;
+      }
+  }
+  auto step = [&](const char* what) {
+    if (!opt.quiet) std::cerr << "calibrate: " << what << "...\n";
+  };
+  const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  auto& ms = rep.measurements;
+  ms.push_back(summarize("cores", {static_cast<double>(cpus)}, "", "online CPUs (sysconf)"));
+  step("scheduler tick");
+  ms.push_back(measure_tick(opt.quick ? 2 : 5));
+  const double tick = ms.back().median;
+  step("scheduler slice");
+  ms.push_back(measure_slice(tick, opt.quick ? 0.5 : 2.0, cpus));
+  step("context switch (pipe ping-pong)");
+  ms.push_back(measure_switch(5 * scale, 4000));
+  const double switch_cost = ms.back().median;
+  std::vector<double> awake, idle;
+  if (cpus > 1) {
+    step("wake-up latency to an awake CPU");
+    {
+      IdleSpinner keep_awake(1);
+      awake = wake_latencies(1, 200 * scale, 2'000'000);
+    }
+    step("wake-up latency to an idle CPU");
+    idle = wake_latencies(1, 150 * scale, 5'000'000);
+  }
+  Measurement wl = summarize("wakeup_latency", awake.empty() ? std::vector<double>{switch_cost} : awake, "s",
+                             awake.empty() ? "one CPU: a wake is a switch"
+                                           : "condition-variable signal to running, on another CPU kept awake");
+  const double idle_med = idle.empty() ? wl.median : quantile(idle, 0.5);
+  Measurement ie = summarize("idle_exit", {std::max(0.0, idle_med - wl.median)}, "s",
+                             fmt::format("the same wake onto an idle CPU ({:.3g} us median) minus the awake wake",
+                                         idle_med * 1e6));
+  if (!idle.empty()) {
+    ie.p10 = std::max(0.0, quantile(idle, 0.1) - wl.median);
+    ie.p90 = std::max(0.0, quantile(idle, 0.9) - wl.median);
+    ie.samples = static_cast<int>(idle.size());
+  }
+  ms.push_back(wl);
+  ms.push_back(ie);
+  step("timer slack");
+  if (cpus > 1) {
+    IdleSpinner keep_awake(1);
+    ms.push_back(measure_timer_slack(100 * scale));
+  } else {
+    ms.push_back(measure_timer_slack(100 * scale));
+  }
+  step("thread create/exit");
+  auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
+  ms.push_back(create);
+  ms.push_back(exit_cost);
+  step("cache refill and migration");
+  auto [refill, migrate] = measure_cache(20 * scale, cpus);
+  ms.push_back(refill);
+  ms.push_back(migrate);
+  step("thread stacks");
+  auto [reserve, touch] = measure_stacks(3 * scale);
+  ms.push_back(reserve);
+  ms.push_back(touch);
+
+  auto get = [&](const char* f) {
+    for (const auto& m : ms)
+      if (m.field == f) return m.median;
+    return 0.0;
+  };
+  MachineProfile& p = rep.profile;
+  p.name = "host";
+  p.source = "poolsim calibrate";
+  p.cores = cpus;
+  p.tick = dur(get("tick"));
+  p.slice = dur(get("slice"));
+  p.switch_cost = dur(get("switch_cost"));
+  p.cache_refill = dur(get("cache_refill"));
+  p.migration_cost = dur(get("migration_cost"));
+  p.wakeup_latency = dur(get("wakeup_latency"));
+  p.idle_exit = dur(get("idle_exit"));
+  p.timer_slack = dur(get("timer_slack"));
+  p.thread_create = dur(get("thread_create"));
+  p.thread_exit = dur(get("thread_exit"));
+  p.stack_reserve = static_cast<Bytes>(get("stack_reserve"));
+  p.stack_touch = static_cast<Bytes>(std::llround(get("stack_touch") / 4096.0) * 4096);
+  unpin_self(cpus);
+  return rep;
+}
+
+void write_profile(const CalibrationReport& r, const std::filesystem::path& path) {
+  std::string comment = fmt::format("Measured by `poolsim calibrate` on {} (kernel {}).\n", r.cpu_model, r.kernel);
+  for (const auto& m : r.measurements) comment += fmt::format("{}: {}\n", m.field, m.method);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw std::runtime_error("cannot write machine profile '" + path.string() + "'");
+    f << machine_profile_yaml(r.profile, comment);
+    if (!f) throw std::runtime_error("error writing machine profile '" + path.string() + "'");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace poolsim::real

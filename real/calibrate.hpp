@@ -1,0 +1,46 @@
+// calibrate.hpp: measure this machine into a machine profile.
+//
+// Each field of MachineProfile (models/machine.hpp) is measured by a small
+// experiment that isolates its mechanism (see calibrate.cpp and
+// docs/calibration.md). Every experiment takes several samples; the profile
+// gets the median and the report keeps the spread. Quick mode takes a few
+// seconds (used when `machine: host` is needed and no profile exists yet);
+// thorough mode takes more samples.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/machine.hpp"
+
+namespace poolsim::real {
+
+struct CalibrateOptions {
+  bool quick = true;
+  bool quiet = false;
+};
+
+// One measured figure: the median goes into the profile.
+struct Measurement {
+  std::string field;       // MachineProfile field name
+  double median = 0;       // seconds, bytes or count
+  double p10 = 0, p90 = 0; // spread of the samples
+  int samples = 0;
+  std::string unit;        // "s", "B", ""
+  std::string method;      // how it was measured, one line
+};
+
+struct CalibrationReport {
+  MachineProfile profile;
+  std::vector<Measurement> measurements;
+  std::string kernel;      // uname -r
+  std::string cpu_model;
+};
+
+CalibrationReport calibrate(const CalibrateOptions& opt);
+// Writes the profile as YAML with the report as comments; creates parent
+// directories.
+void write_profile(const CalibrationReport& report, const std::filesystem::path& path);
+
+}  // namespace poolsim::real
