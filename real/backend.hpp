@@ -1,0 +1,266 @@
+// backend.hpp: the seam between the real runner and a real runtime (backend).
+//
+// Mechanism. The runner (real/runner.cpp) forks one child per repetition. In
+// the child it builds a RunContext over the generated Workload, asks the
+// registry for the Backend of the scenario's kind, calls start(), fixes the
+// run origin (t = 0), then drives the arrivals from the child's main thread,
+// the *submitter* (real/submitter.cpp): batch tasks all at 0, poisson and
+// periodic tasks at their generated times (clock_nanosleep to each), closed
+// clients' next task `think` after the previous completion, graph nodes when
+// their last predecessor finishes. Every hand-over goes through
+// Backend::submit(). When every task is finalized (completed, rejected, or
+// never issued), the runner calls stop(), then report(), and ships the
+// RunResult to the parent.
+//
+// A backend executes a task by calling RunContext::execute(task, ops) on one
+// of its threads (or, for a runtime that cannot run a task to completion in
+// one call, such as an event loop, by the step functions task_started,
+// run_cpu, lock_mutex, unlock_mutex, sleep_blocking, task_finished in order).
+// The context does the recording (preallocated TaskRecords, no lock, no
+// allocation on that path) and the completion logic (successors, closed
+// clients), so a backend only decides WHERE and WHEN a task runs.
+//
+// Phases (same meaning as in the simulator, models/wait_policy.hpp):
+//   cpu   run_cpu(work): the calibrated busy loop of real/cpu_work.hpp, an
+//         amount of work that preemption and throttling stretch;
+//   wait  PhaseOps::wait: a thread backend blocks (clock_nanosleep); a fiber
+//         or event-loop backend overrides it to release its carrier/loop;
+//   lock  PhaseOps::lock/unlock around run_cpu(hold) and, if wait_inside > 0,
+//         PhaseOps::wait_inside_lock, which blocks the OS thread for every
+//         runtime (wait_effect(kind, true) == block_thread).
+//
+// Threads. Every OS thread a backend starts goes through spawn() (or, for a
+// library that creates its own threads, register_current_thread() on the
+// thread itself), so the run knows live and peak OS threads (the submitter
+// is thread 0 and counts), gives each thread one trace track, and reports a
+// failed pthread_create as a MachineRefused naming the limit that was hit.
+//
+// Thread rules: submit() may be called from the submitter thread or from any
+// thread that is executing a task (a completion releases successors and
+// closed clients' next tasks inline when they are due now); start(), stop()
+// and report() only from the submitter thread. A backend must execute every
+// submitted task exactly once or reject it (task_rejected) exactly once.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/result.hpp"
+#include "models/scenario.hpp"
+#include "models/units.hpp"
+#include "models/workload.hpp"
+
+namespace poolsim::real {
+
+// The machine refused (thread limit, pthread_create failure with the limit
+// that was hit, no cgroup permission, timeout). The CLI maps it to exit 3.
+struct MachineRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class RunContext;
+
+// Thread index of the submitter (the child's main thread): TaskRecord::worker
+// of a task that ran on it (caller-runs) and trace track 0.
+inline constexpr std::uint32_t kSubmitterThread = 0;
+
+// One OS thread known to the run. Owned by the context (stable address);
+// written only by its own thread while the run is live.
+struct ThreadSlot {
+  std::uint32_t index = 0;          // trace track and TaskRecord::worker
+  std::string name;                 // "submitter", "worker 3", "thread 17"
+  std::vector<TraceSpan> spans;     // filled only when tracing
+  Duration task_cpu_start{};        // CLOCK_THREAD_CPUTIME_ID at task_started
+  std::uint32_t current_task = TraceSpan::kNoTask;  // task in progress (trace spans)
+};
+
+// How a runtime performs the steps whose meaning depends on the runtime.
+// The defaults are a thread runtime's: block the OS thread, hold a real
+// std::mutex from the context's lock table.
+class PhaseOps {
+ public:
+  virtual ~PhaseOps() = default;
+  // A `wait` phase outside any lock.
+  virtual void wait(RunContext& ctx, Duration d);
+  // The `wait_inside` of a lock phase, while the lock is held.
+  virtual void wait_inside_lock(RunContext& ctx, Duration d);
+  virtual void lock(RunContext& ctx, std::uint32_t lock);
+  virtual void unlock(RunContext& ctx, std::uint32_t lock);
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Create the runtime (its initial threads). Called on the submitter thread
+  // before the origin: the runtime is up when the first task can arrive.
+  virtual void start(RunContext& ctx) = 0;
+  // Hand task `task` to the runtime; its submit time is already recorded.
+  virtual void submit(std::uint32_t task) = 0;
+  // Every task is finalized: stop the runtime and join every thread it made.
+  virtual void stop() = 0;
+  // Runtime-specific counters (steals, injections, retirements...).
+  virtual void report(std::map<std::string, double>& extra) const { (void)extra; }
+  // True when a task runs on one OS thread from start to end without that
+  // thread running anything else meanwhile, so the thread's CPU clock between
+  // task_started and task_finished is the task's CPU time. Fiber and
+  // event-loop backends return false (TaskRecord::cpu stays 0).
+  virtual bool per_task_cpu() const { return true; }
+};
+
+// The registry (real/registry.cpp): one factory per BackendKind, each defined
+// in the backend's own file (real/<kind>.cpp).
+std::unique_ptr<Backend> make_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_thread_per_task_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_pool_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_work_stealing_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_injecting_pool_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_virtual_threads_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_event_loop_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_tbb_backend(const BackendSpec& spec);
+std::unique_ptr<Backend> make_asio_pool_backend(const BackendSpec& spec);
+
+struct ContextOptions {
+  bool trace = false;
+  bool per_task_cpu = true;
+  int max_threads = 0;          // 0 = unlimited; spawn() refuses beyond it
+  int fail_fd = -1;             // child: where refuse()/fail() report before _exit
+};
+
+// Everything a backend gets from the runner. Implemented in
+// real/run_context.cpp (recording, threads, completion) and
+// real/submitter.cpp (arrivals).
+class RunContext {
+ public:
+  RunContext(const Scenario& s, const Workload& w, ContextOptions opt);
+  ~RunContext();
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+
+  const Scenario& scenario() const { return scenario_; }
+  const Workload& workload() const { return workload_; }
+  const BackendSpec& backend_spec() const { return scenario_.backend; }
+  bool tracing() const { return opt_.trace; }
+
+  // ---- clock: CLOCK_MONOTONIC relative to the origin --------------------
+  Duration now() const;
+  static Duration monotonic_now();  // absolute CLOCK_MONOTONIC
+  Duration origin() const { return origin_; }
+
+  // ---- threads -----------------------------------------------------------
+  // Starts an OS thread with `stack` bytes of stack that registers itself as
+  // `name`, runs `body`, and unregisters. A failure (EAGAIN, ENOMEM, or
+  // run.max_threads reached) refuses the run with the limit that was hit.
+  // A detached thread is not joined; pass detached = false and join() it.
+  pthread_t spawn(std::string name, Bytes stack, std::function<void()> body,
+                  bool detached = false);
+  void join(pthread_t t);
+  // For threads the runtime did not create through spawn() (library pools):
+  // call on the thread itself, once, before it runs a task; and
+  // unregister_current_thread() before it exits.
+  ThreadSlot& register_current_thread(std::string name);
+  void unregister_current_thread();
+  // The calling thread's slot, or nullptr if it is not registered.
+  static ThreadSlot* current_slot();
+  int live_threads() const { return live_threads_.load(std::memory_order_relaxed); }
+  int peak_threads() const { return peak_threads_.load(std::memory_order_relaxed); }
+  int running_threads() const { return running_.load(std::memory_order_relaxed); }
+
+  // ---- executing a task ----------------------------------------------------
+  // Runs every phase of `task` on the calling (registered) thread, with
+  // `ops` for waits and locks; records start/end/cpu/worker; then finalizes
+  // it (successors, closed client), which may call Backend::submit inline.
+  void execute(std::uint32_t task, PhaseOps& ops);
+  void execute(std::uint32_t task);  // thread ops (block, std::mutex)
+  // The same, step by step, for runtimes that suspend a task between phases.
+  void task_started(std::uint32_t task);
+  void task_finished(std::uint32_t task);
+  // Refused by the runtime's rejection policy (abort, discard, discard-oldest
+  // victim). Graph successors of a rejected task are finalized as not_run.
+  void task_rejected(std::uint32_t task);
+  void run_cpu(Duration work);               // busy loop, counted as running
+  void sleep_blocking(Duration d);           // clock_nanosleep, a `blocked` span
+  void lock_mutex(std::uint32_t lock);       // blocks; contention is a `blocked` span
+  void unlock_mutex(std::uint32_t lock);
+  std::mutex& mutex(std::uint32_t lock) { return locks_[lock]; }
+
+  // ---- trace: a span on the calling thread's track ------------------------
+  void span(SpanKind kind, Duration begin, Duration end, std::uint32_t task = TraceSpan::kNoTask);
+
+  // ---- failure (never returns: in a child, reports to the parent and exits)
+  [[noreturn]] void refuse(const std::string& why);
+  [[noreturn]] void fail(const std::string& why);
+
+  // ---- runner side (not for backends) -------------------------------------
+  void attach(Backend* backend);
+  void set_origin_now();
+  // Records the submit time and hands the task to the backend.
+  void submit_now(std::uint32_t task);
+  // Closed clients with a think time: the submitter hands it over at `due`.
+  void schedule_submit(std::uint32_t task, Duration due);
+  // Drives the arrivals until every task is finalized (real/submitter.cpp).
+  void drive_arrivals();
+  bool all_done() const;
+  std::vector<TaskRecord>& records() { return records_; }
+  // Snapshot of the slots' spans and names into a Trace (after stop()).
+  Trace collect_trace();
+  std::uint64_t finalized() const { return finalized_.load(std::memory_order_acquire); }
+  // Threads that ever registered (trace tracks), the submitter included.
+  std::size_t thread_count_registered();
+
+ private:
+  friend struct ThreadTrampoline;
+  void finalize(std::uint32_t task, bool completed);
+  void release_successors(std::uint32_t task, bool completed);
+  void on_client_task_done(std::uint32_t task);
+  void notify_submitter();
+  ThreadSlot& new_slot(std::string name);
+  void thread_entered();
+  void thread_left();
+
+  const Scenario& scenario_;
+  const Workload& workload_;
+  ContextOptions opt_;
+  Backend* backend_ = nullptr;
+  Duration origin_{};
+
+  std::vector<TaskRecord> records_;
+  std::unique_ptr<std::mutex[]> locks_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> preds_left_;  // graph
+  std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;    // finalized once
+  std::unique_ptr<std::atomic<std::uint8_t>[]> doomed_;        // graph: a predecessor was rejected
+  std::atomic<std::uint64_t> finalized_{0};
+  std::uint64_t expected_final_ = 0;           // tasks that must be finalized
+  std::atomic<std::int64_t> active_clients_{0};  // closed
+
+  std::atomic<int> live_threads_{0};
+  std::atomic<int> peak_threads_{0};
+  std::atomic<int> running_{0};
+
+  std::mutex slots_mu_;
+  std::vector<std::unique_ptr<ThreadSlot>> slots_;
+
+  // Submitter's timer queue (closed clients with think) and done signal.
+  struct Due {
+    Duration at;
+    std::uint32_t task;
+    bool operator>(const Due& o) const { return at > o.at || (at == o.at && task > o.task); }
+  };
+  std::mutex sub_mu_;
+  std::condition_variable sub_cv_;
+  std::vector<Due> due_;  // min-heap on `at`
+  bool done_ = false;
+
+  std::atomic<bool> failing_{false};
+};
+
+}  // namespace poolsim::real

@@ -1,0 +1,45 @@
+// cpu_work.hpp: the calibrated busy loop that executes a `cpu` phase.
+//
+// Mechanism: a `cpu` phase is an amount of WORK, not a deadline. burn(d)
+// runs round(d * units_per_ns) iterations of a dependent integer chain (one
+// xorshift step per unit: no memory traffic, no call the compiler can fold),
+// so when the thread is preempted or its cgroup is throttled the phase takes
+// longer in wall time, exactly as real code would.
+//
+// Calibration: units_per_ns() measures the loop once per process (a few ms):
+// several trials of kTrialUnits iterations each, timed on the thread's own CPU
+// clock (CLOCK_THREAD_CPUTIME_ID, so a preemption during calibration does not
+// skew it), keeping the fastest trial (the loop at full speed; slower trials
+// were disturbed). The result is cached; the runner calibrates in the parent
+// before forking so every repetition uses the same rate, and the lead's
+// `poolsim calibrate` may call calibrate_cpu_work() to record it.
+// Left out: frequency scaling and SMT sharing are not corrected for; they are
+// part of what the machine does to real code.
+#pragma once
+
+#include <cstdint>
+
+#include "models/units.hpp"
+
+namespace poolsim::real {
+
+struct CpuWorkCalibration {
+  double units_per_ns = 0;   // loop iterations per nanosecond of thread CPU time
+  Duration measured{};       // total CPU time the calibration spent
+  int trials = 0;
+};
+
+// Measures the loop now (does not touch the cache).
+CpuWorkCalibration calibrate_cpu_work();
+// The cached rate, calibrated on first use (thread-safe).
+double units_per_ns();
+// Overrides the cached rate (tests, or a rate read from a machine profile).
+void set_units_per_ns(double rate);
+
+// Runs `units` iterations of the work loop; returns the chain value so the
+// loop cannot be removed.
+std::uint64_t burn_units(std::uint64_t units);
+// Runs the amount of work that takes `work` of CPU time on this machine.
+void burn(Duration work);
+
+}  // namespace poolsim::real

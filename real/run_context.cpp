@@ -1,0 +1,444 @@
+// run_context.cpp: recording, thread accounting and completion logic of one
+// real repetition (the interface and its thread rules are in backend.hpp).
+//
+// Invariants:
+//  - records_[id] is written by at most one thread at a time: the submitter
+//    (or the releasing worker) writes `submit` before Backend::submit, whose
+//    queue hand-over orders it before the executing thread writes start/end.
+//  - every task is finalized at most once (final_flag_ CAS; a second
+//    finalization is a backend bug and fails the run loudly);
+//  - graph: a successor's pred counter reaches 0 exactly once; the thread that
+//    takes it to 0 submits it, or finalizes it as not_run when a predecessor
+//    was rejected (doomed_), so successors of a rejected task never run;
+//  - closed: a client stops (active_clients_ - 1) when its next task would be
+//    issued at or after closed_duration or it has no task left;
+//  - live_threads_ counts OS threads from just before pthread_create to the
+//    end of the thread's body (the submitter included, the sampler not).
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "real/backend.hpp"
+#include "real/cpu_work.hpp"
+#include "real/result_codec.hpp"
+
+namespace poolsim::real {
+namespace {
+
+thread_local ThreadSlot* tl_slot = nullptr;
+
+Duration clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return Duration{static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec};
+}
+
+std::string read_first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  if (in) std::getline(in, line);
+  return line.empty() ? "unknown" : line;
+}
+
+// The limits that can make pthread_create fail, for the refusal message.
+std::string thread_limits_text() {
+  std::ostringstream os;
+  rlimit nproc{};
+  getrlimit(RLIMIT_NPROC, &nproc);
+  os << "RLIMIT_NPROC=";
+  if (nproc.rlim_cur == RLIM_INFINITY) os << "unlimited"; else os << nproc.rlim_cur;
+  os << ", kernel.threads-max=" << read_first_line("/proc/sys/kernel/threads-max");
+  // pids controller: v1 mount, else the v2 unified hierarchy root.
+  std::string pids = read_first_line("/sys/fs/cgroup/pids/pids.max");
+  if (pids == "unknown") pids = read_first_line("/sys/fs/cgroup/pids.max");
+  os << ", pids.max=" << pids;
+  rlimit as{};
+  getrlimit(RLIMIT_AS, &as);
+  os << ", RLIMIT_AS=";
+  if (as.rlim_cur == RLIM_INFINITY) os << "unlimited"; else os << as.rlim_cur;
+  return os.str();
+}
+
+}  // namespace
+
+// ---- PhaseOps defaults: a thread runtime ----------------------------------
+void PhaseOps::wait(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
+void PhaseOps::wait_inside_lock(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
+void PhaseOps::lock(RunContext& ctx, std::uint32_t lock) { ctx.lock_mutex(lock); }
+void PhaseOps::unlock(RunContext& ctx, std::uint32_t lock) { ctx.unlock_mutex(lock); }
+
+// ---- construction -----------------------------------------------------------
+RunContext::RunContext(const Scenario& s, const Workload& w, ContextOptions opt)
+    : scenario_(s), workload_(w), opt_(opt) {
+  const std::size_t n = w.tasks.size();
+  records_.assign(n, TaskRecord{});
+  locks_ = std::make_unique<std::mutex[]>(std::max<std::size_t>(1, w.lock_names.size()));
+  final_flag_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+  for (std::size_t i = 0; i < n; ++i) final_flag_[i].store(0, std::memory_order_relaxed);
+  if (w.graph) {
+    preds_left_ = std::make_unique<std::atomic<std::uint32_t>[]>(n);
+    doomed_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      preds_left_[i].store(w.tasks[i].pred_count, std::memory_order_relaxed);
+      doomed_[i].store(0, std::memory_order_relaxed);
+    }
+  }
+  expected_final_ = n;
+  if (w.arrival == ArrivalKind::closed && !w.graph)
+    active_clients_.store(static_cast<std::int64_t>(w.clients), std::memory_order_relaxed);
+  // Calibrate before any measured work (no-op when the parent already did).
+  units_per_ns();
+}
+
+RunContext::~RunContext() = default;
+
+// ---- clock --------------------------------------------------------------------
+Duration RunContext::monotonic_now() { return clock_ns(CLOCK_MONOTONIC); }
+Duration RunContext::now() const { return monotonic_now() - origin_; }
+void RunContext::set_origin_now() { origin_ = monotonic_now(); }
+
+// ---- threads ------------------------------------------------------------------
+ThreadSlot* RunContext::current_slot() { return tl_slot; }
+
+ThreadSlot& RunContext::new_slot(std::string name) {
+  auto slot = std::make_unique<ThreadSlot>();
+  slot->name = std::move(name);
+  if (opt_.trace) slot->spans.reserve(64);
+  std::lock_guard lk(slots_mu_);
+  slot->index = static_cast<std::uint32_t>(slots_.size());
+  slots_.push_back(std::move(slot));
+  return *slots_.back();
+}
+
+void RunContext::thread_entered() {
+  const int now_live = live_threads_.fetch_add(1, std::memory_order_relaxed) + 1;
+  int peak = peak_threads_.load(std::memory_order_relaxed);
+  while (now_live > peak &&
+         !peak_threads_.compare_exchange_weak(peak, now_live, std::memory_order_relaxed)) {
+  }
+}
+
+void RunContext::thread_left() { live_threads_.fetch_sub(1, std::memory_order_relaxed); }
+
+ThreadSlot& RunContext::register_current_thread(std::string name) {
+  thread_entered();
+  ThreadSlot& s = new_slot(std::move(name));
+  tl_slot = &s;
+  return s;
+}
+
+void RunContext::unregister_current_thread() {
+  tl_slot = nullptr;
+  thread_left();
+}
+
+struct ThreadTrampoline {
+  RunContext* ctx;
+  std::string name;
+  std::function<void()> body;
+
+  static void* run(void* arg) {
+    std::unique_ptr<ThreadTrampoline> self(static_cast<ThreadTrampoline*>(arg));
+    ThreadSlot& slot = self->ctx->new_slot(std::move(self->name));
+    tl_slot = &slot;
+    {
+      char short_name[16];
+      std::snprintf(short_name, sizeof short_name, "%s", slot.name.c_str());
+      pthread_setname_np(pthread_self(), short_name);
+    }
+    self->body();
+    tl_slot = nullptr;
+    self->ctx->thread_left();
+    return nullptr;
+  }
+};
+
+pthread_t RunContext::spawn(std::string name, Bytes stack, std::function<void()> body,
+                            bool detached) {
+  if (opt_.max_threads > 0 && live_threads() + 1 > opt_.max_threads) {
+    refuse("run.max_threads = " + std::to_string(opt_.max_threads) +
+           " reached: the backend wanted thread " + std::to_string(live_threads() + 1) +
+           " (raise run.max_threads or bound the backend)");
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  const Bytes min_stack = static_cast<Bytes>(PTHREAD_STACK_MIN);
+  if (stack > 0) pthread_attr_setstacksize(&attr, static_cast<std::size_t>(std::max(stack, min_stack)));
+  if (detached) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  auto* tramp = new ThreadTrampoline{this, name, std::move(body)};
+  thread_entered();
+  pthread_t t{};
+  const int rc = pthread_create(&t, &attr, &ThreadTrampoline::run, tramp);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    delete tramp;
+    thread_left();
+    refuse("pthread_create failed for '" + name + "' (" + std::strerror(rc) + ") with " +
+           std::to_string(live_threads()) + " threads alive, stack " + std::to_string(stack) +
+           " B; limits: " + thread_limits_text());
+  }
+  return t;
+}
+
+void RunContext::join(pthread_t t) { pthread_join(t, nullptr); }
+
+// ---- executing ------------------------------------------------------------------
+void RunContext::execute(std::uint32_t task) {
+  PhaseOps ops;
+  execute(task, ops);
+}
+
+void RunContext::execute(std::uint32_t task, PhaseOps& ops) {
+  task_started(task);
+  for (const Phase& p : workload_.phases_of(workload_.tasks[task])) {
+    switch (p.kind) {
+      case PhaseKind::cpu:
+        run_cpu(p.duration);
+        break;
+      case PhaseKind::wait:
+        ops.wait(*this, p.duration);
+        break;
+      case PhaseKind::lock:
+        ops.lock(*this, p.lock);
+        run_cpu(p.duration);
+        if (p.wait_inside.count() > 0) ops.wait_inside_lock(*this, p.wait_inside);
+        ops.unlock(*this, p.lock);
+        break;
+    }
+  }
+  task_finished(task);
+}
+
+void RunContext::task_started(std::uint32_t task) {
+  ThreadSlot* slot = tl_slot;
+  if (slot == nullptr) fail("task started on a thread the run does not know (register it first)");
+  TaskRecord& r = records_[task];
+  r.start = now();
+  r.worker = slot->index;
+  slot->current_task = task;
+  if (opt_.per_task_cpu) slot->task_cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+void RunContext::task_finished(std::uint32_t task) {
+  ThreadSlot* slot = tl_slot;
+  TaskRecord& r = records_[task];
+  r.end = now();
+  if (opt_.per_task_cpu && slot != nullptr)
+    r.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - slot->task_cpu_start;
+  r.outcome = TaskOutcome::completed;
+  if (opt_.trace && slot != nullptr) span(SpanKind::task, r.start, r.end, task);
+  if (slot != nullptr) slot->current_task = TraceSpan::kNoTask;
+  finalize(task, true);
+}
+
+void RunContext::task_rejected(std::uint32_t task) {
+  TaskRecord& r = records_[task];
+  r.end = now();
+  r.start = r.end;
+  r.outcome = TaskOutcome::rejected;
+  finalize(task, false);
+}
+
+void RunContext::run_cpu(Duration work) {
+  running_.fetch_add(1, std::memory_order_relaxed);
+  const Duration t0 = opt_.trace ? now() : Duration{};
+  burn(work);
+  running_.fetch_sub(1, std::memory_order_relaxed);
+  if (opt_.trace) {
+    ThreadSlot* slot = tl_slot;
+    span(SpanKind::running, t0, now(), slot ? slot->current_task : TraceSpan::kNoTask);
+  }
+}
+
+void RunContext::sleep_blocking(Duration d) {
+  if (d.count() <= 0) return;
+  const Duration t0 = opt_.trace ? now() : Duration{};
+  const Duration until = monotonic_now() + d;
+  timespec ts{static_cast<time_t>(until.count() / 1000000000),
+              static_cast<long>(until.count() % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+  if (opt_.trace) {
+    ThreadSlot* slot = tl_slot;
+    span(SpanKind::blocked, t0, now(), slot ? slot->current_task : TraceSpan::kNoTask);
+  }
+}
+
+void RunContext::lock_mutex(std::uint32_t lock) {
+  std::mutex& m = locks_[lock];
+  if (m.try_lock()) return;
+  const Duration t0 = opt_.trace ? now() : Duration{};
+  m.lock();
+  if (opt_.trace) {
+    ThreadSlot* slot = tl_slot;
+    span(SpanKind::blocked, t0, now(), slot ? slot->current_task : TraceSpan::kNoTask);
+  }
+}
+
+void RunContext::unlock_mutex(std::uint32_t lock) { locks_[lock].unlock(); }
+
+void RunContext::span(SpanKind kind, Duration begin, Duration end, std::uint32_t task) {
+  ThreadSlot* slot = tl_slot;
+  if (!opt_.trace || slot == nullptr) return;
+  TraceSpan sp;
+  sp.track = slot->index;
+  sp.kind = kind;
+  sp.task = task;
+  sp.begin = begin;
+  sp.end = end;
+  slot->spans.push_back(sp);
+}
+
+// ---- completion ------------------------------------------------------------------
+void RunContext::attach(Backend* backend) { backend_ = backend; }
+
+void RunContext::submit_now(std::uint32_t task) {
+  records_[task].submit = now();
+  backend_->submit(task);
+}
+
+void RunContext::finalize(std::uint32_t task, bool completed) {
+  std::uint8_t expected = 0;
+  if (!final_flag_[task].compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
+    fail("task " + std::to_string(task) + " finalized twice (a backend ran or rejected it twice)");
+  if (workload_.graph) {
+    release_successors(task, completed);
+  } else if (workload_.arrival == ArrivalKind::closed) {
+    on_client_task_done(task);
+  }
+  const std::uint64_t n = finalized_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (workload_.arrival != ArrivalKind::closed || workload_.graph) {
+    if (n == expected_final_) notify_submitter();
+  }
+}
+
+void RunContext::release_successors(std::uint32_t task, bool completed) {
+  // Explicit stack: a long pipeline of doomed nodes must not recurse deeply.
+  std::vector<std::pair<std::uint32_t, bool>> work{{task, completed}};
+  bool first = true;
+  while (!work.empty()) {
+    auto [t, ok] = work.back();
+    work.pop_back();
+    if (!first) {
+      // A doomed successor: finalized here as not_run, never submitted.
+      std::uint8_t expected = 0;
+      if (!final_flag_[t].compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
+        fail("graph task " + std::to_string(t) + " finalized twice");
+    }
+    for (std::uint32_t s : workload_.successors_of(workload_.tasks[t])) {
+      if (!ok) doomed_[s].store(1, std::memory_order_relaxed);
+      if (preds_left_[s].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (doomed_[s].load(std::memory_order_relaxed) != 0) {
+          work.emplace_back(s, false);
+        } else {
+          submit_now(s);
+        }
+      }
+    }
+    if (!first) {
+      const std::uint64_t n = finalized_.fetch_add(1, std::memory_order_acq_rel) + 1;
+      if (n == expected_final_) notify_submitter();
+    }
+    first = false;
+  }
+}
+
+void RunContext::on_client_task_done(std::uint32_t task) {
+  const Task& t = workload_.tasks[task];
+  const std::uint32_t k = task - t.client * workload_.per_client;
+  const Duration done_at = now();
+  if (k + 1 < workload_.per_client) {
+    const std::uint32_t next = task + 1;
+    const Duration think = workload_.tasks[next].think;
+    if (done_at < workload_.closed_duration && think < workload_.closed_duration - done_at) {
+      if (think.count() == 0) {
+        submit_now(next);
+      } else {
+        schedule_submit(next, done_at + think);
+      }
+      return;
+    }
+  }
+  if (active_clients_.fetch_sub(1, std::memory_order_acq_rel) == 1) notify_submitter();
+}
+
+void RunContext::schedule_submit(std::uint32_t task, Duration due) {
+  {
+    std::lock_guard lk(sub_mu_);
+    due_.push_back(Due{due, task});
+    std::push_heap(due_.begin(), due_.end(), std::greater<>{});
+  }
+  sub_cv_.notify_one();
+}
+
+void RunContext::notify_submitter() {
+  {
+    std::lock_guard lk(sub_mu_);
+    done_ = true;
+  }
+  sub_cv_.notify_all();
+}
+
+bool RunContext::all_done() const {
+  if (workload_.arrival == ArrivalKind::closed && !workload_.graph)
+    return active_clients_.load(std::memory_order_acquire) == 0;
+  return finalized_.load(std::memory_order_acquire) == expected_final_;
+}
+
+Trace RunContext::collect_trace() {
+  Trace tr;
+  std::lock_guard lk(slots_mu_);
+  tr.tracks.reserve(slots_.size());
+  std::size_t n = 0;
+  for (const auto& s : slots_) n += s->spans.size();
+  tr.spans.reserve(n);
+  for (const auto& s : slots_) {
+    tr.tracks.push_back(TraceTrack{s->name, false});
+    tr.spans.insert(tr.spans.end(), s->spans.begin(), s->spans.end());
+  }
+  std::sort(tr.spans.begin(), tr.spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.track < b.track);
+  });
+  return tr;
+}
+
+std::size_t RunContext::thread_count_registered() {
+  std::lock_guard lk(slots_mu_);
+  return slots_.size();
+}
+
+// ---- failure ------------------------------------------------------------------
+namespace {
+[[noreturn]] void report_and_exit(int fd, ChildStatus st, const std::string& why,
+                                  std::atomic<bool>& failing) {
+  if (failing.exchange(true)) {
+    // Another thread is already reporting; it will end the process.
+    for (;;) pause();
+  }
+  if (fd >= 0) {
+    write_frame(fd, st, why);
+    _exit(st == ChildStatus::refused ? 3 : 4);
+  }
+  std::fprintf(stderr, "poolsim real run: %s\n", why.c_str());
+  std::abort();
+}
+}  // namespace
+
+void RunContext::refuse(const std::string& why) {
+  report_and_exit(opt_.fail_fd, ChildStatus::refused, why, failing_);
+}
+
+void RunContext::fail(const std::string& why) {
+  report_and_exit(opt_.fail_fd, ChildStatus::failed, why, failing_);
+}
+
+}  // namespace poolsim::real

@@ -1,0 +1,49 @@
+// runner.hpp: `poolsim run`: execute a scenario's workload on this machine.
+//
+// Every repetition runs in a forked child process (forked before any thread
+// exists in the parent) with a watchdog at run.timeout, under the scenario's
+// limits: the cpuset through sched_setaffinity in the child, the CPU quota
+// through a child cgroup (real/cgroup.hpp) that the parent creates, the child
+// joins before the workload starts, and the parent removes after reading its
+// cpu.stat. The child ships its RunResult back over a pipe (real/result_codec).
+// Details and the measurement's own overhead: docs/real-backends.md.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "models/result.hpp"
+#include "models/scenario.hpp"
+#include "models/workload.hpp"
+#include "real/backend.hpp"
+
+namespace poolsim::real {
+
+struct RealOptions {
+  bool trace = false;
+  std::function<void(int rep, int total, bool warmup)> progress;
+  // Period of the sampler that records threads_series and runnable_series
+  // (a thread outside the counts); 0 disables the series.
+  Duration sample_period = std::chrono::milliseconds(1);
+};
+
+// Runs run.warmup + run.reps repetitions and returns the measured ones
+// (warmups dropped), each with mode "measured". Throws MachineRefused when
+// the machine refuses (thread limit, cgroup permission, timeout) and
+// std::runtime_error when a child crashes.
+std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w,
+                                    const RealOptions& opt = {});
+
+// One repetition in the calling process, without fork, watchdog or cgroup
+// (the cpuset is not applied either). For the child, benchmarks and tests.
+// `fail_fd` >= 0: a refusal is written there and the process _exits.
+RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
+                         int fail_fd = -1);
+
+// The concurrency a scenario needs, checked against run.max_threads before
+// any repetition starts: the backend's thread bound plus the submitter, or
+// for thread-per-task an estimate of threads alive at once (closed: clients;
+// open: arrival rate x mean task length, Little's law).
+int estimated_peak_threads(const Scenario& s, const Workload& w);
+
+}  // namespace poolsim::real

@@ -1,0 +1,94 @@
+// submitter.cpp: the arrival driver of a real repetition, run on the child's
+// main thread (the submitter, thread 0).
+//
+// Mechanism (mirrors the simulator's arrivals, ../shared/spec/scenario.md):
+//  - batch: every task handed over at t = 0, in id order, by this one thread;
+//  - poisson / periodic: clock_nanosleep(TIMER_ABSTIME) to origin + arrival,
+//    then hand it over (a late submitter never sleeps: it catches up);
+//  - closed: each client's first task after its think time; later tasks are
+//    released by the completion of the previous one (RunContext), inline
+//    when think is 0, else through the timer queue served here;
+//  - graph: the roots at t = 0; other nodes are released by completions.
+// Then it serves the timer queue until every task is finalized.
+// Left out: coordinated omission correction; a late open arrival is recorded
+// with its real (late) submit time, as a real load generator would.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "real/backend.hpp"
+
+namespace poolsim::real {
+namespace {
+
+void sleep_until_monotonic(Duration abs) {
+  timespec ts{static_cast<time_t>(abs.count() / 1000000000),
+              static_cast<long>(abs.count() % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+}  // namespace
+
+void RunContext::drive_arrivals() {
+  const Workload& w = workload_;
+  const auto n = static_cast<std::uint32_t>(w.tasks.size());
+  if (w.graph) {
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (w.tasks[i].pred_count == 0) submit_now(i);
+  } else {
+    switch (w.arrival) {
+      case ArrivalKind::batch:
+        for (std::uint32_t i = 0; i < n; ++i) submit_now(i);
+        break;
+      case ArrivalKind::poisson:
+      case ArrivalKind::periodic:
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const Duration at = w.tasks[i].arrival;
+          if (now() < at) sleep_until_monotonic(origin_ + at);
+          submit_now(i);
+        }
+        break;
+      case ArrivalKind::closed:
+        for (std::uint32_t c = 0; c < w.clients; ++c) {
+          const std::uint32_t first = c * w.per_client;
+          if (w.per_client == 0 || w.tasks[first].think >= w.closed_duration) {
+            if (active_clients_.fetch_sub(1, std::memory_order_acq_rel) == 1) notify_submitter();
+            continue;
+          }
+          const Duration think = w.tasks[first].think;
+          if (think.count() == 0) {
+            submit_now(first);
+          } else {
+            schedule_submit(first, think);
+          }
+        }
+        break;
+    }
+  }
+  // Serve the timer queue (closed clients' think times) until done.
+  std::unique_lock lk(sub_mu_);
+  for (;;) {
+    if (all_done()) return;
+    if (due_.empty()) {
+      sub_cv_.wait(lk, [this] { return all_done() || !due_.empty(); });
+      continue;
+    }
+    const Due next = due_.front();
+    if (now() >= next.at) {
+      std::pop_heap(due_.begin(), due_.end(), std::greater<>{});
+      due_.pop_back();
+      lk.unlock();
+      submit_now(next.task);
+      lk.lock();
+      continue;
+    }
+    const auto deadline = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(origin_ + next.at));
+    sub_cv_.wait_until(lk, deadline);
+  }
+}
+
+}  // namespace poolsim::real
