@@ -1,0 +1,157 @@
+// injecting_pool.cpp: a pool that adds threads when starved (Windows thread
+// pool / .NET PortableThreadPool), the real twin of sim/injecting_pool.cpp.
+//
+// Mechanism: min_threads workers start with the runtime and take tasks from
+// one FIFO queue. A gate thread (PortableThreadPool.GateThread.cs) wakes
+// every injection_delay and asks models/injection_policy.hpp should_inject()
+// with the queue length, the dequeue counter now and at its previous check,
+// and the live worker count: work queued and no dequeue since the last check
+// (every worker is blocked or busy on long tasks) -> start one more worker,
+// up to max_threads. A worker idle for InjectionParams::idle_timeout retires
+// while should_retire() holds (above min_threads).
+// The gate thread is a real OS thread of the runtime and counts in the
+// run's threads (as .NET's gate thread does).
+// Invariants (under mu_): live_ = workers started and not retired;
+// dequeues_ only grows; nothing calls into the RunContext under mu_.
+// Left out: hill climbing (throughput-driven goal changes), the
+// cooperative-blocking hints, and the immediate starts below the minimum
+// (the minimum is started up front).
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "models/injection_policy.hpp"
+#include "real/backend.hpp"
+
+namespace poolsim::real {
+namespace {
+
+class InjectingPool final : public Backend {
+ public:
+  explicit InjectingPool(const BackendSpec& spec)
+      : params_(InjectionParams::from(spec)), stack_(spec.stack) {}
+
+  void start(RunContext& ctx) override {
+    ctx_ = &ctx;
+    std::unique_lock lk(mu_);
+    for (int i = 0; i < params_.min_threads; ++i) start_worker(lk);
+    lk.unlock();
+    gate_ = ctx.spawn("gate", stack_, [this] { gate_loop(); });
+  }
+
+  void submit(std::uint32_t task) override {
+    std::lock_guard lk(mu_);
+    queue_.push_back(task);
+    if (idle_ > 0) cv_.notify_one();
+  }
+
+  void stop() override {
+    {
+      std::lock_guard lk(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    gate_cv_.notify_all();
+    ctx_->join(gate_);
+    std::vector<pthread_t> threads;
+    {
+      std::lock_guard lk(mu_);
+      threads.swap(threads_);
+    }
+    for (pthread_t t : threads) ctx_->join(t);
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    extra["injections"] = static_cast<double>(injections_);
+    extra["threads_started"] = static_cast<double>(started_);
+    extra["threads_retired"] = static_cast<double>(retired_);
+    extra["workers_peak"] = static_cast<double>(workers_peak_);
+  }
+
+ private:
+  // Called and returns with mu_ held (released around the spawn).
+  void start_worker(std::unique_lock<std::mutex>& lk) {
+    ++live_;
+    workers_peak_ = std::max(workers_peak_, live_);
+    const int n = ++started_;
+    lk.unlock();
+    const pthread_t t =
+        ctx_->spawn("worker " + std::to_string(n), stack_, [this] { worker_loop(); });
+    lk.lock();
+    threads_.push_back(t);
+  }
+
+  void gate_loop() {
+    std::unique_lock lk(mu_);
+    std::uint64_t last = dequeues_;
+    for (;;) {
+      const auto wake = std::chrono::steady_clock::now() + params_.gate_period;
+      gate_cv_.wait_until(lk, wake, [this] { return stopping_; });
+      if (stopping_) return;
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last, live_)) {
+        ++injections_;
+        start_worker(lk);
+      }
+      last = dequeues_;
+    }
+  }
+
+  void worker_loop() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      if (!queue_.empty()) {
+        const std::uint32_t t = queue_.front();
+        queue_.pop_front();
+        ++dequeues_;
+        lk.unlock();
+        ctx_->execute(t);
+        lk.lock();
+        continue;
+      }
+      if (stopping_) return;
+      ++idle_;
+      const auto deadline = std::chrono::steady_clock::now() + params_.idle_timeout;
+      bool retire = false;
+      while (queue_.empty() && !stopping_) {
+        if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() &&
+            !stopping_) {
+          retire = should_retire(params_, live_);
+          break;
+        }
+      }
+      --idle_;
+      if (retire) {
+        --live_;
+        ++retired_;
+        return;
+      }
+    }
+  }
+
+  const InjectionParams params_;
+  const Bytes stack_;
+  RunContext* ctx_ = nullptr;
+  pthread_t gate_{};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable gate_cv_;
+  std::deque<std::uint32_t> queue_;
+  std::uint64_t dequeues_ = 0;
+  int live_ = 0;
+  int idle_ = 0;
+  bool stopping_ = false;
+  std::vector<pthread_t> threads_;
+  int started_ = 0, retired_ = 0, injections_ = 0, workers_peak_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_injecting_pool_backend(const BackendSpec& spec) {
+  return std::make_unique<InjectingPool>(spec);
+}
+
+}  // namespace poolsim::real
