@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -136,6 +137,7 @@ struct RunOptions {
 struct Tolerance {
   double default_tolerance = 0.10;
   std::map<std::string, double, std::less<>> per_metric;
+  std::set<std::string, std::less<>> ignored;  // metrics written as `off`: not compared
   double for_metric(std::string_view metric) const;
 };
 

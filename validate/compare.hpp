@@ -1,0 +1,54 @@
+// compare.hpp: prediction against measurement, metric by metric.
+//
+// For each metric: error = (predicted - measured mean) / measured mean (the
+// spec's definition); the verdict is
+//   noisy    the measurement's own spread, its coefficient of variation
+//            sd / |mean|, is wider than the tolerance: no verdict can be
+//            drawn from it, whatever the prediction;
+//   match    |error| <= tolerance;
+//   diverge  otherwise. A measured mean of 0 matches only a prediction of 0
+//            (error 0); anything else diverges with an infinite error.
+// Metrics listed as ignored in the scenario's tolerance are skipped. The run
+// diverges when any metric diverges (exit 1); noisy metrics do not fail it.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/metrics.hpp"
+#include "models/scenario.hpp"
+
+namespace poolsim::validate {
+
+enum class Verdict { match, diverge, noisy };
+std::string_view to_string(Verdict v);
+
+struct MetricComparison {
+  Metric metric{};
+  double predicted = 0;
+  MetricStats measured;
+  double error = 0;      // may be +-infinity when the measured mean is 0
+  double tolerance = 0;
+  double spread = 0;     // sd / |mean| of the measurement
+  Verdict verdict = Verdict::match;
+};
+
+struct Comparison {
+  std::vector<MetricComparison> rows;
+  Verdict overall = Verdict::match;  // match or diverge
+  int matched = 0, diverged = 0, noisy = 0;
+};
+
+Comparison compare(const Metrics& predicted, const std::array<MetricStats, kMetricCount>& measured,
+                   const Tolerance& tolerance);
+
+// The verdict table for the terminal.
+std::string comparison_table(const Comparison& c);
+// {"scenario", "verdict", "metrics": {name: {"predicted", "measured": {...}, "error", "tolerance", "verdict"}}}
+nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c);
+
+}  // namespace poolsim::validate
