@@ -1,0 +1,183 @@
+// driver.cpp: arrivals, task execution and records (design in driver.hpp).
+#include "sim/driver.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace poolsim::sim {
+
+Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload)
+    : k_(kernel),
+      scenario_(scenario),
+      workload_(workload),
+      records_(workload.tasks.size()),
+      locks_(workload.lock_names.size()) {
+  if (workload_.graph) {
+    preds_left_.reserve(workload_.tasks.size());
+    for (const Task& t : workload_.tasks) preds_left_.push_back(t.pred_count);
+  }
+}
+
+void Driver::start() {
+  if (!rt_) throw std::logic_error("sim::Driver: no runtime");
+  k_.create_thread(submitter(), "submitter");
+}
+
+void Driver::in_system_step(int delta) {
+  const std::int64_t now = k_.now().count();
+  area_ += static_cast<long double>(in_system_) * static_cast<long double>(now - last_change_);
+  last_change_ = now;
+  in_system_ += delta;
+}
+
+void Driver::make_final(std::uint32_t count) { final_ += count; }
+
+void Driver::check_done() {
+  if (finished()) k_.engine().stop();
+}
+
+Co Driver::submit(std::uint32_t task) {
+  records_[task].submit = k_.now();
+  in_system_step(+1);
+  co_await rt_->submit(task);
+}
+
+Co Driver::submitter() {
+  const auto& tasks = workload_.tasks;
+  if (workload_.graph) {
+    for (std::uint32_t i = 0; i < tasks.size(); ++i)
+      if (tasks[i].pred_count == 0) co_await submit(i);
+  } else if (workload_.arrival == ArrivalKind::closed) {
+    const std::uint32_t per = workload_.per_client;
+    for (std::uint32_t c = 0; c < workload_.clients; ++c) {
+      const std::uint64_t first = static_cast<std::uint64_t>(c) * per;
+      if (per == 0 || first >= tasks.size()) continue;
+      const std::uint32_t last = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(first + per, tasks.size()));
+      const std::int64_t due = tasks[first].think.count();
+      if (due < workload_.closed_duration.count()) {
+        agenda_.push({due, static_cast<std::uint32_t>(first)});
+        ++clients_active_;
+      } else {
+        make_final(last - static_cast<std::uint32_t>(first));
+      }
+    }
+    // Tasks beyond the clients' ranges are never issued.
+    const std::uint64_t owned = static_cast<std::uint64_t>(workload_.clients) * per;
+    if (owned < tasks.size()) make_final(static_cast<std::uint32_t>(tasks.size() - owned));
+    check_done();
+    while (clients_active_ > 0) {
+      if (agenda_.empty()) {
+        submitter_waits_until_ = Kernel::kNever;
+        co_await k_.wait(agenda_q_);
+        submitter_waits_until_ = -1;
+        continue;
+      }
+      const Due next = agenda_.top();
+      if (next.t > k_.now().count()) {
+        submitter_waits_until_ = next.t;
+        co_await k_.wait_until(agenda_q_, Duration{next.t});
+        submitter_waits_until_ = -1;
+        continue;
+      }
+      agenda_.pop();
+      co_await submit(next.task);
+    }
+  } else {
+    for (std::uint32_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].arrival > k_.now()) co_await k_.sleep_until(tasks[i].arrival);
+      co_await submit(i);
+    }
+  }
+  check_done();
+  // The main thread joins the run: it blocks until the simulation ends.
+  co_await k_.wait(park_q_);
+}
+
+Co Driver::execute(std::uint32_t task) {
+  const ThreadId self = k_.self();
+  TaskRecord& rec = records_[task];
+  rec.start = k_.now();
+  rec.worker = self;
+  k_.set_task(task);
+  const Duration cpu0 = k_.thread_cpu_time(self);
+  for (const Phase& p : workload_.phases_of(workload_.tasks[task])) {
+    switch (p.kind) {
+      case PhaseKind::cpu:
+        co_await k_.compute(p.duration);
+        break;
+      case PhaseKind::wait:
+        if (p.duration.count() > 0) co_await k_.sleep_for(p.duration);
+        break;
+      case PhaseKind::lock: {
+        Mutex& m = locks_[p.lock];
+        co_await k_.lock(m);
+        co_await k_.compute(p.duration);
+        if (p.wait_inside.count() > 0) co_await k_.sleep_for(p.wait_inside);
+        k_.unlock(m);
+        break;
+      }
+    }
+  }
+  rec.end = k_.now();
+  rec.cpu = k_.thread_cpu_time(self) - cpu0;
+  rec.outcome = TaskOutcome::completed;
+  k_.set_task(kNoTask);
+  co_await completed(task);
+}
+
+Co Driver::completed(std::uint32_t task) {
+  in_system_step(-1);
+  make_final(1);
+  if (workload_.graph) {
+    for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
+      if (--preds_left_[s] == 0) co_await submit(s);
+  }
+  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) client_next(task);
+  check_done();
+}
+
+void Driver::reject(std::uint32_t task) {
+  TaskRecord& rec = records_[task];
+  rec.outcome = TaskOutcome::rejected;
+  rec.start = rec.end = k_.now();
+  in_system_step(-1);
+  make_final(1);
+  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) client_next(task);
+  check_done();
+}
+
+void Driver::client_next(std::uint32_t task) {
+  const auto& tasks = workload_.tasks;
+  const std::uint32_t per = workload_.per_client;
+  const std::uint32_t client = task / per;
+  const std::uint32_t end =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(client + 1) * per,
+                                                         tasks.size()));
+  const std::uint32_t next = task + 1;
+  const std::int64_t due = next < end ? k_.now().count() + tasks[next].think.count() : 0;
+  if (next >= end || due >= workload_.closed_duration.count()) {
+    make_final(end - next);  // the client stops: its remaining tasks are never issued
+    --clients_active_;
+    if (clients_active_ == 0 && submitter_waits_until_ != -1) {
+      submitter_waits_until_ = -1;
+      k_.notify_one(agenda_q_);
+    }
+    return;
+  }
+  agenda_.push({due, next});
+  if (submitter_waits_until_ != -1 && due < submitter_waits_until_) {
+    submitter_waits_until_ = -1;
+    k_.notify_one(agenda_q_);
+  }
+}
+
+void Driver::finish(RunResult& r) {
+  in_system_step(0);
+  const double end = static_cast<double>(k_.now().count());
+  extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
+  r.records = std::move(records_);
+  for (auto& [name, value] : extra_) r.extra[name] += value;
+}
+
+}  // namespace poolsim::sim

@@ -1,0 +1,103 @@
+// driver.hpp: the workload side of a simulation: the submitter thread, the
+// arrival processes, task execution and the per-task records.
+//
+// Arrivals (models/workload.hpp):
+// - batch: one submitter thread (the process's main thread, a simulated OS
+//   thread) submits every task at t = 0, one after another, paying whatever
+//   submitting costs it (thread_create under thread-per-task);
+// - poisson / periodic: the submitter sleeps until each task's arrival time
+//   (an absolute timed wait, so timer_slack delays a submission but never
+//   accumulates), then submits;
+// - closed: each client issues its next task `think` after its previous one
+//   finished (or was rejected), while the issue time is before
+//   closed_duration; the submitter keeps an agenda of due issues and sleeps
+//   until the earliest (a completion that makes an earlier one due wakes it);
+// - graph: the submitter submits the roots; a task's completion releases
+//   each successor whose predecessors are all done, submitted by the
+//   completing thread (as a continuation would be).
+// After submitting, the submitter blocks (it joins the run); the run ends
+// the instant every task is final (completed, rejected, or never issued).
+//
+// Records: submit = when the submitter hands the task to the runtime; start
+// = when a thread begins its first phase; end = its last phase finished;
+// cpu = CPU time of that thread meanwhile (switch costs included); worker =
+// the OS thread's id. Phases: cpu -> compute; wait -> timed sleep; lock ->
+// lock, compute(hold), sleep(wait_inside), unlock.
+// Extra counters: tasks_in_system_mean, the time average of submitted but
+// not yet final tasks, integrated online (Little's law's L, measured apart
+// from the records).
+// Left out: a rejected graph task does not release its successors (they stay
+// never run and the run ends when no event is left).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "models/result.hpp"
+#include "models/scenario.hpp"
+#include "models/workload.hpp"
+#include "sim/co.hpp"
+#include "sim/kernel.hpp"
+#include "sim/runtime.hpp"
+
+namespace poolsim::sim {
+
+class Driver {
+ public:
+  Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload);
+
+  void set_runtime(Runtime* rt) { rt_ = rt; }
+  // Creates the submitter thread at t = 0 (call before running the engine).
+  void start();
+
+  // Runs the task's phases on the current thread, then completes it.
+  Co execute(std::uint32_t task);
+  // The runtime refused the task (its rejection policy discarded it).
+  void reject(std::uint32_t task);
+  // Runtime-specific counters (reported in RunResult::extra).
+  void add_extra(const std::string& name, double value) { extra_[name] += value; }
+
+  bool finished() const { return final_ == workload_.tasks.size(); }
+  // Moves the records and extra counters into r.
+  void finish(RunResult& r);
+
+ private:
+  struct Due {
+    std::int64_t t;
+    std::uint32_t task;
+    bool operator>(const Due& o) const { return t > o.t || (t == o.t && task > o.task); }
+  };
+
+  Co submitter();
+  Co submit(std::uint32_t task);
+  Co completed(std::uint32_t task);
+  void make_final(std::uint32_t count);
+  void in_system_step(int delta);
+  void client_next(std::uint32_t task);
+  void check_done();
+
+  Kernel& k_;
+  const Scenario& scenario_;
+  const Workload& workload_;
+  Runtime* rt_ = nullptr;
+  std::vector<TaskRecord> records_;
+  std::vector<Mutex> locks_;
+  std::vector<std::uint32_t> preds_left_;
+  std::map<std::string, double> extra_;
+  std::size_t final_ = 0;
+  // Little's law bookkeeping
+  std::int64_t in_system_ = 0;
+  std::int64_t last_change_ = 0;
+  long double area_ = 0;
+  // closed clients
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> agenda_;
+  std::uint32_t clients_active_ = 0;
+  WaitQueue agenda_q_;
+  std::int64_t submitter_waits_until_ = -1;  // -1: not waiting on the agenda
+  WaitQueue park_q_;
+};
+
+}  // namespace poolsim::sim

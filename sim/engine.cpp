@@ -1,0 +1,90 @@
+// engine.cpp: the 4-ary event heap and the firing loop (design in engine.hpp).
+#include "sim/engine.hpp"
+
+#include <stdexcept>
+
+namespace poolsim::sim {
+
+EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg) {
+  if (t < now_) throw std::logic_error("sim::Engine: event scheduled in the past");
+  std::uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back({});
+  }
+  Slot& s = slots_[slot];
+  s.cb = cb;
+  s.ctx = ctx;
+  s.arg = arg;
+  push({t, seq_++, slot, s.gen});
+  return {slot, s.gen};
+}
+
+bool Engine::cancel(EventId& id) {
+  bool was = pending(id);
+  if (was) release(id.slot);
+  id = {};
+  return was;
+}
+
+void Engine::push(const Entry& e) {
+  std::size_t i = heap_.size();
+  heap_.push_back(e);
+  while (i > 0) {
+    std::size_t parent = (i - 1) / 4;
+    if (!before(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+Engine::Entry Engine::pop() {
+  Entry top = heap_[0];
+  Entry last = heap_.back();
+  heap_.pop_back();
+  std::size_t n = heap_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t c = 4 * i + 1;
+    if (c >= n) break;
+    std::size_t best = c;
+    std::size_t end = c + 4 < n ? c + 4 : n;
+    for (std::size_t j = c + 1; j < end; ++j)
+      if (before(heap_[j], heap_[best])) best = j;
+    if (!before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+  return top;
+}
+
+bool Engine::step() {
+  while (!heap_.empty()) {
+    Entry e = pop();
+    Slot& s = slots_[e.slot];
+    if (s.gen != e.gen) continue;  // cancelled
+    now_ = e.t;
+    Callback cb = s.cb;
+    void* ctx = s.ctx;
+    std::uint64_t arg = s.arg;
+    release(e.slot);
+    ++fired_;
+    cb(ctx, arg);
+    return true;
+  }
+  return false;
+}
+
+void Engine::run() {
+  stopped_ = false;
+  while (!stopped_ && step()) {
+  }
+}
+
+}  // namespace poolsim::sim

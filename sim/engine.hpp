@@ -1,0 +1,101 @@
+// engine.hpp: the discrete-event engine of the simulator.
+//
+// Mechanism: a min-heap (4-ary, in one vector) of events ordered by
+// (time, insertion sequence). Time is an integer number of nanoseconds, so
+// arithmetic is exact; two events at the same instant fire in the order they
+// were scheduled, which makes every run a pure function of its inputs
+// (reproducibility rule, enforced in Engine::run: no other order exists).
+// Like SimGrid's EngineImpl we keep one fixed order and no wall clock.
+//
+// Cancellation: an event lives in a slot with a generation number; cancel()
+// bumps the generation, and a popped heap entry whose generation no longer
+// matches is skipped (lazy deletion). Cancelling is O(1), a cancelled entry
+// costs one skipped pop later. EventId is two 32-bit words: no allocation per
+// event, the callback is a plain function pointer plus context and argument,
+// so scheduling allocates nothing once the vectors have grown.
+//
+// Invariants: now() never decreases; at(t) requires t >= now(); an EventId
+// refers to at most one pending event.
+// Left out: parallel simulation, event priorities beyond insertion order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/units.hpp"
+
+namespace poolsim::sim {
+
+struct EventId {
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  std::uint32_t slot = kNone;
+  std::uint32_t gen = 0;
+  bool valid() const { return slot != kNone; }
+};
+
+class Engine {
+ public:
+  using Callback = void (*)(void* ctx, std::uint64_t arg);
+
+  Duration now() const { return Duration{now_}; }
+  std::int64_t now_ns() const { return now_; }
+
+  // Schedules cb(ctx, arg) at absolute time t (t >= now()).
+  EventId at(Duration t, Callback cb, void* ctx, std::uint64_t arg = 0) {
+    return at_ns(t.count(), cb, ctx, arg);
+  }
+  EventId at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg = 0);
+  EventId after(Duration d, Callback cb, void* ctx, std::uint64_t arg = 0) {
+    return at_ns(now_ + d.count(), cb, ctx, arg);
+  }
+  // Cancels a pending event; returns false if it already fired or was
+  // cancelled. Resets id either way.
+  bool cancel(EventId& id);
+  bool pending(EventId id) const {
+    return id.valid() && id.slot < slots_.size() && slots_[id.slot].gen == id.gen;
+  }
+
+  // Fires events in (time, sequence) order until none is left or stop().
+  void run();
+  // Fires one event; false if none is pending.
+  bool step();
+  // Makes run() return after the current event.
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+
+  std::uint64_t fired() const { return fired_; }
+  std::size_t queued() const { return heap_.size(); }
+
+ private:
+  struct Entry {
+    std::int64_t t;
+    std::uint64_t seq;
+    std::uint32_t slot;
+    std::uint32_t gen;
+  };
+  struct Slot {
+    Callback cb = nullptr;
+    void* ctx = nullptr;
+    std::uint64_t arg = 0;
+    std::uint32_t gen = 0;
+  };
+  static bool before(const Entry& a, const Entry& b) {
+    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
+  }
+  void push(const Entry& e);
+  Entry pop();
+  void release(std::uint32_t slot) {
+    ++slots_[slot].gen;
+    free_.push_back(slot);
+  }
+
+  std::int64_t now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t fired_ = 0;
+  bool stopped_ = false;
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
+};
+
+}  // namespace poolsim::sim

@@ -1,0 +1,696 @@
+// kernel.cpp: the simulated OS (design, sources and omissions in kernel.hpp).
+#include "sim/kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace poolsim::sim {
+
+namespace {
+// Min-heap order of a run queue: lowest vruntime first, then FIFO.
+struct RqAfter {
+  template <class E>
+  bool operator()(const E& a, const E& b) const {
+    return a.v > b.v || (a.v == b.v && a.seq > b.seq);
+  }
+};
+}  // namespace
+
+Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limits,
+               KernelOptions opt)
+    : engine_(engine), m_(machine), trace_(opt.trace) {
+  if (m_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
+  if (m_.tick.count() < 0) throw std::invalid_argument("machine.tick must not be negative");
+  std::vector<int> hw = limits.cpuset;
+  if (hw.empty())
+    for (int i = 0; i < std::max(1, m_.cores); ++i) hw.push_back(i);
+  cpus_.resize(hw.size());
+  for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
+  if (limits.cpus) {
+    has_quota_ = true;
+    period_ = limits.period.count();
+    if (period_ <= 0) throw std::invalid_argument("limits.period must be positive");
+    quota_ = std::llround(*limits.cpus * static_cast<double>(period_));
+    if (quota_ <= 0) throw std::invalid_argument("limits.cpus must be positive");
+    quota_left_ = quota_;
+  }
+  if (trace_)
+    for (const Cpu& c : cpus_) tr_.tracks.push_back({"cpu " + std::to_string(c.hw), true});
+}
+
+Kernel::~Kernel() {
+  for (Thread& t : threads_)
+    if (t.top) t.top.destroy();
+}
+
+// ---- threads ---------------------------------------------------------------
+
+ThreadId Kernel::create_thread(Co body, const char* role) {
+  const ThreadId id = static_cast<ThreadId>(threads_.size());
+  threads_.emplace_back();
+  Thread& t = threads_.back();
+  t.top = body.release();
+  t.cont = t.top;
+  t.role = role;
+  t.since = now().count();
+  ++live_;
+  ++active_;
+  live_peak_ = std::max(live_peak_, live_);
+  threads_series_.set(now().count(), live_);
+  runnable_series_.set(now().count(), active_);
+  if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
+  if (id == 0 && exec_cpu_ < 0) {
+    // The process's main thread: already running on the first CPU at t = 0.
+    cpus_[0].curr = id;
+    threads_[id].cpu = 0;
+    start_on(cpus_[0], id);
+    threads_[id].overhead = 0;
+    arm(cpus_[0]);
+  } else {
+    place_new(id, exec_cpu_);
+  }
+  return id;
+}
+
+void Kernel::set_state(ThreadId id, ThreadState s) {
+  Thread& t = threads_[id];
+  if (t.state == s) return;
+  const auto is_active = [](ThreadState x) {
+    return x == ThreadState::runnable || x == ThreadState::running || x == ThreadState::throttled;
+  };
+  const std::int64_t now_ns = now().count();
+  if (trace_ && now_ns > t.since && t.state != ThreadState::exited) {
+    SpanKind k = SpanKind::runnable;
+    switch (t.state) {
+      case ThreadState::running: k = SpanKind::running; break;
+      case ThreadState::blocked: k = SpanKind::blocked; break;
+      case ThreadState::throttled: k = SpanKind::throttled; break;
+      default: break;
+    }
+    tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + id), k,
+                         k == SpanKind::running ? t.task : kNoTask, id, Duration{t.since},
+                         Duration{now_ns}});
+  }
+  t.since = now_ns;
+  if (is_active(t.state) != is_active(s)) {
+    active_ += is_active(s) ? 1 : -1;
+    runnable_series_.set(now_ns, active_);
+  }
+  t.state = s;
+}
+
+void Kernel::set_task(std::uint32_t task) {
+  Thread& t = threads_[current_];
+  if (trace_ && t.state == ThreadState::running && t.task != task) {
+    const std::int64_t now_ns = now().count();
+    if (now_ns > t.since)
+      tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + current_), SpanKind::running,
+                           t.task, current_, Duration{t.since}, Duration{now_ns}});
+    t.since = now_ns;
+    Cpu& c = cpus_[exec_cpu_];
+    close_cpu_span(c, SpanKind::running, current_, t.task);
+    open_cpu_span(c);
+  }
+  t.task = task;
+}
+
+void Kernel::open_cpu_span(Cpu& c) { c.span_start = now().count(); }
+
+void Kernel::close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task) {
+  if (!trace_) return;
+  const std::int64_t now_ns = now().count();
+  if (now_ns > c.span_start)
+    tr_.spans.push_back({static_cast<std::uint32_t>(&c - cpus_.data()), kind, task, thread,
+                         Duration{c.span_start}, Duration{now_ns}});
+  c.span_start = now_ns;
+}
+
+// ---- coroutine requests ----------------------------------------------------
+
+void Kernel::request_compute(std::coroutine_handle<> h, std::int64_t d) {
+  Thread& t = threads_[current_];
+  t.cont = h;
+  t.req = Req::compute;
+  t.work = d;
+}
+
+void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t deadline) {
+  Thread& t = threads_[current_];
+  t.cont = h;
+  t.req = Req::block;
+  t.timed_out = false;
+  if (q) wq_push(*q, current_);
+  if (deadline != kNever) {
+    const std::int64_t at = std::max(deadline, now().count()) + m_.timer_slack.count();
+    t.timer = engine_.at_ns(at, &Kernel::on_timer, this, current_);
+  }
+}
+
+bool Kernel::try_lock(Mutex& m) {
+  if (m.owner_ != kNoThread) return false;
+  m.owner_ = current_;
+  return true;
+}
+
+void Kernel::unlock(Mutex& m) {
+  if (m.owner_ != current_) throw std::logic_error("sim::Kernel: unlock by a non-owner");
+  if (m.waiters_.empty()) {
+    m.owner_ = kNoThread;
+    return;
+  }
+  const ThreadId next = wq_pop(m.waiters_);
+  m.owner_ = next;  // direct hand-off, FIFO
+  wake(next, exec_cpu_);
+}
+
+bool Kernel::notify_one(WaitQueue& q) {
+  if (q.empty()) return false;
+  const ThreadId id = wq_pop(q);
+  Thread& t = threads_[id];
+  engine_.cancel(t.timer);
+  t.timed_out = false;
+  wake(id, exec_cpu_);
+  return true;
+}
+
+int Kernel::notify_all(WaitQueue& q) {
+  int n = 0;
+  while (notify_one(q)) ++n;
+  return n;
+}
+
+void Kernel::on_timer(void* self, std::uint64_t arg) {
+  auto& k = *static_cast<Kernel*>(self);
+  const auto id = static_cast<ThreadId>(arg);
+  Thread& t = k.threads_[id];
+  t.timer = {};
+  t.timed_out = true;
+  if (t.wq) k.wq_remove(*t.wq, id);
+  k.wake(id, -1);
+}
+
+// ---- wait queues -----------------------------------------------------------
+
+void Kernel::wq_push(WaitQueue& q, ThreadId id) {
+  Thread& t = threads_[id];
+  t.wq = &q;
+  t.wq_prev = q.tail_;
+  t.wq_next = kNoThread;
+  if (q.tail_ != kNoThread)
+    threads_[q.tail_].wq_next = id;
+  else
+    q.head_ = id;
+  q.tail_ = id;
+  ++q.size_;
+}
+
+ThreadId Kernel::wq_pop(WaitQueue& q) {
+  const ThreadId id = q.head_;
+  wq_remove(q, id);
+  return id;
+}
+
+void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
+  Thread& t = threads_[id];
+  if (t.wq_prev != kNoThread)
+    threads_[t.wq_prev].wq_next = t.wq_next;
+  else
+    q.head_ = t.wq_next;
+  if (t.wq_next != kNoThread)
+    threads_[t.wq_next].wq_prev = t.wq_prev;
+  else
+    q.tail_ = t.wq_prev;
+  t.wq = nullptr;
+  t.wq_next = t.wq_prev = kNoThread;
+  --q.size_;
+}
+
+// ---- placement -------------------------------------------------------------
+
+int Kernel::select_cpu(int target) const {
+  const int n = cpu_count();
+  for (int i = 0; i < n; ++i) {
+    const int j = (target + i) % n;
+    if (cpu_idle(cpus_[j])) return j;
+  }
+  return target;
+}
+
+void Kernel::wake(ThreadId id, int waker_cpu) {
+  const Thread& t = threads_[id];
+  const int target = t.last_cpu >= 0 ? t.last_cpu : (waker_cpu >= 0 ? waker_cpu : 0);
+  const int c = group_throttled_ ? target : select_cpu(target);
+  enqueue_woken(cpus_[c], id, false, waker_cpu);
+}
+
+void Kernel::place_new(ThreadId id, int creator_cpu) {
+  const int n = cpu_count();
+  const int from = creator_cpu >= 0 ? creator_cpu : 0;
+  int best = from;
+  if (!group_throttled_) {
+    std::size_t best_load = static_cast<std::size_t>(-1);
+    for (int i = 0; i < n; ++i) {
+      const int j = (from + i) % n;
+      const Cpu& c = cpus_[j];
+      if (cpu_idle(c)) {
+        best = j;
+        break;
+      }
+      const std::size_t load = c.rq.size() + (c.state != CpuState::idle ? 1 : 0);
+      if (load < best_load) {
+        best_load = load;
+        best = j;
+      }
+    }
+  }
+  enqueue_woken(cpus_[best], id, true, creator_cpu);
+}
+
+void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) {
+  const int idx = static_cast<int>(&c - cpus_.data());
+  {
+    Thread& t = threads_[id];
+    // PLACE_LAG, clipped at zero: a sleeper keeps the service it was ahead
+    // by, never a credit below the queue's minimum.
+    t.vruntime = c.min_vruntime + (is_new ? 0 : std::max<std::int64_t>(t.vruntime, 0));
+    t.cpu = idx;
+  }
+  if (group_throttled_) {
+    rq_push(c, id);
+    if (!c.throttled) {
+      c.throttled = true;
+      c.throttled_since = now().count();
+      open_cpu_span(c);
+    }
+    set_state(id, ThreadState::throttled);
+    return;
+  }
+  if (cpu_idle(c)) {
+    set_state(id, ThreadState::runnable);
+    c.state = CpuState::waking;
+    c.curr = id;
+    const Duration delay = m_.wakeup_latency + m_.idle_exit;
+    if (delay.count() <= 0)
+      start_on(c, id);
+    else
+      c.ev = engine_.after(delay, &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(idx));
+    return;
+  }
+  rq_push(c, id);
+  set_state(id, ThreadState::runnable);
+  if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
+  if (idx == exec_cpu_) {
+    refresh_slice(c);
+    if (now().count() >= c.slice_start + m_.slice.count()) c.need_resched = true;
+    return;
+  }
+  account(c);
+  refresh_slice(c);
+  if (now().count() >= c.slice_start + m_.slice.count())
+    preempt(c);
+  else
+    arm(c);
+}
+
+// ---- run queues ------------------------------------------------------------
+
+void Kernel::rq_push(Cpu& c, ThreadId id) {
+  c.rq.push_back({threads_[id].vruntime, rq_seq_++, id});
+  std::push_heap(c.rq.begin(), c.rq.end(), RqAfter{});
+}
+
+ThreadId Kernel::rq_pop_min(Cpu& c) {
+  std::pop_heap(c.rq.begin(), c.rq.end(), RqAfter{});
+  const ThreadId id = c.rq.back().t;
+  c.rq.pop_back();
+  return id;
+}
+
+bool Kernel::pull(Cpu& c) {
+  int src = -1;
+  std::size_t most = 0;
+  for (int j = 0; j < cpu_count(); ++j) {
+    const Cpu& o = cpus_[j];
+    if (&o == &c || o.state == CpuState::idle) continue;
+    if (o.rq.size() > most) {
+      most = o.rq.size();
+      src = j;
+    }
+  }
+  if (src < 0) return false;
+  Cpu& s = cpus_[src];
+  // The last heap entry is a leaf: removing it keeps the heap valid. It is
+  // among the later-queued threads, like detach_tasks taking from the tail.
+  RqEntry e = s.rq.back();
+  s.rq.pop_back();
+  Thread& t = threads_[e.t];
+  t.vruntime = e.v - s.min_vruntime + c.min_vruntime;
+  t.cpu = static_cast<int>(&c - cpus_.data());
+  rq_push(c, e.t);
+  return true;
+}
+
+// ---- the CPU state machine ---------------------------------------------------
+
+std::int64_t Kernel::round_to_tick(std::int64_t t) const {
+  const std::int64_t tick = m_.tick.count();
+  if (tick <= 0) return t;
+  return ((t + tick - 1) / tick) * tick;
+}
+
+void Kernel::account(Cpu& c) {
+  if (c.state != CpuState::running) return;
+  const std::int64_t d = now().count() - c.seg_start;
+  if (d <= 0) return;
+  Thread& t = threads_[c.curr];
+  const std::int64_t o = std::min(d, t.overhead);
+  t.overhead -= o;
+  t.work = std::max<std::int64_t>(0, t.work - (d - o));
+  t.cpu_time += d;
+  t.vruntime += d;
+  c.seg_start = now().count();
+  update_min_vruntime(c);
+}
+
+void Kernel::update_min_vruntime(Cpu& c) {
+  std::int64_t v = std::numeric_limits<std::int64_t>::max();
+  if (c.state == CpuState::running) v = threads_[c.curr].vruntime;
+  if (!c.rq.empty()) v = std::min(v, c.rq.front().v);
+  if (v != std::numeric_limits<std::int64_t>::max()) c.min_vruntime = std::max(c.min_vruntime, v);
+}
+
+// Lazily applies the slice renewals a thread running alone got at ticks
+// (update_deadline), so that slice_start is the start of its current slice.
+void Kernel::refresh_slice(Cpu& c) {
+  const std::int64_t slice = m_.slice.count(), tick = m_.tick.count();
+  const std::int64_t first = round_to_tick(c.slice_start + slice);
+  const std::int64_t now_ns = now().count();
+  if (now_ns <= first) return;
+  const std::int64_t period = tick > 0 ? ((slice + tick - 1) / tick) * tick : slice;
+  c.slice_start = first + ((now_ns - first - 1) / period) * period;
+}
+
+void Kernel::arm(Cpu& c) {
+  engine_.cancel(c.ev);
+  const Thread& t = threads_[c.curr];
+  std::int64_t at = now().count() + t.overhead + t.work;
+  if (!c.rq.empty()) {
+    refresh_slice(c);
+    at = std::min(at, std::max(now().count(), round_to_tick(c.slice_start + m_.slice.count())));
+  }
+  c.ev = engine_.at_ns(at, &Kernel::on_cpu_event, this,
+                       static_cast<std::uint64_t>(&c - cpus_.data()));
+}
+
+void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
+  auto& k = *static_cast<Kernel*>(self);
+  Cpu& c = k.cpus_[arg];
+  c.ev = {};
+  if (c.state == CpuState::waking) {
+    k.start_on(c, c.curr);
+    return;
+  }
+  k.account(c);
+  const Thread& t = k.threads_[c.curr];
+  if (t.overhead + t.work <= 0) {
+    k.complete_op(c);
+    return;
+  }
+  // The tick noticed the end of the slice.
+  if (!c.rq.empty()) {
+    if (c.rq.front().v <= t.vruntime) {
+      k.preempt(c);
+      return;
+    }
+    c.slice_start = k.now().count();
+  }
+  k.arm(c);
+}
+
+void Kernel::start_on(Cpu& c, ThreadId id) {
+  const int idx = static_cast<int>(&c - cpus_.data());
+  Thread& t = threads_[id];
+  std::int64_t cost = m_.switch_cost.count();
+  if (t.ran) cost += m_.cache_refill.count();
+  if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost.count();
+  t.overhead += cost;
+  t.ran = true;
+  t.last_cpu = idx;
+  t.cpu = idx;
+  c.curr = id;
+  c.state = CpuState::running;
+  c.need_resched = false;
+  c.seg_start = c.slice_start = now().count();
+  set_state(id, ThreadState::running);
+  set_running(true);
+  open_cpu_span(c);
+  update_min_vruntime(c);
+  arm(c);
+}
+
+void Kernel::complete_op(Cpu& c) {
+  const ThreadId id = c.curr;
+  if (threads_[id].op == Op::exit) {
+    do_exit(c);
+    return;
+  }
+  {
+    Thread& t = threads_[id];
+    t.req = Req::none;
+    c.need_resched = false;
+    exec_cpu_ = static_cast<int>(&c - cpus_.data());
+    current_ = id;
+    std::coroutine_handle<> h = std::exchange(t.cont, {});
+    h.resume();  // may create threads: `t` is not used after this line
+    exec_cpu_ = -1;
+    current_ = kNoThread;
+  }
+  Thread& t = threads_[id];
+  if (t.top.done()) {
+    t.op = Op::exit;
+    t.work = m_.thread_exit.count();
+    t.task = kNoTask;
+    if (t.work <= 0 && t.overhead <= 0) {
+      do_exit(c);
+      return;
+    }
+    arm(c);
+    return;
+  }
+  switch (t.req) {
+    case Req::compute:
+      t.op = Op::resume;
+      if (c.need_resched && !c.rq.empty())
+        preempt(c);
+      else
+        arm(c);
+      return;
+    case Req::block:
+      switch_out(c, true);
+      pick_next(c);
+      return;
+    case Req::none:
+      break;
+  }
+  throw std::logic_error("sim::Kernel: a thread suspended outside a kernel operation");
+}
+
+void Kernel::switch_out(Cpu& c, bool voluntary) {
+  const ThreadId id = c.curr;
+  engine_.cancel(c.ev);
+  update_min_vruntime(c);
+  close_cpu_span(c, SpanKind::running, id, threads_[id].task);
+  c.curr = kNoThread;
+  c.state = CpuState::idle;
+  set_running(false);
+  Thread& t = threads_[id];
+  if (voluntary) {
+    ++t.nvcsw;
+    t.vruntime -= c.min_vruntime;  // keep the lag, relative to this queue
+    t.cpu = -1;
+    set_state(id, ThreadState::blocked);
+  } else {
+    ++t.nivcsw;
+    rq_push(c, id);
+    set_state(id, group_throttled_ ? ThreadState::throttled : ThreadState::runnable);
+  }
+}
+
+void Kernel::preempt(Cpu& c) {
+  switch_out(c, false);
+  pick_next(c);
+}
+
+void Kernel::pick_next(Cpu& c) {
+  if (group_throttled_) {
+    if (!c.rq.empty() && !c.throttled) {
+      c.throttled = true;
+      c.throttled_since = now().count();
+      open_cpu_span(c);
+    }
+    return;
+  }
+  if (c.rq.empty() && !pull(c)) return;  // idle
+  start_on(c, rq_pop_min(c));
+}
+
+void Kernel::do_exit(Cpu& c) {
+  const ThreadId id = c.curr;
+  engine_.cancel(c.ev);
+  close_cpu_span(c, SpanKind::running, id, kNoTask);
+  c.curr = kNoThread;
+  c.state = CpuState::idle;
+  set_running(false);
+  set_state(id, ThreadState::exited);
+  Thread& t = threads_[id];
+  t.cpu = -1;
+  if (t.top) {
+    t.top.destroy();
+    t.top = {};
+  }
+  --live_;
+  threads_series_.set(now().count(), live_);
+  pick_next(c);
+}
+
+// ---- CFS bandwidth control ---------------------------------------------------
+
+void Kernel::set_running(bool on) {
+  if (has_quota_) quota_sync();
+  n_running_ += on ? 1 : -1;
+  if (!has_quota_) return;
+  if (on) {
+    period_used_ = true;
+    if (!period_active_) period_activate();
+  }
+  quota_rearm();
+}
+
+void Kernel::quota_sync() {
+  const std::int64_t now_ns = now().count();
+  quota_left_ -= static_cast<std::int64_t>(n_running_) * (now_ns - quota_stamp_);
+  quota_stamp_ = now_ns;
+}
+
+void Kernel::quota_rearm() {
+  engine_.cancel(quota_ev_);
+  if (n_running_ <= 0 || group_throttled_) return;
+  const std::int64_t left = std::max<std::int64_t>(0, quota_left_);
+  quota_ev_ = engine_.after(Duration{(left + n_running_ - 1) / n_running_},
+                            &Kernel::on_quota_exhausted, this);
+}
+
+void Kernel::period_activate() {
+  period_active_ = true;
+  const std::int64_t next = (now().count() / period_ + 1) * period_;
+  period_ev_ = engine_.at_ns(next, &Kernel::on_period, this);
+}
+
+void Kernel::on_quota_exhausted(void* self, std::uint64_t) {
+  auto& k = *static_cast<Kernel*>(self);
+  k.quota_ev_ = {};
+  k.quota_sync();
+  k.throttle_all();
+}
+
+void Kernel::throttle_all() {
+  group_throttled_ = true;
+  if (!period_throttled_) {
+    period_throttled_ = true;
+    ++throttled_periods_;
+  }
+  for (Cpu& c : cpus_) {
+    if (c.state == CpuState::running) {
+      account(c);
+      switch_out(c, false);
+    } else if (c.state == CpuState::waking) {
+      engine_.cancel(c.ev);
+      const ThreadId id = c.curr;
+      c.curr = kNoThread;
+      c.state = CpuState::idle;
+      rq_push(c, id);
+    }
+    if (!c.rq.empty()) {
+      c.throttled = true;
+      c.throttled_since = now().count();
+      open_cpu_span(c);
+      for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
+    }
+  }
+}
+
+void Kernel::unthrottle_all() {
+  group_throttled_ = false;
+  for (Cpu& c : cpus_) {
+    if (!c.throttled) continue;
+    throttled_time_ += now().count() - c.throttled_since;
+    close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
+    c.throttled = false;
+    for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::runnable);
+  }
+  for (Cpu& c : cpus_)
+    if (c.state == CpuState::idle && !c.rq.empty()) pick_next(c);
+  for (Cpu& c : cpus_)
+    if (c.state == CpuState::idle) pick_next(c);
+}
+
+void Kernel::on_period(void* self, std::uint64_t) {
+  auto& k = *static_cast<Kernel*>(self);
+  k.period_ev_ = {};
+  k.quota_sync();
+  k.quota_left_ = k.quota_;
+  k.period_throttled_ = false;
+  const bool used = k.period_used_;
+  k.period_used_ = k.n_running_ > 0;
+  if (k.group_throttled_) k.unthrottle_all();
+  k.quota_rearm();
+  if (used || k.active_ > 0 || k.n_running_ > 0) {
+    k.period_ev_ = k.engine_.after(Duration{k.period_}, &Kernel::on_period, self);
+  } else {
+    k.period_active_ = false;
+  }
+}
+
+// ---- results -----------------------------------------------------------------
+
+void Kernel::finish(RunResult& r) {
+  const std::int64_t now_ns = now().count();
+  for (Cpu& c : cpus_) {
+    account(c);
+    if (c.state == CpuState::running) close_cpu_span(c, SpanKind::running, c.curr, threads_[c.curr].task);
+    if (c.throttled) {
+      throttled_time_ += now_ns - c.throttled_since;
+      close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
+    }
+  }
+  RunCounters& k = r.counters;
+  k = {};
+  std::int64_t cpu = 0;
+  for (std::size_t i = 0; i < threads_.size(); ++i) {
+    const Thread& t = threads_[i];
+    k.switches_voluntary += t.nvcsw;
+    k.switches_involuntary += t.nivcsw;
+    cpu += t.cpu_time;
+    if (trace_ && t.state != ThreadState::exited && now_ns > t.since) {
+      SpanKind kind = SpanKind::runnable;
+      if (t.state == ThreadState::running) kind = SpanKind::running;
+      if (t.state == ThreadState::blocked) kind = SpanKind::blocked;
+      if (t.state == ThreadState::throttled) kind = SpanKind::throttled;
+      tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + i), kind,
+                           kind == SpanKind::running ? t.task : kNoTask,
+                           static_cast<std::uint32_t>(i), Duration{t.since}, Duration{now_ns}});
+    }
+  }
+  k.cpu_time = Duration{cpu};
+  k.threads_peak = live_peak_;
+  k.memory_peak = static_cast<Bytes>(live_peak_) * m_.stack_touch;
+  k.throttled_periods = throttled_periods_;
+  k.throttled_time = Duration{throttled_time_};
+  r.threads_series = threads_series_.take();
+  r.runnable_series = runnable_series_.take();
+  if (trace_) r.trace = std::move(tr_);
+}
+
+}  // namespace poolsim::sim

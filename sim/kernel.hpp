@@ -1,0 +1,349 @@
+// kernel.hpp: the simulated operating system: CPUs, run queues, OS threads,
+// wait queues, mutexes, timers and CFS bandwidth control.
+//
+// Glossary. A Thread is a simulated OS thread whose body is a coroutine (Co)
+// that co_awaits kernel operations; a Cpu runs at most one thread at a time
+// and keeps a run queue; a WaitQueue is a futex/condition variable; a Mutex is
+// a lock with a FIFO wait queue.
+//
+// Thread states and their transitions (named like the kernel's):
+//   runnable  --pick--> running --slice end / throttle--> runnable|throttled
+//   running --wait/sleep/lock contention--> blocked --wake/timeout--> runnable
+//   running --body done + thread_exit cost--> exited
+//   runnable on a throttled group's run queue = throttled.
+//
+// Mechanisms (Linux 6.6+ EEVDF, kernel/sched/fair.c, and
+// ../shared/reference/mechanisms.md; each with the profile field it uses):
+// - Fair share: each CPU's queue is ordered by virtual runtime (all threads
+//   nice 0, weight 1024, so vruntime advances 1:1 with CPU time). With equal
+//   weights and slices EEVDF's "earliest eligible virtual deadline"
+//   (pick_eevdf) reduces to the lowest vruntime, which is what we pick.
+// - Slice and tick: a running thread's deadline is `slice` after it was
+//   picked; the deadline is only noticed at the next scheduler tick
+//   (update_curr from task_tick_fair; HRTICK off), so runs round up to `tick`
+//   (0 = tickless). At that tick the thread is preempted if a queued thread
+//   has a vruntime no greater than its own, otherwise it gets a new slice
+//   (update_deadline). A thread alone on its CPU renews its slice at ticks.
+// - Wake-up preemption: RUN_TO_PARITY protects the current thread until its
+//   deadline; a wake (enqueue_task_fair -> update_curr) whose current thread
+//   has passed its deadline but not yet seen the tick preempts at once.
+// - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
+//   else the first idle CPU scanning upwards from it, else the previous CPU's
+//   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
+//   CPU, else to the least loaded one. Starting on an idle CPU costs
+//   `wakeup_latency + idle_exit` before the thread runs; a thread queued
+//   behind a running one pays only the switch when it is picked (this covers
+//   a wake onto the waker's own CPU).
+// - Idle balancing: a CPU that goes idle pulls one queued thread from the
+//   CPU with the longest queue (newidle_balance), paying `migration_cost`.
+// - Costs, charged as CPU time of the incoming thread before it proceeds:
+//   `switch_cost` on every switch, `cache_refill` when it had been switched
+//   out before, `migration_cost` when it resumes on another CPU than last.
+//   `thread_create` is computed by the creator (spawn), `thread_exit` by the
+//   exiting thread after its body returned.
+// - Timed waits wake `timer_slack` after their deadline (hrtimer slack: the
+//   kernel may wake up to the slack late, never early; we take the bound).
+// - Counters as the kernel counts them (__schedule): a switch away from a
+//   thread that blocks is voluntary (nvcsw), from one that stays runnable
+//   (slice end, wake-up preemption, throttling) involuntary (nivcsw). The
+//   final switch of an exiting thread is not counted (its counts were folded
+//   into the process in __exit_signal before).
+// - CFS bandwidth (Documentation/scheduler/sched-bwc.rst): one group holds all
+//   the scenario's threads; quota = limits.cpus * period is refilled at each
+//   period boundary (a period timer that stops when the group is idle, like
+//   sched_cfs_period_timer). Running CPUs drain the pool; when it is empty
+//   every CPU of the group is throttled until the next boundary. Counted like
+//   cgroup v1 cpu.stat: nr_throttled once per throttled period,
+//   throttled_time summed over each CPU run queue that was throttled.
+// - limits.cpuset: only the listed CPUs exist for the scenario.
+// - Memory: stack_touch per live thread.
+//
+// Left out (documented in docs/simulator.md): nice levels and weights,
+// SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
+// periodic load balancing of busy CPUs (only newidle pulls), the 5 ms
+// per-CPU bandwidth slice and its up-to-1 ms overrun (the pool drains
+// exactly), cache-hot resistance to migration, interrupts, the cost of a
+// wake-up to the waker, and memory other than stacks.
+//
+// Thread rules: everything runs on the engine's single thread. A coroutine
+// only runs inside Kernel::resume_current (called from a CPU event), while
+// its CPU is marked executing; kernel operations it calls that touch that
+// CPU defer their re-arming to the end of the resume.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/machine.hpp"
+#include "models/result.hpp"
+#include "models/scenario.hpp"
+#include "sim/co.hpp"
+#include "sim/engine.hpp"
+#include "sim/step_series.hpp"
+
+namespace poolsim::sim {
+
+using ThreadId = std::uint32_t;
+inline constexpr ThreadId kNoThread = 0xffffffffu;
+inline constexpr std::uint32_t kNoTask = TraceSpan::kNoTask;
+
+enum class ThreadState : std::uint8_t { runnable, running, blocked, throttled, exited };
+
+// A futex-like wait queue (FIFO); threads are linked through their Thread
+// entries, so a queue is two words and waiting allocates nothing.
+class WaitQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::uint32_t size() const { return size_; }
+
+ private:
+  friend class Kernel;
+  ThreadId head_ = kNoThread, tail_ = kNoThread;
+  std::uint32_t size_ = 0;
+};
+
+// A mutex with direct hand-off: unlock gives ownership to the first waiter
+// (FIFO) and wakes it.
+class Mutex {
+ public:
+  bool locked() const { return owner_ != kNoThread; }
+  ThreadId owner() const { return owner_; }
+
+ private:
+  friend class Kernel;
+  ThreadId owner_ = kNoThread;
+  WaitQueue waiters_;
+};
+
+struct KernelOptions {
+  bool trace = false;
+};
+
+class Kernel {
+ public:
+  Kernel(Engine& engine, const MachineProfile& machine, const Limits& limits,
+         KernelOptions opt = {});
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  Engine& engine() { return engine_; }
+  Duration now() const { return engine_.now(); }
+  const MachineProfile& machine() const { return m_; }
+  int cpu_count() const { return static_cast<int>(cpus_.size()); }
+
+  // The thread whose coroutine is executing (kNoThread outside a resume).
+  ThreadId self() const { return current_; }
+
+  // ---- awaitable operations (only inside a thread's coroutine) -----------
+  struct ComputeAwait {
+    Kernel& k;
+    std::int64_t d;
+    bool await_ready() const noexcept { return d <= 0; }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, d); }
+    void await_resume() const noexcept {}
+  };
+  struct WaitAwait {
+    Kernel& k;
+    WaitQueue* q;
+    std::int64_t deadline;  // absolute, or kNever
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { k.request_block(h, q, deadline); }
+    bool await_resume() const noexcept { return !k.timed_out_of_current(); }
+  };
+  struct LockAwait {
+    Kernel& k;
+    Mutex& m;
+    bool await_ready() { return k.try_lock(m); }
+    void await_suspend(std::coroutine_handle<> h) { k.request_block(h, &m.waiters_, kNever); }
+    void await_resume() const noexcept {}
+  };
+  struct SpawnAwait {
+    Kernel& k;
+    Co body;
+    const char* role;
+    bool await_ready() const noexcept { return k.m_.thread_create.count() <= 0; }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, k.m_.thread_create.count()); }
+    ThreadId await_resume() { return k.create_thread(std::move(body), role); }
+  };
+
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+  // CPU work of duration d (stretched by preemption and throttling).
+  ComputeAwait compute(Duration d) { return {*this, d.count()}; }
+  // Timed sleep: wakes d + timer_slack later.
+  WaitAwait sleep_for(Duration d) { return {*this, nullptr, now().count() + d.count()}; }
+  WaitAwait sleep_until(Duration t) { return {*this, nullptr, t.count()}; }
+  // Blocks on q until notified (result true) or, with a timeout, until the
+  // timeout plus timer_slack passed (false).
+  WaitAwait wait(WaitQueue& q, std::optional<Duration> timeout = std::nullopt) {
+    return {*this, &q, timeout ? now().count() + timeout->count() : kNever};
+  }
+  WaitAwait wait_until(WaitQueue& q, Duration deadline) { return {*this, &q, deadline.count()}; }
+  LockAwait lock(Mutex& m) { return {*this, m}; }
+  // The current thread computes thread_create, then a new thread running
+  // `body` exists and is placed on a CPU; returns its id.
+  SpawnAwait spawn(Co body, const char* role) { return {*this, std::move(body), role}; }
+
+  // ---- instantaneous operations (from a coroutine) -----------------------
+  bool notify_one(WaitQueue& q);
+  int notify_all(WaitQueue& q);
+  void unlock(Mutex& m);
+  // Creates a thread at no cost to anyone: the process's main thread. The
+  // first one starts at once on the first CPU, later ones are placed like a
+  // new thread.
+  ThreadId create_thread(Co body, const char* role);
+  // Tags the current thread's running spans with a task (trace only).
+  void set_task(std::uint32_t task);
+
+  // ---- observation -------------------------------------------------------
+  Duration thread_cpu_time(ThreadId t) const { return Duration{threads_[t].cpu_time}; }
+  ThreadState state_of(ThreadId t) const { return threads_[t].state; }
+  std::int64_t voluntary_of(ThreadId t) const { return threads_[t].nvcsw; }
+  std::int64_t involuntary_of(ThreadId t) const { return threads_[t].nivcsw; }
+  int live_threads() const { return live_; }
+  std::size_t threads_created() const { return threads_.size(); }
+
+  // Closes open spans and intervals at now() and writes counters, series and
+  // trace into r (records are the driver's).
+  void finish(RunResult& r);
+
+ private:
+  enum class CpuState : std::uint8_t { idle, waking, running };
+  enum class Req : std::uint8_t { none, compute, block };
+  enum class Op : std::uint8_t { resume, exit };
+
+  struct Thread {
+    std::coroutine_handle<> top;   // the body's frame (owned)
+    std::coroutine_handle<> cont;  // where to resume after the current op
+    const char* role = "";
+    ThreadState state = ThreadState::runnable;
+    Req req = Req::none;
+    Op op = Op::resume;
+    bool ran = false;
+    bool timed_out = false;
+    bool throttled_mark = false;
+    int cpu = -1;       // CPU it runs or is queued on
+    int last_cpu = -1;  // CPU it last ran on
+    std::int64_t vruntime = 0;  // absolute when queued/running; lag when blocked
+    std::int64_t overhead = 0;  // switch costs still to run before it proceeds
+    std::int64_t work = 0;      // compute still to run
+    std::int64_t cpu_time = 0;
+    std::int64_t nvcsw = 0, nivcsw = 0;
+    EventId timer;
+    WaitQueue* wq = nullptr;
+    ThreadId wq_next = kNoThread, wq_prev = kNoThread;
+    // trace
+    std::int64_t since = 0;
+    std::uint32_t task = kNoTask;
+  };
+
+  struct RqEntry {
+    std::int64_t v;
+    std::uint64_t seq;
+    ThreadId t;
+  };
+  struct Cpu {
+    int hw = 0;
+    CpuState state = CpuState::idle;
+    bool throttled = false;
+    bool need_resched = false;
+    std::int64_t throttled_since = 0;
+    ThreadId curr = kNoThread;
+    std::vector<RqEntry> rq;  // min-heap on (v, seq)
+    std::int64_t min_vruntime = 0;
+    std::int64_t seg_start = 0;    // start of the unaccounted run
+    std::int64_t slice_start = 0;  // start of the current slice
+    EventId ev;
+    std::int64_t span_start = 0;  // trace: current running span on this CPU
+  };
+
+  // coroutine requests
+  void request_compute(std::coroutine_handle<> h, std::int64_t d);
+  void request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t deadline);
+  bool try_lock(Mutex& m);
+  bool timed_out_of_current() const { return threads_[current_].timed_out; }
+
+  // events
+  static void on_cpu_event(void* self, std::uint64_t cpu);
+  static void on_timer(void* self, std::uint64_t thread);
+  static void on_quota_exhausted(void* self, std::uint64_t);
+  static void on_period(void* self, std::uint64_t);
+
+  // CPU state machine
+  void account(Cpu& c);
+  void update_min_vruntime(Cpu& c);
+  void arm(Cpu& c);
+  void refresh_slice(Cpu& c);
+  std::int64_t round_to_tick(std::int64_t t) const;
+  void complete_op(Cpu& c);
+  void switch_out(Cpu& c, bool voluntary);
+  void preempt(Cpu& c);
+  void pick_next(Cpu& c);
+  void start_on(Cpu& c, ThreadId t);
+  bool pull(Cpu& c);
+  void do_exit(Cpu& c);
+
+  // run queues
+  void rq_push(Cpu& c, ThreadId t);
+  ThreadId rq_pop_min(Cpu& c);
+  void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
+
+  // wake-ups and waits
+  void wake(ThreadId t, int waker_cpu);
+  void place_new(ThreadId t, int creator_cpu);
+  int select_cpu(int target) const;
+  bool cpu_idle(const Cpu& c) const {
+    return c.state == CpuState::idle && c.rq.empty() && !c.throttled;
+  }
+  void wq_push(WaitQueue& q, ThreadId t);
+  ThreadId wq_pop(WaitQueue& q);
+  void wq_remove(WaitQueue& q, ThreadId t);
+
+  // bandwidth
+  void set_running(bool on);
+  void quota_sync();
+  void quota_rearm();
+  void period_activate();
+  void throttle_all();
+  void unthrottle_all();
+  void mark_cpu_throttled(Cpu& c);
+
+  // bookkeeping
+  void set_state(ThreadId t, ThreadState s);
+  void open_cpu_span(Cpu& c);
+  void close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task);
+
+  Engine& engine_;
+  MachineProfile m_;
+  std::vector<Cpu> cpus_;
+  std::vector<Thread> threads_;
+  ThreadId current_ = kNoThread;
+  int exec_cpu_ = -1;
+  std::uint64_t rq_seq_ = 0;
+
+  int live_ = 0, live_peak_ = 0;
+  int active_ = 0;  // runnable + running + throttled threads
+  StepSeries threads_series_, runnable_series_;
+
+  // bandwidth control
+  bool has_quota_ = false;
+  std::int64_t quota_ = 0, period_ = 0;
+  std::int64_t quota_left_ = 0, quota_stamp_ = 0;
+  int n_running_ = 0;
+  bool group_throttled_ = false;
+  bool period_active_ = false;
+  bool period_throttled_ = false;
+  bool period_used_ = false;
+  EventId quota_ev_, period_ev_;
+  std::int64_t throttled_periods_ = 0, throttled_time_ = 0;
+
+  bool trace_ = false;
+  Trace tr_;
+};
+
+}  // namespace poolsim::sim

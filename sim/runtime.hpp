@@ -1,0 +1,50 @@
+// runtime.hpp: the seam between the simulated OS and the simulated thread
+// runtimes.
+//
+// A runtime is one class in one file (sim/thread_per_task.cpp, sim/pool.cpp,
+// ...), the twin of real/<same name>.cpp, and calls the shared decision logic
+// in models/*_policy.hpp. It sees:
+//   - the Kernel: create OS threads (co_await k.spawn(body, role), which
+//     charges thread_create to the caller), compute, sleep, block on wait
+//     queues and get notified, lock mutexes;
+//   - the Driver: execute(task) runs a task's phases on the current thread
+//     and reports its completion (which may submit successors of a graph or
+//     the next request of a closed client, through submit()); reject(task)
+//     records a refusal.
+// submit() is called on the submitting OS thread (k.self()), which is on a
+// CPU; whatever it costs that thread it pays with co_await.
+//
+// Adding a runtime: write make_<name>(ctx) in its own file, declare it here,
+// and add its case to make_runtime() in sim/simulate.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "models/scenario.hpp"
+#include "models/workload.hpp"
+#include "sim/co.hpp"
+#include "sim/kernel.hpp"
+
+namespace poolsim::sim {
+
+class Driver;
+
+struct SimContext {
+  Kernel& kernel;
+  Driver& driver;
+  const Scenario& scenario;
+  const Workload& workload;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  // Hands task `task` to the runtime, on the calling OS thread.
+  virtual Co submit(std::uint32_t task) = 0;
+};
+
+std::unique_ptr<Runtime> make_thread_per_task(const SimContext& ctx);
+std::unique_ptr<Runtime> make_pool(const SimContext& ctx);
+
+}  // namespace poolsim::sim
