@@ -1,0 +1,75 @@
+// cgroup.hpp: the CPU-quota cgroup of one real repetition.
+//
+// Mechanism (Documentation/scheduler/sched-bwc.rst): the parent creates a
+// child cgroup `poolsim-<parent pid>-<rep>` under its own cgroup of the cpu
+// controller, writes the quota (cpus * period) and period, the forked child
+// moves itself in (cgroup.procs) before its workload starts, and after the
+// child exits the parent reads cpu.stat (throttled periods and time) and
+// removes the directory. Detected at run time, preferred in this order:
+//   v2: the unified hierarchy (cgroup2 mount) with the cpu controller in the
+//       parent's cgroup.subtree_control (enabled here if possible):
+//       cpu.max = "$QUOTA_US $PERIOD_US", cpu.stat nr_throttled/throttled_usec;
+//   v1: a cgroup mount with the cpu controller: cpu.cfs_period_us,
+//       cpu.cfs_quota_us, cpu.stat nr_throttled/throttled_time (ns).
+// Neither writable -> MachineRefused with what was tried.
+// Cleanup guarantees: the destructor removes the directory; a SIGINT/SIGTERM
+// handler installed by the runner kills the child and removes it (see
+// runner.cpp); the child dies with the parent (PR_SET_PDEATHSIG); and
+// remove_stale_cgroups() deletes `poolsim-<pid>-*` groups whose pid is dead
+// at the start of the next run.
+// Left out: cpu.cfs_burst_us / cpu.max.burst (burst stays at its default 0).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/units.hpp"
+
+namespace poolsim::real {
+
+struct CpuStat {
+  std::int64_t nr_periods = 0;
+  std::int64_t nr_throttled = 0;
+  Duration throttled_time{};
+};
+
+class CpuCgroup {
+ public:
+  // Creates and configures the group; throws MachineRefused if no cgroup
+  // version lets us set a CPU quota here.
+  static CpuCgroup create(double cpus, Duration period, int rep);
+  CpuCgroup(CpuCgroup&& o) noexcept;
+  CpuCgroup& operator=(CpuCgroup&&) = delete;
+  CpuCgroup(const CpuCgroup&) = delete;
+  ~CpuCgroup();
+
+  const std::string& path() const { return path_; }
+  int version() const { return version_; }
+  // Moves the calling process into the group (call in the child, before it
+  // starts any thread). Returns an error message, empty on success.
+  std::string join_self() const;
+  CpuStat read_stat() const;
+  // rmdir, retried briefly while the kernel finishes moving the dead child
+  // out. Returns true when the directory is gone.
+  bool remove();
+
+ private:
+  CpuCgroup(std::string path, int version) : path_(std::move(path)), version_(version) {}
+  std::string path_;
+  int version_ = 0;
+};
+
+// Directories under which poolsim creates groups on this machine (v2 and v1
+// candidates that exist), for stale cleanup and for tests.
+std::vector<std::string> cgroup_parent_dirs();
+// The `poolsim-*` groups present now under cgroup_parent_dirs().
+std::vector<std::string> list_poolsim_cgroups();
+// Removes `poolsim-<pid>-<rep>` groups whose pid no longer exists; returns
+// how many were removed.
+int remove_stale_cgroups();
+
+}  // namespace poolsim::real

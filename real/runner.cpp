@@ -1,0 +1,399 @@
+// runner.cpp: forks, watches and measures the repetitions of `poolsim run`.
+//
+// Parent, per repetition: (limits.cpus) create the quota cgroup; fork; read
+// the child's frame from a pipe with poll() until EOF or run.timeout; on
+// timeout SIGKILL the child and refuse; reap it; read cpu.stat into the
+// counters; remove the cgroup. SIGINT/SIGTERM/SIGHUP during a repetition run
+// an async-signal-safe handler that kills the child, reaps it, removes the
+// cgroup and re-raises the signal. The parent forks while single-threaded
+// (the real runner creates no thread in the parent).
+// Child: dies with the parent (PR_SET_PDEATHSIG); joins the cgroup; applies
+// limits.cpuset with sched_setaffinity; runs run_repetition(); ships the
+// RunResult; _exit()s without running atexit handlers of the parent.
+//
+// Measurement, in run_repetition():
+//  - switches and CPU time: getrusage(RUSAGE_SELF) (every thread of the
+//    child, dead ones included) from just before the origin to after stop(),
+//    minus the sampler thread's own RUSAGE_THREAD;
+//  - threads_peak: RunContext's live-thread peak (submitter included,
+//    sampler excluded), counted around pthread_create and thread bodies;
+//  - memory_peak: VmHWM at the end minus VmRSS at the baseline, after the
+//    baseline reset of the high-water mark (writing 5 to
+//    /proc/self/clear_refs; the fork itself also resets it); the records
+//    array is allocated before the baseline and is not counted; trace spans
+//    are, when tracing;
+//  - threads_series / runnable_series: a sampler thread (outside the counts)
+//    reads the live-thread count and the number of threads in CPU work every
+//    RealOptions::sample_period and records the changes;
+//  - throttled_periods / throttled_time: the group's cpu.stat, read by the
+//    parent after the child exited (v1 throttled_time sums over CPUs).
+#include "real/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "real/cgroup.hpp"
+#include "real/cpu_work.hpp"
+#include "real/result_codec.hpp"
+
+namespace poolsim::real {
+namespace {
+
+// ---- signal cleanup (async-signal-safe state) --------------------------------
+volatile sig_atomic_t g_child = 0;
+char g_cgroup_path[512];
+volatile sig_atomic_t g_cgroup_set = 0;
+
+extern "C" void on_fatal_signal(int sig) {
+  const pid_t child = static_cast<pid_t>(g_child);
+  if (child > 0) {
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
+  if (g_cgroup_set) ::rmdir(g_cgroup_path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~SignalGuard() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  static void restore_defaults() {
+    for (int s : kSignals) ::signal(s, SIG_DFL);
+  }
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3] {};
+};
+
+void set_cleanup_cgroup(const std::string& path) {
+  g_cgroup_set = 0;
+  std::snprintf(g_cgroup_path, sizeof g_cgroup_path, "%s", path.c_str());
+  g_cgroup_set = path.empty() ? 0 : 1;
+}
+
+// ---- measurement helpers -----------------------------------------------------------
+Duration tv_ns(const timeval& tv) {
+  return Duration{static_cast<std::int64_t>(tv.tv_sec) * 1000000000 +
+                  static_cast<std::int64_t>(tv.tv_usec) * 1000};
+}
+
+struct Usage {
+  std::int64_t voluntary = 0, involuntary = 0;
+  Duration cpu{};
+};
+
+Usage usage(int who) {
+  rusage ru{};
+  getrusage(who, &ru);
+  return Usage{ru.ru_nvcsw, ru.ru_nivcsw, tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)};
+}
+
+Bytes status_kib(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::size_t n = std::strlen(key);
+  while (std::getline(in, line))
+    if (line.compare(0, n, key) == 0) return std::atoll(line.c_str() + n) * 1024;
+  return 0;
+}
+
+void reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  if (out) out << "5";
+}
+
+// The sampler: not registered in the context, so not counted as a thread.
+class Sampler {
+ public:
+  Sampler(RunContext& ctx, Duration period) : ctx_(ctx), period_(period) {
+    if (period_.count() > 0) thread_ = std::thread([this] { loop(); });
+  }
+  ~Sampler() { finish(); }
+  void finish() {
+    if (!thread_.joinable()) return;
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+  }
+  Usage own;  // the sampler thread's own usage, subtracted from the child's
+  std::vector<Sample> threads, runnable;
+
+ private:
+  void loop() {
+    const Usage u0 = usage(RUSAGE_THREAD);
+    Duration next = RunContext::monotonic_now();
+    while (!stop_.load(std::memory_order_acquire)) {
+      const Duration t = ctx_.now();
+      const int live = ctx_.live_threads();
+      const int run = ctx_.running_threads();
+      if (threads.empty() || threads.back().value != live) threads.push_back({t, live});
+      if (runnable.empty() || runnable.back().value != run) runnable.push_back({t, run});
+      next += period_;
+      timespec ts{static_cast<time_t>(next.count() / 1000000000),
+                  static_cast<long>(next.count() % 1000000000)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    }
+    const Usage u1 = usage(RUSAGE_THREAD);
+    own = Usage{u1.voluntary - u0.voluntary, u1.involuntary - u0.involuntary, u1.cpu - u0.cpu};
+  }
+  RunContext& ctx_;
+  Duration period_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status))
+    return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "stopped";
+}
+
+// ---- the child --------------------------------------------------------------------
+[[noreturn]] void child_main(const Scenario& s, const Workload& w, const RealOptions& opt,
+                             int fd, pid_t parent, const CpuCgroup* cg) {
+  SignalGuard::restore_defaults();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(5);
+  try {
+    if (cg != nullptr) {
+      const std::string err = cg->join_self();
+      if (!err.empty()) {
+        write_frame(fd, ChildStatus::refused, "cannot move the run into its cgroup: " + err);
+        _exit(3);
+      }
+    }
+    if (!s.limits.cpuset.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : s.limits.cpuset) {
+        if (c < 0 || c >= CPU_SETSIZE) {
+          write_frame(fd, ChildStatus::refused, "limits.cpuset names CPU " + std::to_string(c) +
+                                                    ", outside this machine");
+          _exit(3);
+        }
+        CPU_SET(c, &set);
+      }
+      if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        write_frame(fd, ChildStatus::refused,
+                    "sched_setaffinity(limits.cpuset = " + s.limits.cpuset_text +
+                        ") failed: " + std::strerror(errno));
+        _exit(3);
+      }
+    }
+    RunResult r = run_repetition(s, w, opt, fd);
+    write_frame(fd, ChildStatus::ok, encode_result(r));
+    _exit(0);
+  } catch (const MachineRefused& e) {
+    write_frame(fd, ChildStatus::refused, e.what());
+    _exit(3);
+  } catch (const std::exception& e) {
+    write_frame(fd, ChildStatus::failed, e.what());
+    _exit(4);
+  }
+}
+
+// ---- one repetition in a child -------------------------------------------------------
+RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
+  std::optional<CpuCgroup> cg;
+  if (s.limits.cpus) {
+    cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep));
+    set_cleanup_cgroup(cg->path());
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    set_cleanup_cgroup("");
+    throw MachineRefused(std::string("fork failed: ") + std::strerror(e));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child_main(s, w, opt, fds[1], parent, cg ? &*cg : nullptr);
+  }
+  g_child = pid;
+  close(fds[1]);
+
+  // Read the frame until EOF or the watchdog.
+  const Duration deadline = RunContext::monotonic_now() + s.run.timeout;
+  std::string buf;
+  bool timed_out = false;
+  char chunk[1 << 16];
+  for (;;) {
+    const Duration left = deadline - RunContext::monotonic_now();
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ms = static_cast<int>(std::min<std::int64_t>(left.count() / 1000000 + 1, 1000));
+    const int rc = poll(&p, 1, ms);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) continue;
+    const ssize_t n = read(fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  if (timed_out) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  } else {
+    // EOF: the child is exiting; give it the rest of the timeout to be reaped.
+    for (;;) {
+      const pid_t r = waitpid(pid, &status, WNOHANG);
+      if (r == pid) break;
+      if (RunContext::monotonic_now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  g_child = 0;
+  CpuStat st;
+  if (cg) {
+    st = cg->read_stat();
+    cg->remove();
+    set_cleanup_cgroup("");
+  }
+  if (timed_out)
+    throw MachineRefused("timeout: repetition " + std::to_string(rep + 1) +
+                         " did not finish within run.timeout = " + format_duration(s.run.timeout) +
+                         " (the child was killed)");
+  Frame f;
+  if (!parse_frame(buf, f))
+    throw std::runtime_error("real run: the child " + describe_status(status) +
+                             " without reporting a result");
+  if (f.status == ChildStatus::refused) throw MachineRefused(f.payload);
+  if (f.status == ChildStatus::failed) throw std::runtime_error("real run failed: " + f.payload);
+  RunResult r = decode_result(f.payload);
+  r.counters.throttled_periods = st.nr_throttled;
+  r.counters.throttled_time = st.throttled_time;
+  return r;
+}
+
+}  // namespace
+
+RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
+                         int fail_fd) {
+  std::unique_ptr<Backend> backend = make_backend(s.backend);
+  ContextOptions co;
+  co.trace = opt.trace;
+  co.per_task_cpu = backend->per_task_cpu();
+  co.max_threads = s.run.max_threads;
+  co.fail_fd = fail_fd;
+  RunContext ctx(s, w, co);
+  ctx.register_current_thread("submitter");
+  ctx.attach(backend.get());
+
+  reset_peak_rss();
+  const Bytes rss0 = status_kib("VmRSS:");
+  backend->start(ctx);
+  ctx.set_origin_now();
+  const Usage u0 = usage(RUSAGE_SELF);
+  Sampler sampler(ctx, opt.sample_period);
+  ctx.drive_arrivals();
+  backend->stop();
+  // Detached threads (thread-per-task) leave the count at the very end of
+  // their body; wait for the stragglers so the usage includes them.
+  while (ctx.live_threads() > 1) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  sampler.finish();
+  const Usage u1 = usage(RUSAGE_SELF);
+  const Bytes hwm = status_kib("VmHWM:");
+
+  RunResult r;
+  r.mode = "measured";
+  r.cpus_available = s.capacity();
+  r.records = std::move(ctx.records());
+  r.counters.switches_voluntary = u1.voluntary - u0.voluntary - sampler.own.voluntary;
+  r.counters.switches_involuntary = u1.involuntary - u0.involuntary - sampler.own.involuntary;
+  r.counters.cpu_time = u1.cpu - u0.cpu - sampler.own.cpu;
+  r.counters.threads_peak = ctx.peak_threads();
+  r.counters.memory_peak = std::max<Bytes>(0, hwm - rss0);
+  backend->report(r.extra);
+  r.threads_series = std::move(sampler.threads);
+  r.runnable_series = std::move(sampler.runnable);
+  if (opt.trace) r.trace = ctx.collect_trace();
+  ctx.unregister_current_thread();
+  return r;
+}
+
+int estimated_peak_threads(const Scenario& s, const Workload& w) {
+  const BackendSpec& b = s.backend;
+  if (b.kind != BackendKind::thread_per_task) {
+    int extra = 1;                                          // the submitter
+    if (b.kind == BackendKind::injecting_pool) extra += 1;  // the gate thread
+    return b.thread_bound() + extra;
+  }
+  if (w.graph || w.tasks.empty()) return 2;
+  if (w.arrival == ArrivalKind::closed) return static_cast<int>(w.clients) + 1;
+  if (w.arrival == ArrivalKind::batch) return 2;
+  // Open arrivals: Little's law, threads alive ~ rate x mean task length.
+  const Duration span = w.tasks.back().arrival - w.tasks.front().arrival;
+  if (span.count() <= 0) return 2;
+  double mean_len = 0;
+  for (const Task& t : w.tasks) mean_len += to_seconds(w.length_of(t));
+  mean_len /= static_cast<double>(w.tasks.size());
+  const double rate = static_cast<double>(w.tasks.size() - 1) / to_seconds(span);
+  return static_cast<int>(std::ceil(rate * mean_len)) + 1;
+}
+
+std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const RealOptions& opt) {
+  const int est = estimated_peak_threads(s, w);
+  if (s.run.max_threads > 0 && est > s.run.max_threads)
+    throw MachineRefused("the scenario needs about " + std::to_string(est) +
+                         " OS threads (backend " + std::string(to_string(s.backend.kind)) +
+                         "), more than run.max_threads = " + std::to_string(s.run.max_threads));
+  remove_stale_cgroups();
+  units_per_ns();  // calibrate once, before forking, for every repetition
+  SignalGuard guard;
+  std::vector<RunResult> out;
+  const int total = s.run.warmup + s.run.reps;
+  for (int i = 0; i < total; ++i) {
+    const bool warmup = i < s.run.warmup;
+    if (opt.progress) opt.progress(i + 1, total, warmup);
+    RunResult r = run_in_child(s, w, opt, i);
+    if (!warmup) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace poolsim::real
