@@ -72,6 +72,12 @@ double response_quantile(double prob_wait, double theta, double mu, double q) {
   return 0.5 * (lo + hi);
 }
 
+// The q-quantile of the M/D/c approximation's wait: P(Wq > t) = C e^{-2 theta t}.
+double deterministic_wait_quantile(double prob_wait, double theta, double q) {
+  if (prob_wait <= 1 - q) return 0.0;
+  return std::log(prob_wait / (1 - q)) / (2 * theta);
+}
+
 }  // namespace
 
 double erlang_b(int c, double offered_load_erlangs) {
@@ -147,6 +153,22 @@ double mmc_response_quantile(int c, double arrival_rate, double service_rate, do
   return response_quantile(prob_wait, c * service_rate - arrival_rate, service_rate, q);
 }
 
+double mdc_mean_wait(int c, double arrival_rate, double service_rate) {
+  check_stable(c, arrival_rate, service_rate);
+  return erlang_c(c, arrival_rate / service_rate) / (2 * (c * service_rate - arrival_rate));
+}
+
+double mdc_wait_quantile(int c, double arrival_rate, double service_rate, double q) {
+  check_stable(c, arrival_rate, service_rate);
+  check_quantile(q);
+  const double prob_wait = erlang_c(c, arrival_rate / service_rate);
+  return deterministic_wait_quantile(prob_wait, c * service_rate - arrival_rate, q);
+}
+
+double mdc_response_quantile(int c, double arrival_rate, double service_rate, double q) {
+  return mdc_wait_quantile(c, arrival_rate, service_rate, q) + 1 / service_rate;
+}
+
 std::optional<int> smallest_servers_for(double arrival_rate, double service_rate,
                                         const ResponseTarget& target, int max_servers) {
   check_rates(arrival_rate, service_rate);
@@ -154,12 +176,14 @@ std::optional<int> smallest_servers_for(double arrival_rate, double service_rate
     throw std::invalid_argument(
         fmt::format("target time must be positive, got {}", target.seconds));
   const bool by_quantile = target.statistic == ResponseTarget::Statistic::quantile;
+  const bool fixed_service = target.service == ServiceShape::deterministic;
   if (by_quantile) check_quantile(target.quantile);
 
   // With infinitely many servers nobody waits and T = S: a target at or below S's
   // own mean or quantile cannot be met by any pool.
-  const double service_only =
-      by_quantile ? -std::log1p(-target.quantile) / service_rate : 1 / service_rate;
+  const double service_only = by_quantile && !fixed_service
+                                  ? -std::log1p(-target.quantile) / service_rate
+                                  : 1 / service_rate;
   if (target.seconds <= service_only) return std::nullopt;
 
   // Start at the smallest stable c and advance B(c, a) one recursion step per
@@ -173,9 +197,14 @@ std::optional<int> smallest_servers_for(double arrival_rate, double service_rate
     const double theta = c * service_rate - arrival_rate;
     if (theta > 0) {
       const double prob_wait = erlang_c_from_b(c, a, b);
-      const double value = by_quantile
-                               ? response_quantile(prob_wait, theta, service_rate, target.quantile)
-                               : prob_wait / theta + 1 / service_rate;
+      double value = 0;
+      if (fixed_service)
+        value = (by_quantile ? deterministic_wait_quantile(prob_wait, theta, target.quantile)
+                             : prob_wait / (2 * theta)) +
+                1 / service_rate;
+      else
+        value = by_quantile ? response_quantile(prob_wait, theta, service_rate, target.quantile)
+                            : prob_wait / theta + 1 / service_rate;
       if (value <= target.seconds) return c;
     }
     b = a * b / (c + 1 + a * b);

@@ -185,6 +185,54 @@ TEST_CASE("M/M/c response-time quantiles invert the survival function and are mo
   }
 }
 
+namespace {
+
+// Exact M/D/1 waiting-time CDF with D = 1 (Erlang 1909; Crommelin 1932):
+// P(W <= t) = (1 - rho) sum_{k=0..floor(t)} e^{rho (t - k)} (rho (k - t))^k / k!.
+// The sum alternates; long double keeps it exact to ~1e-10 for t <= 30.
+double md1_wait_cdf(double rho, double t) {
+  long double sum = 0;
+  for (int k = 0; k <= static_cast<int>(std::floor(t)); ++k) {
+    const long double u = rho * (static_cast<long double>(k) - t);
+    sum += std::exp(-u) * std::pow(u, k) / std::tgamma(k + 1.0L);
+  }
+  return static_cast<double>((1 - rho) * sum);
+}
+
+double md1_wait_quantile(double rho, double q) {
+  double lo = 0, hi = 30;
+  for (int i = 0; i < 100; ++i)
+    (md1_wait_cdf(rho, 0.5 * (lo + hi)) < q ? lo : hi) = 0.5 * (lo + hi);
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+TEST_CASE("The M/D/c approximation is exact in the mean for M/D/1 and close in the tail",
+          "[queueing][mdc]") {
+  // Pollaczek-Khinchine for M/D/1: Wq = rho D / (2 (1 - rho)).
+  for (double rho : {0.3, 0.8, 0.95})
+    CHECK_THAT(mdc_mean_wait(1, rho, 1.0), WithinRel(rho / (2 * (1 - rho)), 1e-12));
+  // Half the M/M/c wait at any c, with the same probability of waiting.
+  CHECK_THAT(mdc_mean_wait(10, 8, 1), WithinRel(0.5 * mmc(10, 8, 1).mean_wait, 1e-12));
+  CHECK(mdc_wait_quantile(10, 8, 1, 0.5) == 0.0);
+  // The exact quantiles of the test's reference (cross-checked with mpmath at 120
+  // digits: 1.5157, 3.3363, 10.3559, 10.7825, 21.8982).
+  CHECK_THAT(md1_wait_quantile(0.5, 0.90), WithinAbs(1.5157, 1e-3));
+  CHECK_THAT(md1_wait_quantile(0.9, 0.99), WithinAbs(21.8982, 1e-3));
+  struct Case {
+    double rho, q, max_overestimate;
+  };
+  for (const Case& k : {Case{0.5, 0.90, 0.05}, Case{0.5, 0.99, 0.15}, Case{0.8, 0.99, 0.06},
+                        Case{0.9, 0.90, 0.03}, Case{0.9, 0.99, 0.04}}) {
+    INFO("rho = " << k.rho << ", q = " << k.q);
+    const double exact = md1_wait_quantile(k.rho, k.q) + 1.0;
+    const double approx = mdc_response_quantile(1, k.rho, 1.0, k.q);
+    CHECK(approx >= exact);
+    CHECK(approx <= exact * (1 + k.max_overestimate));
+  }
+}
+
 TEST_CASE("M/M/c refuses an unstable queue and bad arguments", "[queueing][mmc]") {
   CHECK_FALSE(mmc_stable(4, 4.0, 1.0));
   CHECK(mmc_stable(4, 3.99, 1.0));
@@ -217,6 +265,22 @@ TEST_CASE("smallest_servers_for finds the boundary pool size", "[queueing][mmc]"
     REQUIRE(c);
     CHECK(mmc(*c, lambda, mu).mean_response <= 0.041);
     CHECK(mmc(*c - 1, lambda, mu).mean_response > 0.041);
+  }
+  SECTION("a p99 target with fixed service times") {
+    // 40 ms fixed: a 100 ms p99 is reachable, which no exponential model allows.
+    const ResponseTarget target =
+        ResponseTarget::at_quantile(0.99, 0.100, ServiceShape::deterministic);
+    const auto c = smallest_servers_for(lambda, mu, target);
+    REQUIRE(c);
+    CHECK(mdc_response_quantile(*c, lambda, mu, 0.99) <= 0.100);
+    CHECK(mdc_response_quantile(*c - 1, lambda, mu, 0.99) > 0.100);
+    CHECK_FALSE(
+        smallest_servers_for(lambda, mu, ResponseTarget::mean(0.040, ServiceShape::deterministic)));
+    const auto by_mean =
+        smallest_servers_for(lambda, mu, ResponseTarget::mean(0.041, ServiceShape::deterministic));
+    REQUIRE(by_mean);
+    CHECK(mdc_mean_wait(*by_mean, lambda, mu) <= 0.001);
+    CHECK(mdc_mean_wait(*by_mean - 1, lambda, mu) > 0.001);
   }
   SECTION("a loose target is met by the smallest stable pool") {
     CHECK(smallest_servers_for(1.0, 1.0, ResponseTarget::mean(1000.0)) == 2);
