@@ -1,0 +1,200 @@
+// tbb.cpp: the real oneTBB (2021.8) task scheduler, the real twin of
+// sim/tbb.cpp (modelled as work stealing) and the closest real library to
+// Java's ForkJoinPool.
+//
+// Mechanism. One tbb::task_arena with max_concurrency = `threads` and
+// reserved_for_masters = 0: every slot is for TBB's own worker threads, and
+// the submitter never joins the arena (it only enqueues; it never calls
+// execute() or a blocking wait inside the arena while tasks run), so
+// exactly `threads` workers execute tasks, like a ForkJoinPool of
+// parallelism `threads` that the submitting thread does not help. A
+// process-wide tbb::global_control(max_allowed_parallelism, threads + 1) lifts
+// TBB's default worker limit (hardware threads - 1) to `threads` workers for
+// the run (the +1 is the external thread TBB counts in that limit).
+// Every task belongs to one tbb::task_group:
+//   - from the submitter (arrivals), arena.enqueue(tg.defer(f)): the arena's
+//     FIFO of externally submitted work (ForkJoinPool's submission queue);
+//   - from a worker of the arena (a completion releasing graph successors or
+//     a closed client's next task), tg.run(f): spawned into that worker's
+//     own deque, popped LIFO by its owner and stolen FIFO by the others
+//     (ForkJoinPool fork()).
+// Waits block the worker (oneTBB has no way to unmount a task); locks are
+// the context's std::mutex. Tasks run through RunContext::execute with the
+// default thread ops.
+//
+// Threads. TBB creates its workers itself, lazily, in its global pool. A
+// tbb::task_scheduler_observer bound to the arena registers a worker with the
+// context when it enters the arena (on_scheduler_entry) and unregisters it
+// when it leaves (on_scheduler_exit), so live and peak threads count workers
+// while they serve this arena; a worker that leaves and comes back gets a new
+// slot (a new trace track). threads_peak is therefore <= threads + 1 (the
+// submitter).
+//
+// stop(): waits for the task group (every task body returned), terminates
+// the arena, waits until every registered worker has left it (so no TBB
+// thread keeps a pointer into this run's context), disables the observer,
+// and finally calls tbb::finalize on a task_scheduler_handle taken in
+// start(), which blocks until TBB's worker threads have exited. finalize
+// fails (returns false) when another part of the process still holds TBB
+// (another handle, arena or active global_control); then the workers stay
+// asleep in TBB's pool, executing nothing and no longer counted, until the
+// process ends (a repetition is its own child process, which then exits).
+// extra["workers_finalized"] says which happened.
+//
+// Counters (RunResult::extra): enqueued, spawned, worker_entries (a worker
+// joined the arena), workers_finalized (1 when finalize succeeded).
+//
+// Left out: TBB's thread stack size (its default, 4 MiB on 64-bit, not the
+// scenario's `stack`); arena priorities and NUMA constraints; the submitter
+// helping (ForkJoinPool.commonPool's caller participation).
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include <algorithm>
+#include <memory>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <new>
+#include <optional>
+
+#include "real/backend.hpp"
+
+namespace poolsim::real {
+namespace {
+
+class ArenaObserver;
+
+// The observer a TBB worker registered through, while it is inside the
+// arena; nullptr elsewhere (the submitter, a worker serving another arena).
+thread_local const ArenaObserver* tl_observer = nullptr;
+
+class ArenaObserver final : public tbb::task_scheduler_observer {
+ public:
+  ArenaObserver(tbb::task_arena& arena, RunContext& ctx)
+      : tbb::task_scheduler_observer(arena), ctx_(ctx) {}
+
+  void on_scheduler_entry(bool is_worker) override {
+    // Only TBB's workers: an external thread is already known to the run.
+    if (!is_worker || RunContext::current_slot() != nullptr) return;
+    const int entry = entries_.fetch_add(1, std::memory_order_relaxed) + 1;
+    ctx_.register_current_thread("tbb worker " +
+                                 std::to_string(tbb::this_task_arena::current_thread_index()) +
+                                 " (entry " + std::to_string(entry) + ")");
+    tl_observer = this;
+    std::lock_guard lk(mu_);
+    ++inside_;
+  }
+
+  void on_scheduler_exit(bool is_worker) override {
+    (void)is_worker;
+    if (tl_observer != this) return;
+    tl_observer = nullptr;
+    ctx_.unregister_current_thread();
+    {
+      std::lock_guard lk(mu_);
+      --inside_;
+    }
+    left_.notify_all();
+  }
+
+  // Blocks until every worker that registered here has left the arena.
+  void wait_until_empty() {
+    std::unique_lock lk(mu_);
+    left_.wait(lk, [this] { return inside_ == 0; });
+  }
+
+  int entries() const { return entries_.load(std::memory_order_relaxed); }
+
+ private:
+  RunContext& ctx_;
+  std::atomic<int> entries_{0};
+  std::mutex mu_;
+  std::condition_variable left_;
+  int inside_ = 0;  // registered workers inside the arena, under mu_
+};
+
+class Tbb final : public Backend {
+ public:
+  explicit Tbb(const BackendSpec& spec) : threads_(std::max(1, spec.threads)) {}
+
+  void start(RunContext& ctx) override {
+    ctx_ = &ctx;
+    handle_.emplace(tbb::attach{});
+    group_ = std::make_unique<tbb::task_group>();
+    parallelism_.emplace(tbb::global_control::max_allowed_parallelism,
+                         static_cast<std::size_t>(threads_) + 1);
+    arena_.emplace(threads_, 0);
+    arena_->initialize();
+    observer_.emplace(*arena_, ctx);
+    observer_->observe(true);
+  }
+
+  void submit(std::uint32_t task) override {
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    auto body = [this, task] {
+      ctx_->execute(task);
+      in_flight_.fetch_sub(1, std::memory_order_release);
+    };
+    if (tl_observer == &*observer_) {
+      spawned_.fetch_add(1, std::memory_order_relaxed);
+      group_->run(std::move(body));
+    } else {
+      enqueued_.fetch_add(1, std::memory_order_relaxed);
+      arena_->enqueue(group_->defer(std::move(body)));
+    }
+  }
+
+  void stop() override {
+    // Every task is finalized; wait for the group's bookkeeping to end too.
+    group_->wait();
+    group_.reset();
+    if (in_flight_.load(std::memory_order_acquire) != 0)
+      ctx_->fail("tbb: task group finished with tasks still in flight");
+    arena_->terminate();
+    observer_->wait_until_empty();
+    observer_->observe(false);
+    entries_at_stop_ = observer_->entries();
+    observer_.reset();
+    arena_.reset();
+    parallelism_.reset();
+    finalized_ = tbb::finalize(*handle_, std::nothrow);
+    handle_.reset();
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    extra["threads"] = threads_;
+    extra["enqueued"] = static_cast<double>(enqueued_.load(std::memory_order_relaxed));
+    extra["spawned"] = static_cast<double>(spawned_.load(std::memory_order_relaxed));
+    extra["worker_entries"] = observer_ ? observer_->entries() : entries_at_stop_;
+    extra["workers_finalized"] = finalized_ ? 1.0 : 0.0;
+  }
+
+ private:
+  const int threads_;
+  RunContext* ctx_ = nullptr;
+  // Declaration order is teardown order in reverse: the handle outlives the
+  // global control, the arena and the observer.
+  std::optional<tbb::task_scheduler_handle> handle_;
+  std::optional<tbb::global_control> parallelism_;
+  std::optional<tbb::task_arena> arena_;
+  std::optional<ArenaObserver> observer_;
+  // tbb::task_group's destructor may throw (missing_wait), which a member of
+  // a Backend (noexcept destructor) cannot; stop() waits for it and frees it.
+  std::unique_ptr<tbb::task_group> group_;
+  std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::int64_t> enqueued_{0};
+  std::atomic<std::int64_t> spawned_{0};
+  double entries_at_stop_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_tbb_backend(const BackendSpec& spec) {
+  return std::make_unique<Tbb>(spec);
+}
+
+}  // namespace poolsim::real
