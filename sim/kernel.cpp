@@ -270,6 +270,8 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
 
 void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) {
   const int idx = static_cast<int>(&c - cpus_.data());
+  // Bring the queue's min_vruntime up to now before placing against it.
+  if (idx != exec_cpu_) account(c);
   {
     Thread& t = threads_[id];
     // PLACE_LAG, clipped at zero: a sleeper keeps the service it was ahead
@@ -301,17 +303,29 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   rq_push(c, id);
   set_state(id, ThreadState::runnable);
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
+  refresh_slice(c);
+  const bool deadline_passed = now().count() >= c.slice_start + m_.slice.count();
   if (idx == exec_cpu_) {
-    refresh_slice(c);
-    if (now().count() >= c.slice_start + m_.slice.count()) c.need_resched = true;
+    if (deadline_passed) c.need_resched = true;
     return;
   }
-  account(c);
-  refresh_slice(c);
-  if (now().count() >= c.slice_start + m_.slice.count())
-    preempt(c);
+  if (deadline_passed)
+    resched(c);
   else
     arm(c);
+}
+
+// The current thread's deadline has passed: switch if a queued thread comes
+// first (pick_eevdf), otherwise the current one gets a new slice
+// (update_deadline) and no switch happens.
+void Kernel::resched(Cpu& c) {
+  c.need_resched = false;
+  if (!c.rq.empty() && c.rq.front().v <= threads_[c.curr].vruntime) {
+    preempt(c);
+    return;
+  }
+  c.slice_start = now().count();
+  arm(c);
 }
 
 // ---- run queues ------------------------------------------------------------
@@ -420,11 +434,8 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
   }
   // The tick noticed the end of the slice.
   if (!c.rq.empty()) {
-    if (c.rq.front().v <= t.vruntime) {
-      k.preempt(c);
-      return;
-    }
-    c.slice_start = k.now().count();
+    k.resched(c);
+    return;
   }
   k.arm(c);
 }
@@ -482,8 +493,8 @@ void Kernel::complete_op(Cpu& c) {
   switch (t.req) {
     case Req::compute:
       t.op = Op::resume;
-      if (c.need_resched && !c.rq.empty())
-        preempt(c);
+      if (c.need_resched)
+        resched(c);
       else
         arm(c);
       return;

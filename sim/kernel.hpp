@@ -283,6 +283,7 @@ class Kernel {
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
   void preempt(Cpu& c);
+  void resched(Cpu& c);
   void pick_next(Cpu& c);
   void start_on(Cpu& c, ThreadId t);
   bool pull(Cpu& c);
