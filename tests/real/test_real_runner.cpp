@@ -1,0 +1,239 @@
+// The runner's isolation and limits: watchdog, max_threads refusal, cgroup
+// quota applied (throttling observed) and removed, cpuset applied, stale
+// groups removed, the child -> parent codec.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "real/cgroup.hpp"
+#include "real/cpu_work.hpp"
+#include "real/result_codec.hpp"
+#include "real_test_util.hpp"
+
+using namespace poolsim;
+using namespace poolsim::real;
+using poolsim::real::test::count_outcome;
+using poolsim::real::test::run_once;
+using poolsim::real::test::scenario;
+
+namespace {
+
+std::size_t own_cgroups() {
+  const std::string prefix = "poolsim-" + std::to_string(getpid()) + "-";
+  std::size_t n = 0;
+  for (const auto& p : list_poolsim_cgroups())
+    n += std::filesystem::path(p).filename().string().rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+bool can_make_cgroups() {
+  try {
+    CpuCgroup g = CpuCgroup::create(0.5, std::chrono::milliseconds(100), 999);
+    return true;
+  } catch (const MachineRefused&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("real.runner.watchdog: a repetition past run.timeout is refused", "[real][runner]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 2}\n  task: [{wait: 20s}]\n"
+      "backend: {kind: pool, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 300ms}\n",
+      /*default_run=*/false);
+  const Workload w = generate_workload(s);
+  REQUIRE_THROWS_AS(run_scenario(s, w), MachineRefused);
+  try {
+    run_scenario(s, w);
+  } catch (const MachineRefused& e) {
+    REQUIRE(std::string(e.what()).find("timeout") != std::string::npos);
+  }
+}
+
+TEST_CASE("real.runner.max_threads: a pool bigger than run.max_threads is refused before it starts",
+          "[real][runner]") {
+  // The loader refuses this already; the runner checks again for callers
+  // that build or override scenarios in code.
+  Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 4}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 8}\n");
+  s.run.max_threads = 4;
+  REQUIRE(estimated_peak_threads(s, generate_workload(s)) == 9);
+  REQUIRE_THROWS_AS(run_scenario(s, generate_workload(s)), MachineRefused);
+}
+
+TEST_CASE("real.runner.max_threads_live: thread-per-task stops at run.max_threads",
+          "[real][runner]") {
+  // A batch passes the estimate (threads may finish before the next starts),
+  // but these tasks all block together: the live guard refuses at the 11th.
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 40}\n  task: [{wait: 200ms}]\n"
+      "backend: {kind: thread-per-task, stack: 128KiB}\n"
+      "run: {reps: 1, warmup: 0, max_threads: 10, timeout: 30s}\n",
+      /*default_run=*/false);
+  try {
+    run_scenario(s, generate_workload(s));
+    FAIL("expected MachineRefused");
+  } catch (const MachineRefused& e) {
+    REQUIRE(std::string(e.what()).find("run.max_threads") != std::string::npos);
+  }
+}
+
+TEST_CASE("real.runner.quota: cpus 0.5 throttles a CPU-bound run, and the group is removed",
+          "[real][runner][cgroup]") {
+  if (!can_make_cgroups()) {
+    WARN("no writable cgroup CPU controller here: quota test skipped");
+    return;
+  }
+  REQUIRE(own_cgroups() == 0);
+  const Scenario s = scenario(
+      "limits: {cpus: 0.5, period: 20ms}\n"
+      "workload:\n  arrival: {kind: batch, count: 12}\n  task: [{cpu: 20ms}]\n"
+      "backend: {kind: pool, threads: 2}\n");
+  const RunResult r = run_once(s, generate_workload(s));
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 12);
+  REQUIRE(own_cgroups() == 0);
+  Duration makespan{};
+  for (const auto& rec : r.records) makespan = std::max(makespan, rec.end);
+  const double share = to_seconds(r.counters.cpu_time) / to_seconds(makespan);
+  INFO("CPU share " << share << ", throttled periods " << r.counters.throttled_periods
+                    << ", throttled time " << to_seconds(r.counters.throttled_time) << " s");
+  // The quota holds: at most 0.5 CPU (plus the per-CPU overrun and the 5 ms
+  // bandwidth slices, sched-bwc.rst: wide margin).
+  REQUIRE(share <= 0.5 * 1.3);
+  if (share >= 0.45) {
+    // The group ran up against its quota, so the kernel throttled it.
+    REQUIRE(r.counters.throttled_periods > 0);
+    REQUIRE(r.counters.throttled_time.count() > 0);
+  } else {
+    // A machine too busy to give the group even 0.5 CPU never reaches the
+    // quota: the throttling counters cannot be checked on this run.
+    WARN("machine too busy to reach the 0.5 CPU quota (share " << share << ")");
+  }
+}
+
+TEST_CASE("real.runner.quota_timeout: the group is removed when the watchdog fires",
+          "[real][runner][cgroup]") {
+  if (!can_make_cgroups()) {
+    WARN("no writable cgroup CPU controller here: test skipped");
+    return;
+  }
+  const Scenario s = scenario(
+      "limits: {cpus: 1}\n"
+      "workload:\n  arrival: {kind: batch, count: 1}\n  task: [{wait: 20s}]\n"
+      "backend: {kind: pool, threads: 1}\nrun: {reps: 1, warmup: 0, timeout: 200ms}\n",
+      /*default_run=*/false);
+  REQUIRE_THROWS_AS(run_scenario(s, generate_workload(s)), MachineRefused);
+  REQUIRE(own_cgroups() == 0);
+}
+
+TEST_CASE("real.runner.stale: a group left by a dead run is removed", "[real][runner][cgroup]") {
+  const auto parents = cgroup_parent_dirs();
+  if (!can_make_cgroups() || parents.empty()) {
+    WARN("no writable cgroup CPU controller here: test skipped");
+    return;
+  }
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  int st = 0;
+  waitpid(dead, &st, 0);
+  // Where create() would put it: the last parent that works (v1 here) or v2.
+  std::string made;
+  for (const auto& p : parents) {
+    const std::string dir = p + "/poolsim-" + std::to_string(dead) + "-0";
+    if (::mkdir(dir.c_str(), 0755) == 0) {
+      made = dir;
+      break;
+    }
+  }
+  REQUIRE_FALSE(made.empty());
+  REQUIRE(std::filesystem::exists(made));
+  REQUIRE(remove_stale_cgroups() >= 1);
+  REQUIRE_FALSE(std::filesystem::exists(made));
+}
+
+TEST_CASE("real.runner.cpuset: a cpuset of one CPU caps CPU time at the wall time",
+          "[real][runner]") {
+  const Scenario s = scenario(
+      "limits: {cpuset: \"0\"}\n"
+      "workload:\n  arrival: {kind: batch, count: 6}\n  task: [{cpu: 10ms}]\n"
+      "backend: {kind: pool, threads: 3}\n");
+  const RunResult r = run_once(s, generate_workload(s));
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 6);
+  Duration makespan{};
+  for (const auto& rec : r.records) makespan = std::max(makespan, rec.end);
+  // One CPU cannot give more CPU time than wall time (5% for clock granularity).
+  REQUIRE(to_seconds(r.counters.cpu_time) <= to_seconds(makespan) * 1.05 + 0.002);
+}
+
+TEST_CASE("real.runner.reps: warmups are dropped, measured repetitions returned",
+          "[real][runner]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 5}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\nrun: {reps: 2, warmup: 1}\n",
+      /*default_run=*/false);
+  int calls = 0, warmups = 0;
+  RealOptions opt;
+  opt.progress = [&](int, int total, bool warm) {
+    ++calls;
+    warmups += warm ? 1 : 0;
+    REQUIRE(total == 3);
+  };
+  const auto rs = run_scenario(s, generate_workload(s), opt);
+  REQUIRE(rs.size() == 2);
+  REQUIRE(calls == 3);
+  REQUIRE(warmups == 1);
+}
+
+TEST_CASE("real.codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
+  RunResult r;
+  r.mode = "measured";
+  r.cpus_available = 1.5;
+  r.records.resize(3);
+  r.records[1].submit = Duration{5};
+  r.records[1].end = Duration{99};
+  r.records[1].outcome = TaskOutcome::rejected;
+  r.counters.switches_voluntary = 42;
+  r.extra["steals"] = 7;
+  r.threads_series.push_back({Duration{3}, 4});
+  r.trace.tracks.push_back({"submitter", false});
+  r.trace.spans.push_back(TraceSpan{0, SpanKind::task, 1, TraceSpan::kNoTask, Duration{1}, Duration{2}});
+  const RunResult d = decode_result(encode_result(r));
+  REQUIRE(d.mode == "measured");
+  REQUIRE(d.cpus_available == 1.5);
+  REQUIRE(d.records.size() == 3);
+  REQUIRE(d.records[1].end == Duration{99});
+  REQUIRE(d.records[1].outcome == TaskOutcome::rejected);
+  REQUIRE(d.counters.switches_voluntary == 42);
+  REQUIRE(d.extra.at("steals") == 7);
+  REQUIRE(d.threads_series.size() == 1);
+  REQUIRE(d.trace.tracks.at(0).name == "submitter");
+  REQUIRE(d.trace.spans.at(0).end == Duration{2});
+  const std::string bytes = encode_result(r);
+  REQUIRE_THROWS(decode_result(std::string_view(bytes).substr(0, bytes.size() - 1)));
+}
+
+TEST_CASE("real.cpu_work.scaling: twice the work takes about twice the CPU time",
+          "[real][cpu-work]") {
+  const double rate = units_per_ns();
+  REQUIRE(rate > 0);
+  auto cpu_of = [](Duration work) {
+    timespec a{}, b{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    burn(work);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    return (b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
+  };
+  double one = 1e300, two = 1e300;
+  for (int i = 0; i < 5; ++i) {  // best of five: disturbances only add time
+    one = std::min(one, cpu_of(std::chrono::milliseconds(2)));
+    two = std::min(two, cpu_of(std::chrono::milliseconds(4)));
+  }
+  REQUIRE(two / one > 1.6);
+  REQUIRE(two / one < 2.4);
+}
