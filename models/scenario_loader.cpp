@@ -1044,7 +1044,8 @@ BackendSpec read_backend(const Val& v, int cores) {
     }
     case BackendKind::injecting_pool: {
       b.min_threads = count_or("min_threads", cores);
-      // The Win32 default pool's maximum (500 or 512, see mechanisms.md).
+      // The spec's default max_threads for injecting-pool (after the Win32 default
+      // pool's maximum, which mechanisms.md lists as 500 or 512, unconfirmed).
       constexpr int kDefaultInjectingMax = 512;
       b.max_threads = count_or("max_threads", std::max(kDefaultInjectingMax, b.min_threads));
       if (b.min_threads > b.max_threads)
