@@ -28,6 +28,9 @@
 // or `duration`; closed needs `clients` and `duration` (`think` defaults to
 // 0ns). Exactly one limit keeps the generators unambiguous.
 //
+// Tolerance: `default` and per-metric fractions (70% or 0.7, may exceed 1);
+// a metric written as `off` goes to Tolerance::ignored.
+//
 // Left out: YAML anchors/merge keys get no special treatment beyond what
 // yaml-cpp does; multi-document files are refused; the thread-per-task bound
 // (one thread per concurrently running task) is checked by the runner, which
@@ -1082,7 +1085,15 @@ Tolerance read_tolerance(const Val& v) {
   });
   Tolerance t;
   for (const auto& k : r.keys()) {
-    const double f = yaml::fraction(*r.get(k), /*allow_above_one=*/true);
+    const Val fv = *r.get(k);
+    // `off`: the metric is not compared at all (Tolerance::ignored).
+    if (fv.is_scalar() && fv.node.Scalar() == "off") {
+      if (k == "default")
+        fv.fail("the default tolerance cannot be off; turn metrics off one by one");
+      t.ignored.insert(k);
+      continue;
+    }
+    const double f = yaml::fraction(fv, /*allow_above_one=*/true);
     if (k == "default")
       t.default_tolerance = f;
     else

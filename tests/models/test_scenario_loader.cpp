@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -325,6 +326,18 @@ TEST_CASE("loader: units in every value kind", "[loader][units]") {
   CHECK(s.backend.stack == 1024 * 1024);
   CHECK(s.tolerance.default_tolerance == Approx(0.2));
   CHECK(s.tolerance.for_metric("makespan") == Approx(0.05));
+  CHECK(s.tolerance.ignored.empty());
+}
+
+TEST_CASE("loader: tolerance off ignores a metric", "[loader]") {
+  const Scenario s = load_scenario_text(
+      "name: t\n" + kWorkload + kBackend +
+          "tolerance: {default: 20%, switches_voluntary: off, latency_max: 150%}\n",
+      "t.yaml", shipped());
+  CHECK(s.tolerance.ignored == std::set<std::string, std::less<>>{"switches_voluntary"});
+  CHECK_FALSE(s.tolerance.per_metric.count("switches_voluntary"));
+  CHECK(s.tolerance.for_metric("latency_max") == Approx(1.5));
+  CHECK(s.tolerance.default_tolerance == Approx(0.2));
 }
 
 TEST_CASE("loader: `cores` expressions follow cpuset and quota", "[loader][cores]") {
@@ -993,6 +1006,10 @@ TEST_CASE("loader errors: run and tolerance", "[loader][errors]") {
   SECTION("tolerance not a fraction") {
     CHECK_SCENARIO_ERROR(error_of(base + "tolerance: {default: ten}\n"), "t.yaml:6:22",
                          "tolerance.default", "expected a fraction such as 70% or 0.7");
+  }
+  SECTION("default tolerance off") {
+    CHECK_SCENARIO_ERROR(error_of(base + "tolerance: {default: off}\n"), "t.yaml:6:22",
+                         "tolerance.default", "the default tolerance cannot be off");
   }
   SECTION("run is a scalar") {
     CHECK_SCENARIO_ERROR(
