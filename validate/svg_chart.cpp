@@ -629,9 +629,14 @@ Rendered render_timeline_chart(const TimelineChart& c) {
                     tick_label(cut, cut, Unit::seconds), c.max_rects));
   }
 
-  // Legend: the named styles that some drawn span uses.
-  std::vector<bool> used(c.styles.size(), false);
-  for (const auto& s : spans) used[s.style] = true;
+  // Legend: the named styles that some drawn span uses; an unnamed style
+  // counts for the nearest named style before it (its group).
+  std::vector<bool> drawn(c.styles.size(), false), used(c.styles.size(), false);
+  for (const auto& s : spans) drawn[s.style] = true;
+  for (std::size_t i = 0, owner = 0; i < c.styles.size(); ++i) {
+    if (!c.styles[i].name.empty()) owner = i;
+    if (drawn[i]) used[owner] = true;
+  }
   std::vector<LegendItem> items;
   for (std::size_t i = 0; i < c.styles.size(); ++i) {
     const TimelineStyle& st = c.styles[i];
@@ -642,9 +647,9 @@ Rendered render_timeline_chart(const TimelineChart& c) {
   }
   auto [legend, legend_h] = legend_svg(items, x0, kTitleHeight + 2, x1 - x0);
   const double top = kTitleHeight + legend_h + 8;
-  // Track height: up to 16 px, shrunk so the chart stays under ~400 px of tracks.
+  // Track height: up to 20 px, shrunk so the chart stays under ~400 px of tracks.
   const double th = std::clamp(
-      std::floor(400.0 / static_cast<double>(std::max<std::size_t>(1, ntracks))), 3.0, 16.0);
+      std::floor(400.0 / static_cast<double>(std::max<std::size_t>(1, ntracks))), 3.0, 20.0);
   const double plot_h = th * static_cast<double>(std::max<std::size_t>(1, ntracks));
   const Scale xs{0, tmax, x0, x1, false};
 

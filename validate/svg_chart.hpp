@@ -129,7 +129,7 @@ Rendered render_whisker_chart(const WhiskerChart& c);
 
 // ---- timelines (Gantt) -------------------------------------------------------
 struct TimelineStyle {
-  std::string name;  // legend entry; empty: not listed in the legend
+  std::string name;  // legend entry; empty: part of the nearest named style before it
   std::string color;
   double height = 1.0;  // fraction of the track height, centred
 };

@@ -357,6 +357,9 @@ TEST_CASE("report.Structure.SectionsChartsRows", "[report]") {
   CHECK(html.find("Simulated schedule, per CPU") != std::string::npos);
   CHECK(html.find("Measured schedule, per thread (rep 1)") != std::string::npos);
   CHECK(html.find(">cpu 1</text>") != std::string::npos);
+  CHECK(html.find(">running (colour = thread id mod 8)</text>") !=
+        std::string::npos);                                   // workers 1..4
+  CHECK(html.find(">runnable</text>") == std::string::npos);  // no span uses it: not in the legend
   CHECK(html.find(">worker 4</text>") != std::string::npos);
   CHECK(html.find("class=\"absent\"") == std::string::npos);
   // The scenario text verbatim, escaped.
