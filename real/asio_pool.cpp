@@ -33,10 +33,9 @@
 // Left out: thread_pool's default size (2 x hardware threads) since the
 // scenario always gives `threads`; strands and executors other than the
 // pool's own; per-thread stack size.
+#include <algorithm>
 #include <asio/post.hpp>
 #include <asio/thread_pool.hpp>
-
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>

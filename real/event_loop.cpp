@@ -38,12 +38,11 @@
 // queue bound and back-pressure; Node's libuv thread pool for blocking calls;
 // per-task CPU time (a loop thread interleaves tasks, so per_task_cpu() is
 // false).
+#include <algorithm>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
-
-#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -86,8 +85,7 @@ class EventLoop final : public Backend {
   }
 
   void submit(std::uint32_t task) override {
-    const std::size_t i =
-        next_loop_.fetch_add(1, std::memory_order_relaxed) % loops_.size();
+    const std::size_t i = next_loop_.fetch_add(1, std::memory_order_relaxed) % loops_.size();
     Loop& loop = *loops_[i];
     asio::post(loop.io, [this, &loop, task] {
       next_phase_[task] = 0;
@@ -170,8 +168,9 @@ class EventLoop final : public Backend {
     if (!timer) timer = std::make_unique<asio::steady_timer>(loop.io);
     timer->expires_after(std::chrono::nanoseconds(d.count()));
     timer->async_wait([this, &loop, task](const std::error_code& ec) {
-      if (ec) ctx_->fail("event-loop: timer of task " + std::to_string(task) + " failed: " +
-                         ec.message());
+      if (ec)
+        ctx_->fail("event-loop: timer of task " + std::to_string(task) +
+                   " failed: " + ec.message());
       step(loop, task);
     });
   }

@@ -53,9 +53,9 @@
 #include <oneapi/tbb/task_scheduler_observer.h>
 
 #include <algorithm>
-#include <memory>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>

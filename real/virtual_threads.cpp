@@ -70,12 +70,11 @@
 // on a carrier which is now pinned wakes only when that carrier returns to
 // its scheduler; per-task CPU time (a carrier runs many tasks, so
 // per_task_cpu() is false).
+#include <algorithm>
+#include <atomic>
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/all.hpp>
 #include <boost/fiber/scheduler.hpp>
-
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -104,17 +103,17 @@ constexpr std::size_t kFiberStack = std::size_t{64} << 10;
 // State shared by the carriers of one backend (the "ForkJoinPool").
 struct CarrierShared {
   std::mutex mu;
-  std::condition_variable cv;           // idle carriers wait here
-  std::deque<bf::context*> ready;       // worker fibers, FIFO
-  std::deque<std::uint32_t> intake;     // submitted tasks not yet a fiber
+  std::condition_variable cv;        // idle carriers wait here
+  std::deque<bf::context*> ready;    // worker fibers, FIFO
+  std::deque<std::uint32_t> intake;  // submitted tasks not yet a fiber
   bool stopping = false;
-  int idle = 0;                         // carriers inside suspend_until
+  int idle = 0;  // carriers inside suspend_until
   // Counters, under mu.
   std::int64_t mounts = 0;
   std::int64_t parks = 0;
   std::int64_t fibers_alive = 0;
   std::int64_t fibers_peak = 0;
-  std::condition_variable all_ended;    // fibers_alive reached 0
+  std::condition_variable all_ended;  // fibers_alive reached 0
 };
 
 // The per-carrier scheduling algorithm (one instance per carrier thread,

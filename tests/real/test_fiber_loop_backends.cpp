@@ -113,25 +113,28 @@ TEST_CASE("real.libraries.batch: every task completes exactly once", "[real][lib
 TEST_CASE("real.libraries.poisson: open arrivals, every task once", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
-    const Scenario s = scenario(
-        std::string("workload:\n  arrival: {kind: poisson, rate: 4000/s, count: 150}\n") + kTask +
-        "backend: " + b.yaml + "\n");
+    const Scenario s =
+        scenario(std::string("workload:\n  arrival: {kind: poisson, rate: 4000/s, count: 150}\n") +
+                 kTask + "backend: " + b.yaml + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
     REQUIRE(count_outcome(r, TaskOutcome::completed) == 150);
     check_records_sane(r);
     check_backend_counters(b, w, r);
-    for (std::size_t i = 0; i < w.tasks.size(); ++i) REQUIRE(r.records[i].submit >= w.tasks[i].arrival);
+    for (std::size_t i = 0; i < w.tasks.size(); ++i)
+      REQUIRE(r.records[i].submit >= w.tasks[i].arrival);
   }
 }
 
-TEST_CASE("real.libraries.closed: clients resubmit from the runtime's threads", "[real][libraries]") {
+TEST_CASE("real.libraries.closed: clients resubmit from the runtime's threads",
+          "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
     // think 0: the next task is submitted inline by the completing thread
     // (a carrier fiber, a loop, a TBB or Asio worker).
     const Scenario s = scenario(
-        std::string("workload:\n  arrival: {kind: closed, clients: 6, think: 0ms, duration: 40ms}\n") +
+        std::string(
+            "workload:\n  arrival: {kind: closed, clients: 6, think: 0ms, duration: 40ms}\n") +
         kTask + "backend: " + b.yaml + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
@@ -155,17 +158,19 @@ TEST_CASE("real.libraries.closed: clients resubmit from the runtime's threads", 
 TEST_CASE("real.libraries.graph: every node once, after its predecessors", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
-    const Scenario s = scenario(std::string(
-        "workload:\n  graph:\n    fork_join: {depth: 3, fanout: 3, leaf: [{cpu: 100us}, {wait: 200us}],"
-        " fork: [{cpu: 20us}], join: [{cpu: 20us}]}\n"
-        "backend: ") + b.yaml + "\n");
+    const Scenario s = scenario(std::string("workload:\n  graph:\n    fork_join: {depth: 3, "
+                                            "fanout: 3, leaf: [{cpu: 100us}, {wait: 200us}],"
+                                            " fork: [{cpu: 20us}], join: [{cpu: 20us}]}\n"
+                                            "backend: ") +
+                                b.yaml + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
     REQUIRE(count_outcome(r, TaskOutcome::completed) == w.tasks.size());
     check_records_sane(r);
     check_backend_counters(b, w, r);
     for (std::size_t i = 0; i < w.tasks.size(); ++i)
-      for (std::uint32_t succ : w.successors_of(w.tasks[i])) REQUIRE(r.records[succ].start >= r.records[i].end);
+      for (std::uint32_t succ : w.successors_of(w.tasks[i]))
+        REQUIRE(r.records[succ].start >= r.records[i].end);
   }
 }
 
