@@ -31,6 +31,13 @@ bool Engine::cancel(EventId& id) {
 }
 
 void Engine::push(const Entry& e) {
+  if (top_fired_) {
+    // The fired top is still in place: overwrite it and sift down once
+    // instead of removing it and sifting the new entry up.
+    top_fired_ = false;
+    sift_down(e);
+    return;
+  }
   std::size_t i = heap_.size();
   heap_.push_back(e);
   while (i > 0) {
@@ -42,12 +49,15 @@ void Engine::push(const Entry& e) {
   heap_[i] = e;
 }
 
-Engine::Entry Engine::pop() {
-  Entry top = heap_[0];
+void Engine::drop_fired_top() {
+  top_fired_ = false;
   Entry last = heap_.back();
   heap_.pop_back();
-  std::size_t n = heap_.size();
-  if (n == 0) return top;
+  if (!heap_.empty()) sift_down(last);
+}
+
+void Engine::sift_down(const Entry& last) {
+  const std::size_t n = heap_.size();
   std::size_t i = 0;
   for (;;) {
     std::size_t c = 4 * i + 1;
@@ -61,14 +71,18 @@ Engine::Entry Engine::pop() {
     i = best;
   }
   heap_[i] = last;
-  return top;
 }
 
 bool Engine::step() {
+  if (top_fired_) drop_fired_top();
   while (!heap_.empty()) {
-    Entry e = pop();
+    const Entry e = heap_[0];
     Slot& s = slots_[e.slot];
-    if (s.gen != e.gen) continue;  // cancelled
+    if (s.gen != e.gen) {  // cancelled
+      drop_fired_top();
+      continue;
+    }
+    top_fired_ = true;  // removed lazily: by the next push, or the next step
     now_ = e.t;
     Callback cb = s.cb;
     void* ctx = s.ctx;
