@@ -85,13 +85,14 @@ TEST_CASE("real.pool.unbounded: an unbounded queue never grows past core", "[rea
 }
 
 TEST_CASE("real.pool.keep_alive: idle threads above core retire", "[real][pool]") {
-  // Five roots fill 1 core thread + 1 queue slot + 3 extra threads; the tail
+  // Five roots fill 1 core thread + 1 queue slot + 3 extra threads (their
+  // wait outlasts the five hand-overs, even under ThreadSanitizer); the tail
   // node keeps the run alive long after the keep-alive of the idle extras.
   const Scenario s = scenario(
       "workload:\n  graph:\n    nodes:\n"
-      "      - {id: a, task: [{wait: 10ms}]}\n      - {id: b, task: [{wait: 10ms}]}\n"
-      "      - {id: c, task: [{wait: 10ms}]}\n      - {id: d, task: [{wait: 10ms}]}\n"
-      "      - {id: e, task: [{wait: 10ms}]}\n"
+      "      - {id: a, task: [{wait: 100ms}]}\n      - {id: b, task: [{wait: 100ms}]}\n"
+      "      - {id: c, task: [{wait: 100ms}]}\n      - {id: d, task: [{wait: 100ms}]}\n"
+      "      - {id: e, task: [{wait: 100ms}]}\n"
       "      - {id: tail, task: [{wait: 200ms}], after: [a, b, c, d, e]}\n"
       "backend: {kind: pool, threads: 1, max_threads: 4, queue: 1, keep_alive: 20ms}\n");
   const RunResult r = run_once(s, generate_workload(s));
@@ -143,11 +144,13 @@ TEST_CASE("real.work_stealing.accounting: every task came from one of the three 
 TEST_CASE("real.thread_per_task.threads: one thread per task, created by the submitter",
           "[real][thread-per-task]") {
   const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 20}\n  task: [{wait: 30ms}]\n"
+      "workload:\n  arrival: {kind: batch, count: 20}\n  task: [{wait: 400ms}]\n"
       "backend: {kind: thread-per-task, stack: 128KiB}\n");
   const RunResult r = run_once(s, generate_workload(s));
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 20);
-  // All twenty block together: the peak is every task thread plus the submitter.
+  // All twenty block together (creating twenty threads takes far less than
+  // the wait, even under ThreadSanitizer): the peak is every task thread
+  // plus the submitter.
   REQUIRE(r.counters.threads_peak == 21);
   std::vector<std::uint32_t> workers;
   for (const auto& rec : r.records) workers.push_back(rec.worker);
