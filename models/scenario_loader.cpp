@@ -567,10 +567,12 @@ int thread_count(const Val& v, int cores) {
       "expected a thread count: a whole number, cores, N*cores, cores*N or cores/N (got '" +
       v.node.Scalar() + "')";
   auto number = [&](const std::string& t) -> long long {
-    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) {
+    if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) {
           return std::isdigit(static_cast<unsigned char>(c));
         }))
       v.fail(expected);
+    // More than 9 digits cannot be an int thread count.
+    if (t.size() > 9) v.fail("thread count " + t + " is too large");
     return std::stoll(t);
   };
   long long n = 0;

@@ -665,6 +665,10 @@ TEST_CASE("loader errors: backend", "[loader][errors]") {
     CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: tbb, threads: 0}\n"), "t.yaml:5:31",
                          "backend.threads", "a thread count must be at least 1");
   }
+  SECTION("thread count too large") {
+    CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: tbb, threads: 99999999999}\n"),
+                         "t.yaml:5:31", "backend.threads", "thread count 99999999999 is too large");
+  }
   SECTION("cores divided by zero") {
     CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: event-loop, loops: cores/0}\n"),
                          "t.yaml:5:36", "backend.loops", "cannot divide cores by 0");
