@@ -401,6 +401,19 @@ TEST_CASE("report.Structure.DivergingMetricIsMarked", "[report]") {
                   "style=\"background:#cf222e\">diverge</span>") != std::string::npos);
 }
 
+TEST_CASE("report.Size.LargeRunStaysSmall", "[report]") {
+  // 100,000 tasks: 100k points per latency CDF and step series, 100k CPU
+  // spans and 300k thread spans; every chart must be reduced, and say so.
+  Fixture f(100000);
+  const std::string html = render_html_report(f.input());
+  CHECK(html.size() < 2'500'000);
+  CHECK(count_of(html, "<svg ") == 6);
+  CHECK(count_of(html, "points reduced to") >= 4);  // predicted and measured CDFs, runnable series
+  CHECK(html.find("100000 spans: ") != std::string::npos);  // the simulated CPUs
+  CHECK(html.find("300000 spans: ") != std::string::npos);  // the measured threads
+  CHECK(count_of(html, "merged into a neighbour less than one pixel") == 2);
+}
+
 // One Chromium launch: the report must render with a clean console and its
 // charts in the DOM.
 TEST_CASE("report.Browser.RendersInHeadlessChromium", "[report][browser]") {
