@@ -19,6 +19,10 @@
 // forms); ThreadPoolExecutor's parameter rules (core <= max, reject
 // policies) for `pool`; mechanisms.md for the machine-profile fields.
 //
+// Machine: without `machine:` the shipped `default` profile is used, so a bare
+// scenario predicts the same everywhere. An inline map is named "inline", or
+// "BASE+overrides" when it changes fields of `base: BASE`.
+//
 // Empirical distribution files: a text file with one duration per line, each
 // with its unit ("1.5ms"); blank lines and lines starting with '#' are
 // skipped; a relative `file:` is resolved against the scenario's directory.
@@ -26,7 +30,8 @@
 // Arrival rules: batch needs `count`; poisson needs `rate` and exactly one of
 // `count` or `duration`; periodic needs `interval` and exactly one of `count`
 // or `duration`; closed needs `clients` and `duration` (`think` defaults to
-// 0ns). Exactly one limit keeps the generators unambiguous.
+// 0ns; an optional `count` caps the total requests, an extension the workload
+// generator supports). Exactly one limit keeps open arrivals unambiguous.
 //
 // Tolerance: `default` and per-metric fractions (70% or 0.7, may exceed 1);
 // a metric written as `off` goes to Tolerance::ignored.
@@ -746,7 +751,7 @@ Arrival read_arrival(const Val& v) {
   else if (kind == "periodic")
     keys.insert(keys.end(), {"interval", "count", "duration"});
   else if (kind == "closed")
-    keys.insert(keys.end(), {"clients", "think", "duration"});
+    keys.insert(keys.end(), {"clients", "think", "duration", "count"});
   else
     keys.insert(keys.end(), {"count", "rate", "duration", "interval", "clients",
                              "think"});  // report the missing kind
@@ -798,6 +803,7 @@ Arrival read_arrival(const Val& v) {
     const auto dv = r.require("duration", "how long the closed loop runs");
     a.duration = yaml::duration(dv);
     if (*a.duration <= Duration{0}) dv.fail("duration must be greater than 0s");
+    if (r.has("count")) a.count = count();  // optional cap on total requests
   }
   return a;
 }

@@ -218,6 +218,9 @@ TEST_CASE("loader: arrival kinds and their keys", "[loader]") {
   const Arrival c2 =
       arrival("{kind: closed, clients: 3, think: {dist: exponential, mean: 5ms}, duration: 1s}");
   CHECK(c2.think.mean_seconds() == Approx(5e-3));
+  CHECK_FALSE(c2.count);
+  const Arrival c3 = arrival("{kind: closed, clients: 4, duration: 1s, count: 100}");
+  CHECK(c3.count == 100);
 }
 
 TEST_CASE("loader: classes with percentage weights are normalised", "[loader]") {
