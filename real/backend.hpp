@@ -131,7 +131,7 @@ std::unique_ptr<Backend> make_asio_pool_backend(const BackendSpec& spec);
 
 struct ContextOptions {
   bool trace = false;
-  bool per_task_cpu = true;
+  bool per_task_cpu = false;    // TaskRecord::cpu from the thread's CPU clock (RealOptions::task_cpu)
   int max_threads = 0;          // 0 = unlimited; spawn() refuses beyond it
   int fail_fd = -1;             // child: where refuse()/fail() report before _exit
 };

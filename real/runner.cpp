@@ -317,7 +317,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   std::unique_ptr<Backend> backend = make_backend(s.backend);
   ContextOptions co;
   co.trace = opt.trace;
-  co.per_task_cpu = backend->per_task_cpu();
+  co.per_task_cpu = opt.task_cpu && backend->per_task_cpu();
   co.max_threads = s.run.max_threads;
   co.fail_fd = fail_fd;
   RunContext ctx(s, w, co);

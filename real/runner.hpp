@@ -25,6 +25,11 @@ struct RealOptions {
   // Period of the sampler that records threads_series and runnable_series
   // (a thread outside the counts); 0 disables the series.
   Duration sample_period = std::chrono::milliseconds(1);
+  // Per-task CPU time (TaskRecord::cpu) from CLOCK_THREAD_CPUTIME_ID: two
+  // system calls per task (about 1.5 us of CPU on this machine, measured by
+  // bench/real_recording.cpp), so off unless asked for. The run's cpu_time
+  // (getrusage) does not need it.
+  bool task_cpu = false;
 };
 
 // Runs run.warmup + run.reps repetitions and returns the measured ones

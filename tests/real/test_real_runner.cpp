@@ -237,3 +237,25 @@ TEST_CASE("real.cpu_work.scaling: twice the work takes about twice the CPU time"
   REQUIRE(two / one > 1.6);
   REQUIRE(two / one < 2.4);
 }
+
+TEST_CASE("real.runner.task_cpu: per-task CPU time follows the work when asked for",
+          "[real][runner]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 6}\n  task: [{cpu: 4ms}, {wait: 2ms}]\n"
+      "backend: {kind: pool, threads: 2}\n");
+  const Workload w = generate_workload(s);
+  RealOptions opt;
+  opt.task_cpu = true;
+  const auto rs = run_scenario(s, w, opt);
+  REQUIRE(rs.size() == 1);
+  for (const auto& rec : rs[0].records) {
+    REQUIRE(rec.outcome == TaskOutcome::completed);
+    // 4 ms of calibrated work; the wait costs no CPU. Wide band (frequency
+    // changes, a busy host): a missing measurement (0) fails the lower bound,
+    // a process-wide clock (every worker's work, ~24 ms here) the upper one.
+    REQUIRE(to_seconds(rec.cpu) > 0.002);
+    REQUIRE(to_seconds(rec.cpu) < 0.012);
+  }
+  const RunResult plain = run_once(s, w);
+  for (const auto& rec : plain.records) REQUIRE(rec.cpu.count() == 0);
+}
