@@ -20,7 +20,7 @@ namespace poolsim {
 using Duration = std::chrono::duration<std::int64_t, std::nano>;
 using Bytes = std::int64_t;
 
-inline constexpr double to_seconds(Duration d) { return static_cast<double>(d.count()) * 1e-9; }
+inline constexpr double to_seconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
 inline constexpr Duration from_seconds(double s) {
   return Duration{static_cast<std::int64_t>(s * 1e9 + (s >= 0 ? 0.5 : -0.5))};
 }

@@ -1,0 +1,69 @@
+// common.hpp: what every poolsim subcommand shares: the common flags, loading
+// and checking a scenario, progress on stderr, and the mapping of failures to
+// the exit codes of ../shared/spec/cli.md (2 bad input, 3 machine refused).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "models/scenario.hpp"
+#include "models/scenario_loader.hpp"
+#include "real/runner.hpp"
+
+namespace poolsim::app {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDiverges = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitRefused = 3;
+
+struct CommonFlags {
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+  std::string machine;
+  std::string json;
+  bool quiet = false;
+};
+
+void add_common_flags(CLI::App* cmd, CommonFlags& f);
+LoadOptions load_options(const CommonFlags& f);
+// Loads and checks the scenario; a missing `host` profile is calibrated first
+// (quick mode), as the spec says.
+Scenario load_checked(const std::string& file, const CommonFlags& f);
+
+// Failures a command reports with exit 3 (the machine refused, or an engine
+// that this build does not have).
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Bad usage detected after parsing (exit 2).
+struct Usage : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs a command body, mapping exceptions to exit codes and messages.
+int guarded(const std::function<int()>& body);
+
+// Progress and log lines on stderr (suppressed by --quiet).
+void log_line(const CommonFlags& f, const std::string& line);
+// Options for the real runner: progress lines on stderr, tracing on request.
+real::RealOptions real_options(const CommonFlags& f, bool trace);
+// The text of a file (for reports); empty if it cannot be read.
+std::string read_text(const std::string& path);
+
+// Subcommand registration (one file each).
+void register_simulate(CLI::App& app, std::function<int()>& action);
+void register_run(CLI::App& app, std::function<int()>& action);
+void register_validate(CLI::App& app, std::function<int()>& action);
+void register_compare(CLI::App& app, std::function<int()>& action);
+void register_calibrate(CLI::App& app, std::function<int()>& action);
+void register_size(CLI::App& app, std::function<int()>& action);
+void register_sweep(CLI::App& app, std::function<int()>& action);
+
+}  // namespace poolsim::app

@@ -1,0 +1,113 @@
+// poolsim compare FILE --backends a,b,c: one workload on several runtimes,
+// side by side (simulated; --measure adds real runs). Each entry is a backend
+// kind with optional parameters: `pool:threads=200:queue=1000`,
+// `virtual-threads:carriers=2`; they replace the scenario's backend section.
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/common.hpp"
+#include "models/metrics.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "validate/output.hpp"
+#include "validate/table.hpp"
+
+namespace poolsim::app {
+namespace {
+struct CompareFlags {
+  CommonFlags common;
+  std::string file;
+  std::vector<std::string> backends;
+  bool measure = false;
+};
+
+// "pool:threads=200:queue=1000" -> "backend={kind: pool, threads: 200, queue: 1000}"
+std::string backend_override(const std::string& entry) {
+  std::istringstream in(entry);
+  std::string part, kind;
+  std::getline(in, kind, ':');
+  if (kind.empty()) throw Usage("--backends: empty backend entry in '" + entry + "'");
+  std::string yaml = "{kind: " + kind;
+  while (std::getline(in, part, ':')) {
+    const auto eq = part.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Usage("--backends: expected KEY=VALUE after the kind in '" + entry + "', got '" + part + "'");
+    yaml += ", " + part.substr(0, eq) + ": " + part.substr(eq + 1);
+  }
+  return "backend=" + yaml + "}";
+}
+
+const Metric kColumns[] = {Metric::makespan,     Metric::latency_mean, Metric::latency_p99,
+                           Metric::threads_peak, Metric::memory_peak,  Metric::switches_voluntary,
+                           Metric::switches_involuntary, Metric::completed, Metric::rejected};
+}  // namespace
+
+void register_compare(CLI::App& app, std::function<int()>& action) {
+  auto flags = std::make_shared<CompareFlags>();
+  auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");
+  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("--backends", flags->backends,
+                  "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. pool:threads=200,virtual-threads")
+      ->delimiter(',')
+      ->required();
+  cmd->add_flag("--measure", flags->measure, "Also run each backend on this machine (run.reps repetitions)");
+  add_common_flags(cmd, flags->common);
+  cmd->callback([flags, &action] {
+    action = [flags] {
+      std::vector<std::string> header{"backend"};
+      std::vector<bool> right{false};
+      for (auto m : kColumns) {
+        header.emplace_back(std::string(to_string(m)) + (flags->measure ? " sim" : ""));
+        right.push_back(true);
+        if (flags->measure) {
+          header.emplace_back(std::string(to_string(m)) + " real");
+          right.push_back(true);
+        }
+      }
+      validate::Table table(header, right);
+      nlohmann::ordered_json out;
+      std::string scenario_name;
+      for (const auto& entry : flags->backends) {
+        CommonFlags cf = flags->common;
+        cf.sets.push_back(backend_override(entry));
+        const Scenario s = load_checked(flags->file, cf);
+        scenario_name = s.name;
+        const Workload w = generate_workload(s);
+        log_line(cf, fmt::format("compare {}: simulating {}", s.name, entry));
+        const RunResult r = sim::simulate(s, w);
+        const Metrics pm = compute_metrics(r);
+        std::array<MetricStats, kMetricCount> st{};
+        if (flags->measure) {
+          log_line(cf, fmt::format("compare {}: measuring {}", s.name, entry));
+          const auto reps = real::run_scenario(s, w, real_options(cf, false));
+          std::vector<Metrics> ms;
+          for (const auto& x : reps) ms.push_back(compute_metrics(x));
+          st = summarize(ms);
+        }
+        std::vector<std::string> row{entry};
+        nlohmann::ordered_json e;
+        e["backend"] = validate::backend_json(s.backend);
+        for (auto m : kColumns) {
+          row.push_back(validate::format_metric(m, pm[m]));
+          e["simulated"][std::string(to_string(m))] = pm[m];
+          if (flags->measure) {
+            const auto& ms = st[static_cast<std::size_t>(m)];
+            row.push_back(validate::format_metric(m, ms.mean));
+            e["measured"][std::string(to_string(m))] = validate::stats_json(ms);
+          }
+        }
+        table.add_row(row);
+        out["backends"].push_back(e);
+      }
+      out["scenario"] = scenario_name;
+      if (flags->common.json != "-") std::cout << table.str();
+      if (!flags->common.json.empty()) validate::write_json(flags->common.json, out);
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace poolsim::app

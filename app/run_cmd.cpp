@@ -1,0 +1,62 @@
+// poolsim run FILE: execute the scenario on this machine, run.reps times.
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app/common.hpp"
+#include "models/metrics.hpp"
+#include "models/workload.hpp"
+#include "real/runner.hpp"
+#include "validate/output.hpp"
+
+namespace poolsim::app {
+namespace {
+struct RunFlags {
+  CommonFlags common;
+  std::string file;
+  std::string trace;
+};
+}  // namespace
+
+real::RealOptions real_options(const CommonFlags& f, bool trace) {
+  real::RealOptions o;
+  o.trace = trace;
+  o.progress = [&f](int rep, int total, bool warmup) {
+    log_line(f, fmt::format("  {} {}/{}", warmup ? "warmup" : "repetition", rep, total));
+  };
+  return o;
+}
+
+void register_run(CLI::App& app, std::function<int()>& action) {
+  auto flags = std::make_shared<RunFlags>();
+  auto* cmd = app.add_subcommand("run", "Execute the scenario on the real backend on this machine, run.reps times");
+  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("--trace", flags->trace, "Write the first measured repetition's schedule as Chrome trace-event JSON")
+      ->type_name("PATH");
+  add_common_flags(cmd, flags->common);
+  cmd->callback([flags, &action] {
+    action = [flags] {
+      const Scenario s = load_checked(flags->file, flags->common);
+      const Workload w = generate_workload(s);
+      log_line(flags->common, fmt::format("run {}: {} warmup + {} measured repetitions", s.name, s.run.warmup, s.run.reps));
+      const auto reps = real::run_scenario(s, w, real_options(flags->common, !flags->trace.empty()));
+      std::vector<Metrics> ms;
+      for (const auto& r : reps) ms.push_back(compute_metrics(r));
+      const auto stats = summarize(ms);
+      if (!flags->common.quiet)
+        std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
+                  << "backend " << validate::backend_json(s.backend).dump() << ", measured on this machine\n\n";
+      if (flags->common.json != "-") std::cout << validate::measured_table(stats);
+      if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::measured_json(s, stats, reps));
+      if (!flags->trace.empty() && !reps.empty()) {
+        std::ofstream f(flags->trace);
+        if (!f) throw Usage("cannot write trace '" + flags->trace + "'");
+        write_chrome_trace(f, reps.front().trace, s.name + " (measured)");
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace poolsim::app

@@ -1,0 +1,138 @@
+// poolsim size: recommend a pool size from a request stream (rate, CPU and
+// wait per request, cores or quota, a latency target): Little's law, Goetz's
+// formula, Erlang C / M/D/c, M/M/c/K for a bounded queue, then a simulated
+// sweep that confirms or corrects the number, and container advice with
+// --host-cores. With --graph FILE: work/span bounds of a task graph and a
+// simulated thread sweep. The arithmetic lives in validate/sizing.hpp; this
+// file parses flags, reports progress and writes the outputs.
+#include <cmath>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app/common.hpp"
+#include "models/units.hpp"
+#include "validate/output.hpp"
+#include "validate/progress.hpp"
+#include "validate/sizing.hpp"
+
+namespace poolsim::app {
+namespace {
+struct SizeFlags {
+  CommonFlags common;
+  std::string rate, cpu, wait, target_p99, service = "deterministic", graph;
+  std::optional<int> cores, host_cores;
+  std::optional<double> cpus;
+  std::optional<std::int64_t> queue;
+  std::string target_utilization = "100%";
+  std::int64_t requests = 20000;
+  bool no_simulate = false;
+  int jobs = 0;
+};
+
+int run_size(const SizeFlags& f) {
+  validate::PhasedProgress progress("size", std::cerr, validate::Progress::style_for_stderr(f.common.quiet));
+  validate::SizingProgress sp;
+  sp.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
+  sp.on_point = [&](const std::string& label) { progress.step(label); };
+  const bool to_stdout = f.common.json == "-";
+
+  if (!f.graph.empty()) {
+    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores || f.queue ||
+        !f.target_p99.empty())
+      throw Usage("size --graph FILE takes the workload and machine from the scenario: --rate, --cpu, --wait, "
+                  "--cores, --host-cores, --queue and --target-p99 do not apply (use --set, --machine)");
+    CommonFlags cf = f.common;
+    if (f.cpus) cf.sets.push_back(fmt::format("limits.cpus={:.17g}", *f.cpus));
+    const auto g = validate::size_graph(f.graph, load_options(cf), !f.no_simulate, f.jobs, sp);
+    progress.finish();
+    if (!to_stdout) std::cout << validate::graph_sizing_text(g);
+    if (!f.common.json.empty()) validate::write_json(f.common.json, validate::graph_sizing_json(g));
+    return kExitOk;
+  }
+
+  if (f.rate.empty() || f.cpu.empty())
+    throw Usage("size needs --rate and --cpu (and usually --wait), e.g. size --rate 1500/s --cpu 2ms --wait 38ms "
+                "--cores 4; or --graph FILE");
+  if (!f.cores && !f.host_cores) throw Usage("size needs --cores N (or --host-cores N with --cpus Q)");
+  if (f.cores && f.host_cores && *f.cores != *f.host_cores)
+    throw Usage(fmt::format("--cores {} and --host-cores {} disagree: in a container the pool sees the host's "
+                            "cores and the quota (--cpus) limits it; give one of them",
+                            *f.cores, *f.host_cores));
+  if (!f.common.sets.empty())
+    throw Usage("size builds its scenario from the flags; --set applies only with --graph FILE");
+  validate::SizingInputs in;
+  in.rate = parse_rate(f.rate);
+  in.cpu = to_seconds(parse_duration(f.cpu));
+  in.wait = f.wait.empty() ? 0.0 : to_seconds(parse_duration(f.wait));
+  in.cores = f.cores ? *f.cores : *f.host_cores;
+  in.cpus = f.cpus;
+  in.host_cores = f.host_cores;
+  if (!f.target_p99.empty()) in.target_p99 = to_seconds(parse_duration(f.target_p99));
+  in.queue = f.queue;
+  if (f.service == "deterministic")
+    in.service = queueing::ServiceShape::deterministic;
+  else if (f.service == "exponential")
+    in.service = queueing::ServiceShape::exponential;
+  else
+    throw Usage("--service must be deterministic or exponential, got '" + f.service + "'");
+  in.target_utilization = parse_fraction(f.target_utilization);
+  in.simulate = !f.no_simulate;
+  in.requests = f.requests;
+  in.seed = f.common.seed.value_or(1);
+  if (!f.common.machine.empty()) in.machine = f.common.machine;
+  in.jobs = f.jobs;
+  in.load = load_options(f.common);
+  in.load.sets.clear();
+  in.load.machine.reset();
+  in.load.seed.reset();
+
+  const auto report = validate::size_pool(in, sp);
+  progress.finish();
+  if (!to_stdout) std::cout << validate::sizing_text(report);
+  if (!f.common.json.empty()) validate::write_json(f.common.json, validate::sizing_json(report));
+  return kExitOk;
+}
+}  // namespace
+
+void register_size(CLI::App& app, std::function<int()>& action) {
+  auto f = std::make_shared<SizeFlags>();
+  auto* cmd = app.add_subcommand(
+      "size", "Recommend a pool size from rate, CPU and wait per request, cores or quota, and a latency target");
+  cmd->add_option("--rate", f->rate, "Arrival rate, e.g. 1500/s")->type_name("RATE");
+  cmd->add_option("--cpu", f->cpu, "CPU time per request, e.g. 2ms")->type_name("DURATION");
+  cmd->add_option("--wait", f->wait, "Blocking wait per request (I/O, sleeps), e.g. 38ms (default 0)")
+      ->type_name("DURATION");
+  cmd->add_option("--cores", f->cores, "CPUs of the machine the pool runs on")->check(CLI::PositiveNumber);
+  cmd->add_option("--cpus", f->cpus, "CPU quota (container cpu.max / --cpus), e.g. 1.5")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--host-cores", f->host_cores,
+                  "The host's CPU count seen inside a container (with --cpus): adds the container advice")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--target-p99", f->target_p99,
+                  "Latency target for the 99th percentile (default: 1.25 x the service time's own p99)")
+      ->type_name("DURATION");
+  cmd->add_option("--queue", f->queue, "Bounded queue slots: adds M/M/c/K rejection and latency")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--service", f->service,
+                  "Service-time shape for the queueing model and the simulation: deterministic (default, fixed "
+                  "--cpu/--wait) or exponential")
+      ->check(CLI::IsMember({"deterministic", "exponential"}));
+  cmd->add_option("--target-utilization", f->target_utilization,
+                  "Goetz formula's target CPU utilisation U (default 100%)")
+      ->type_name("FRACTION");
+  cmd->add_option("--requests", f->requests, "Requests per simulated size (default 20000)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-simulate", f->no_simulate, "Theory only: skip the simulated sweep");
+  cmd->add_option("--jobs,-j", f->jobs, "Simulations in parallel (default: this machine's CPUs)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--graph", f->graph,
+                  "A scenario with workload.graph: report work, critical path and the bounds, and sweep its threads")
+      ->type_name("FILE");
+  add_common_flags(cmd, f->common);
+  cmd->callback([f, &action] {
+    action = [f] { return run_size(*f); };
+  });
+}
+
+}  // namespace poolsim::app

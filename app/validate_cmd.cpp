@@ -1,0 +1,130 @@
+// poolsim validate FILE: the simulation, then run.reps measured repetitions,
+// then the divergence report per metric (exit 0 match, 1 diverge).
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <sys/utsname.h>
+
+#include "app/common.hpp"
+#include "models/metrics.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "validate/compare.hpp"
+#include "validate/html_report.hpp"
+#include "validate/output.hpp"
+
+namespace poolsim::app {
+namespace {
+struct ValidateFlags {
+  CommonFlags common;
+  std::string file;
+  std::string html;
+  std::string trace_dir;
+};
+
+std::string host_line() {
+  struct utsname u {};
+  uname(&u);
+  std::string cpu;
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  return fmt::format("{} {} ({}), {} CPUs", u.sysname, u.release, cpu, std::thread::hardware_concurrency());
+}
+
+std::string timestamp() {
+  const auto t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+  return buf;
+}
+
+void write_trace(const std::filesystem::path& p, const Trace& t, const std::string& title) {
+  std::ofstream f(p);
+  if (!f) throw Usage("cannot write trace '" + p.string() + "'");
+  write_chrome_trace(f, t, title);
+}
+}  // namespace
+
+void register_validate(CLI::App& app, std::function<int()>& action) {
+  auto flags = std::make_shared<ValidateFlags>();
+  auto* cmd = app.add_subcommand(
+      "validate", "Simulate, measure, and report the divergence per metric (exit 0 all match, 1 any diverges)");
+  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")->type_name("PATH");
+  cmd->add_option("--trace-dir", flags->trace_dir,
+                  "Write Perfetto-ready traces: DIR/simulated.json and DIR/measured.json")
+      ->type_name("DIR");
+  add_common_flags(cmd, flags->common);
+  cmd->callback([flags, &action] {
+    action = [flags] {
+      const auto& cf = flags->common;
+      const Scenario s = load_checked(flags->file, cf);
+      const Workload w = generate_workload(s);
+      const bool trace = !flags->html.empty() || !flags->trace_dir.empty();
+      log_line(cf, fmt::format("validate {}: simulating {} tasks on '{}'", s.name, w.tasks.size(),
+                               to_string(s.backend.kind)));
+      sim::SimOptions so;
+      so.trace = trace;
+      const RunResult predicted = sim::simulate(s, w, so);
+      const Metrics pm = compute_metrics(predicted);
+      log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name, s.run.warmup, s.run.reps));
+      const auto measured = real::run_scenario(s, w, real_options(cf, trace));
+      std::vector<Metrics> mm;
+      for (const auto& r : measured) mm.push_back(compute_metrics(r));
+      const auto stats = summarize(mm);
+      const auto cmp = validate::compare(pm, stats, s.tolerance);
+
+      if (cf.json != "-") {
+        if (!cf.quiet)
+          std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
+                    << "backend " << validate::backend_json(s.backend).dump() << ", machine '" << s.machine.name
+                    << "' (" << s.machine.cores << " cores)\n\n";
+        std::cout << validate::comparison_table(cmp);
+      }
+      if (!cf.json.empty()) validate::write_json(cf.json, validate::comparison_json(s, cmp));
+      if (!flags->trace_dir.empty()) {
+        std::filesystem::create_directories(flags->trace_dir);
+        write_trace(std::filesystem::path(flags->trace_dir) / "simulated.json", predicted.trace, s.name + " (simulated)");
+        if (!measured.empty())
+          write_trace(std::filesystem::path(flags->trace_dir) / "measured.json", measured.front().trace,
+                      s.name + " (measured)");
+        log_line(cf, "traces written to " + flags->trace_dir + " (open them at ui.perfetto.dev)");
+      }
+      if (!flags->html.empty()) {
+        validate::ReportInput in;
+        in.scenario = &s;
+        in.workload = &w;
+        in.comparison = &cmp;
+        in.predicted = &predicted;
+        in.measured = &measured;
+        in.scenario_yaml = read_text(flags->file);
+        for (const auto& set : cf.sets) in.scenario_yaml += "\n# --set " + set;
+        in.generated_at = timestamp();
+        in.host = host_line();
+        const auto html = validate::render_html_report(in);
+        const auto tmp = flags->html + ".tmp";
+        {
+          std::ofstream f(tmp);
+          if (!f) throw Usage("cannot write report '" + flags->html + "'");
+          f << html;
+        }
+        std::filesystem::rename(tmp, flags->html);
+        log_line(cf, "report written to " + flags->html);
+      }
+      return cmp.overall == validate::Verdict::diverge ? kExitDiverges : kExitOk;
+    };
+  });
+}
+
+}  // namespace poolsim::app
