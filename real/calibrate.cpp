@@ -4,10 +4,10 @@
 // (the methods and their comparison with perf bench sched pipe and
 // cyclictest are in docs/calibration.md):
 //   cores           online CPUs (sysconf).
-//   tick            a CPU kept busy takes HZ local-timer interrupts a second
-//                   (NO_HZ_IDLE ticks only idle CPUs less): LOC in
-//                   /proc/interrupts over a busy interval; falls back to
-//                   CONFIG_HZ from /proc/config.gz or /boot/config-*.
+//   tick            1/HZ: jiffies per second from /proc/timer_list (root);
+//                   else a CPU kept busy takes HZ local-timer interrupts a
+//                   second (LOC in /proc/interrupts over a busy interval);
+//                   else CONFIG_HZ from /proc/config.gz or /boot/config-*.
 //   slice           sysctl_sched_base_slice (debugfs if mounted, else the
 //                   kernel's default for its version: 0.75 ms before 6.15,
 //                   0.70 ms from 6.15) times 1 + ilog2(min(cpus, 8)); checked
@@ -143,6 +143,15 @@ long long read_loc_interrupts(int cpu) {
   return -1;
 }
 
+// The kernel's jiffies counter (root can read /proc/timer_list); -1 if absent.
+long long read_jiffies() {
+  std::ifstream f("/proc/timer_list");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("jiffies: ", 0) == 0) return std::atoll(line.c_str() + 9);
+  return -1;
+}
+
 int config_hz() {
   struct utsname u {};
   uname(&u);
@@ -162,6 +171,26 @@ int config_hz() {
 
 Measurement measure_tick(int rounds) {
   std::vector<double> samples;
+  // Preferred: jiffies advance exactly HZ times a second, whatever the load.
+  for (int r = 0; r < rounds; ++r) {
+    const long long j0 = read_jiffies();
+    const auto t0 = now_ns();
+    timespec d{0, 250'000'000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
+    const long long j1 = read_jiffies();
+    const auto t1 = now_ns();
+    if (j0 < 0 || j1 <= j0) break;
+    samples.push_back(static_cast<double>(j1 - j0) / ((t1 - t0) * 1e-9));
+  }
+  if (!samples.empty()) {
+    for (auto& hz : samples)
+      for (double c : {100.0, 250.0, 300.0, 1000.0})
+        if (std::fabs(hz - c) / c < 0.05) hz = c;
+    for (auto& hz : samples) hz = 1.0 / hz;
+    return summarize("tick", samples, "s", "jiffies per second (/proc/timer_list)");
+  }
+  // Else: local timer interrupts on a busy CPU (other hrtimers can only add
+  // to the count, so the rate is an upper bound on HZ).
   for (int r = 0; r < rounds; ++r) {
     double hz = 0;
     std::thread t([&] {
