@@ -77,10 +77,10 @@ inline constexpr std::uint32_t kSubmitterThread = 0;
 // One OS thread known to the run. Owned by the context (stable address);
 // written only by its own thread while the run is live.
 struct ThreadSlot {
-  std::uint32_t index = 0;          // trace track and TaskRecord::worker
-  std::string name;                 // "submitter", "worker 3", "thread 17"
-  std::vector<TraceSpan> spans;     // filled only when tracing
-  Duration task_cpu_start{};        // CLOCK_THREAD_CPUTIME_ID at task_started
+  std::uint32_t index = 0;                          // trace track and TaskRecord::worker
+  std::string name;                                 // "submitter", "worker 3", "thread 17"
+  std::vector<TraceSpan> spans;                     // filled only when tracing
+  Duration task_cpu_start{};                        // CLOCK_THREAD_CPUTIME_ID at task_started
   std::uint32_t current_task = TraceSpan::kNoTask;  // task in progress (trace spans)
 };
 
@@ -131,9 +131,9 @@ std::unique_ptr<Backend> make_asio_pool_backend(const BackendSpec& spec);
 
 struct ContextOptions {
   bool trace = false;
-  bool per_task_cpu = false;    // TaskRecord::cpu from the thread's CPU clock (RealOptions::task_cpu)
-  int max_threads = 0;          // 0 = unlimited; spawn() refuses beyond it
-  int fail_fd = -1;             // child: where refuse()/fail() report before _exit
+  bool per_task_cpu = false;  // TaskRecord::cpu from the thread's CPU clock (RealOptions::task_cpu)
+  int max_threads = 0;        // 0 = unlimited; spawn() refuses beyond it
+  int fail_fd = -1;           // child: where refuse()/fail() report before _exit
 };
 
 // Everything a backend gets from the runner. Implemented in
@@ -161,8 +161,7 @@ class RunContext {
   // `name`, runs `body`, and unregisters. A failure (EAGAIN, ENOMEM, or
   // run.max_threads reached) refuses the run with the limit that was hit.
   // A detached thread is not joined; pass detached = false and join() it.
-  pthread_t spawn(std::string name, Bytes stack, std::function<void()> body,
-                  bool detached = false);
+  pthread_t spawn(std::string name, Bytes stack, std::function<void()> body, bool detached = false);
   void join(pthread_t t);
   // For threads the runtime did not create through spawn() (library pools):
   // call on the thread itself, once, before it runs a task; and
@@ -187,9 +186,9 @@ class RunContext {
   // Refused by the runtime's rejection policy (abort, discard, discard-oldest
   // victim). Graph successors of a rejected task are finalized as not_run.
   void task_rejected(std::uint32_t task);
-  void run_cpu(Duration work);               // busy loop, counted as running
-  void sleep_blocking(Duration d);           // clock_nanosleep, a `blocked` span
-  void lock_mutex(std::uint32_t lock);       // blocks; contention is a `blocked` span
+  void run_cpu(Duration work);          // busy loop, counted as running
+  void sleep_blocking(Duration d);      // clock_nanosleep, a `blocked` span
+  void lock_mutex(std::uint32_t lock);  // blocks; contention is a `blocked` span
   void unlock_mutex(std::uint32_t lock);
   std::mutex& mutex(std::uint32_t lock) { return locks_[lock]; }
 
@@ -236,10 +235,10 @@ class RunContext {
   std::vector<TaskRecord> records_;
   std::unique_ptr<std::mutex[]> locks_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> preds_left_;  // graph
-  std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;    // finalized once
-  std::unique_ptr<std::atomic<std::uint8_t>[]> doomed_;        // graph: a predecessor was rejected
+  std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;   // finalized once
+  std::unique_ptr<std::atomic<std::uint8_t>[]> doomed_;       // graph: a predecessor was rejected
   std::atomic<std::uint64_t> finalized_{0};
-  std::uint64_t expected_final_ = 0;           // tasks that must be finalized
+  std::uint64_t expected_final_ = 0;             // tasks that must be finalized
   std::atomic<std::int64_t> active_clients_{0};  // closed
 
   std::atomic<int> live_threads_{0};

@@ -127,7 +127,8 @@ std::vector<std::string> cgroup_parent_dirs() {
 CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
   const auto period_us = static_cast<std::int64_t>(period.count() / 1000);
   // sched-bwc.rst: quota at least 1 ms, period 1 ms .. 1 s.
-  const auto quota_us = std::max<std::int64_t>(1000, std::llround(cpus * static_cast<double>(period_us)));
+  const auto quota_us =
+      std::max<std::int64_t>(1000, std::llround(cpus * static_cast<double>(period_us)));
   if (period_us < 1000 || period_us > 1000000)
     throw MachineRefused("limits.period must be between 1ms and 1s for a CFS quota (got " +
                          format_duration(period) + ")");
@@ -141,8 +142,8 @@ CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
       const std::string dir = *parent + "/" + group_name(rep);
       if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
         CpuCgroup g(dir, 2);
-        const std::string err = write_file(dir + "/cpu.max", std::to_string(quota_us) + " " +
-                                                                 std::to_string(period_us));
+        const std::string err = write_file(
+            dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(period_us));
         if (err.empty()) return g;
         tried += "cgroup v2 (" + err + "); ";
       } else {
@@ -188,10 +189,14 @@ CpuStat CpuCgroup::read_stat() const {
   std::string key;
   std::int64_t value = 0;
   while (in >> key >> value) {
-    if (key == "nr_periods") st.nr_periods = value;
-    else if (key == "nr_throttled") st.nr_throttled = value;
-    else if (key == "throttled_time") st.throttled_time = Duration{value};              // v1: ns
-    else if (key == "throttled_usec") st.throttled_time = Duration{value * 1000};       // v2: us
+    if (key == "nr_periods")
+      st.nr_periods = value;
+    else if (key == "nr_throttled")
+      st.nr_throttled = value;
+    else if (key == "throttled_time")
+      st.throttled_time = Duration{value};  // v1: ns
+    else if (key == "throttled_usec")
+      st.throttled_time = Duration{value * 1000};  // v2: us
   }
   return st;
 }
@@ -228,7 +233,8 @@ int remove_stale_cgroups() {
   for (const std::string& path : list_poolsim_cgroups()) {
     const std::string name = fs::path(path).filename().string();
     const auto dash = name.find('-', 8);
-    const std::string pid_text = name.substr(8, dash == std::string::npos ? std::string::npos : dash - 8);
+    const std::string pid_text =
+        name.substr(8, dash == std::string::npos ? std::string::npos : dash - 8);
     char* end = nullptr;
     const long pid = std::strtol(pid_text.c_str(), &end, 10);
     if (pid_text.empty() || *end != '\0' || pid <= 0) continue;

@@ -24,8 +24,8 @@
 namespace poolsim::real {
 
 struct CpuWorkCalibration {
-  double units_per_ns = 0;   // loop iterations per nanosecond of thread CPU time
-  Duration measured{};       // total CPU time the calibration spent
+  double units_per_ns = 0;  // loop iterations per nanosecond of thread CPU time
+  Duration measured{};      // total CPU time the calibration spent
   int trials = 0;
 };
 

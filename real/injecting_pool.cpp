@@ -91,7 +91,8 @@ class InjectingPool final : public Backend {
       const auto wake = std::chrono::steady_clock::now() + params_.gate_period;
       gate_cv_.wait_until(lk, wake, [this] { return stopping_; });
       if (stopping_) return;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last, live_)) {
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last,
+                        live_)) {
         ++injections_;
         start_worker(lk);
       }

@@ -113,8 +113,8 @@ class Pool final : public Backend {
     ++live_;
     const int n = ++started_;
     lk.unlock();
-    const pthread_t t = ctx_->spawn("worker " + std::to_string(n), stack_,
-                                    [this, first] { worker_loop(first); });
+    const pthread_t t =
+        ctx_->spawn("worker " + std::to_string(n), stack_, [this, first] { worker_loop(first); });
     lk.lock();
     threads_.push_back(t);
     lk.unlock();
@@ -160,8 +160,7 @@ class Pool final : public Backend {
         deadline = std::chrono::steady_clock::now() + *limit;
         timing = true;
       }
-      if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() &&
-          !stopping_) {
+      if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() && !stopping_) {
         if (should_retire(limits_, live_)) {
           retire = true;
           break;

@@ -13,14 +13,22 @@ namespace poolsim::real {
 
 std::unique_ptr<Backend> make_backend(const BackendSpec& spec) {
   switch (spec.kind) {
-    case BackendKind::thread_per_task: return make_thread_per_task_backend(spec);
-    case BackendKind::pool: return make_pool_backend(spec);
-    case BackendKind::work_stealing: return make_work_stealing_backend(spec);
-    case BackendKind::injecting_pool: return make_injecting_pool_backend(spec);
-    case BackendKind::virtual_threads: return make_virtual_threads_backend(spec);
-    case BackendKind::event_loop: return make_event_loop_backend(spec);
-    case BackendKind::tbb: return make_tbb_backend(spec);
-    case BackendKind::asio_pool: return make_asio_pool_backend(spec);
+    case BackendKind::thread_per_task:
+      return make_thread_per_task_backend(spec);
+    case BackendKind::pool:
+      return make_pool_backend(spec);
+    case BackendKind::work_stealing:
+      return make_work_stealing_backend(spec);
+    case BackendKind::injecting_pool:
+      return make_injecting_pool_backend(spec);
+    case BackendKind::virtual_threads:
+      return make_virtual_threads_backend(spec);
+    case BackendKind::event_loop:
+      return make_event_loop_backend(spec);
+    case BackendKind::tbb:
+      return make_tbb_backend(spec);
+    case BackendKind::asio_pool:
+      return make_asio_pool_backend(spec);
   }
   throw std::logic_error("unknown backend kind " + std::to_string(static_cast<int>(spec.kind)));
 }

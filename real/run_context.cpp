@@ -55,7 +55,10 @@ std::string thread_limits_text() {
   rlimit nproc{};
   getrlimit(RLIMIT_NPROC, &nproc);
   os << "RLIMIT_NPROC=";
-  if (nproc.rlim_cur == RLIM_INFINITY) os << "unlimited"; else os << nproc.rlim_cur;
+  if (nproc.rlim_cur == RLIM_INFINITY)
+    os << "unlimited";
+  else
+    os << nproc.rlim_cur;
   os << ", kernel.threads-max=" << read_first_line("/proc/sys/kernel/threads-max");
   // pids controller: v1 mount, else the v2 unified hierarchy root.
   std::string pids = read_first_line("/sys/fs/cgroup/pids/pids.max");
@@ -64,7 +67,10 @@ std::string thread_limits_text() {
   rlimit as{};
   getrlimit(RLIMIT_AS, &as);
   os << ", RLIMIT_AS=";
-  if (as.rlim_cur == RLIM_INFINITY) os << "unlimited"; else os << as.rlim_cur;
+  if (as.rlim_cur == RLIM_INFINITY)
+    os << "unlimited";
+  else
+    os << as.rlim_cur;
   return os.str();
 }
 
@@ -172,7 +178,8 @@ pthread_t RunContext::spawn(std::string name, Bytes stack, std::function<void()>
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   const Bytes min_stack = static_cast<Bytes>(PTHREAD_STACK_MIN);
-  if (stack > 0) pthread_attr_setstacksize(&attr, static_cast<std::size_t>(std::max(stack, min_stack)));
+  if (stack > 0)
+    pthread_attr_setstacksize(&attr, static_cast<std::size_t>(std::max(stack, min_stack)));
   if (detached) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   auto* tramp = new ThreadTrampoline{this, name, std::move(body)};
   thread_entered();

@@ -90,7 +90,7 @@ class SignalGuard {
 
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 void set_cleanup_cgroup(const std::string& path) {
@@ -178,8 +178,8 @@ std::string describe_status(int status) {
 }
 
 // ---- the child --------------------------------------------------------------------
-[[noreturn]] void child_main(const Scenario& s, const Workload& w, const RealOptions& opt,
-                             int fd, pid_t parent, const CpuCgroup* cg) {
+[[noreturn]] void child_main(const Scenario& s, const Workload& w, const RealOptions& opt, int fd,
+                             pid_t parent, const CpuCgroup* cg) {
   SignalGuard::restore_defaults();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(5);
@@ -196,8 +196,8 @@ std::string describe_status(int status) {
       CPU_ZERO(&set);
       for (int c : s.limits.cpuset) {
         if (c < 0 || c >= CPU_SETSIZE) {
-          write_frame(fd, ChildStatus::refused, "limits.cpuset names CPU " + std::to_string(c) +
-                                                    ", outside this machine");
+          write_frame(fd, ChildStatus::refused,
+                      "limits.cpuset names CPU " + std::to_string(c) + ", outside this machine");
           _exit(3);
         }
         CPU_SET(c, &set);

@@ -29,12 +29,13 @@ class ThreadPerTask final : public Backend {
     alive_->fetch_add(1, std::memory_order_relaxed);
     // The thread holds its own reference to the counter: it may still be
     // notifying after stop() returned and this backend was destroyed.
-    ctx_->spawn("thread " + std::to_string(task), stack_,
-                [ctx = ctx_, alive = alive_, task] {
-                  ctx->execute(task);
-                  if (alive->fetch_sub(1, std::memory_order_acq_rel) == 1) alive->notify_all();
-                },
-                /*detached=*/true);
+    ctx_->spawn(
+        "thread " + std::to_string(task), stack_,
+        [ctx = ctx_, alive = alive_, task] {
+          ctx->execute(task);
+          if (alive->fetch_sub(1, std::memory_order_acq_rel) == 1) alive->notify_all();
+        },
+        /*detached=*/true);
   }
 
   void stop() override {

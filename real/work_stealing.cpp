@@ -159,7 +159,8 @@ class WorkStealing final : public Backend {
     if (threads_ < 2) return std::nullopt;
     const std::uint64_t start = w.rng.next();
     for (int k = 0; k < threads_ - 1; ++k) {
-      WsWorker& v = *workers_[static_cast<std::size_t>(StealPolicy::victim(w.index, threads_, start, k))];
+      WsWorker& v =
+          *workers_[static_cast<std::size_t>(StealPolicy::victim(w.index, threads_, start, k))];
       std::lock_guard lk(v.mu);
       if (!v.deque.empty()) {
         const std::uint32_t t = v.deque.front();
@@ -176,7 +177,8 @@ class WorkStealing final : public Backend {
   void park(WsWorker& w) {
     std::unique_lock lk(park_mu_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (pending_.load(std::memory_order_seq_cst) == 0 && !stopping_.load(std::memory_order_seq_cst)) {
+    if (pending_.load(std::memory_order_seq_cst) == 0 &&
+        !stopping_.load(std::memory_order_seq_cst)) {
       ++w.parks;
       park_cv_.wait(lk);
     }

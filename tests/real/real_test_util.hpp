@@ -5,7 +5,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 

@@ -50,15 +50,16 @@ TEST_CASE("real.backends.batch: every task completes exactly once", "[real][back
 TEST_CASE("real.backends.poisson: open arrivals follow the generated times", "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
-    const Scenario s = scenario(
-        std::string("workload:\n  arrival: {kind: poisson, rate: 4000/s, count: 150}\n") + kTask +
-        "backend: " + b + "\n");
+    const Scenario s =
+        scenario(std::string("workload:\n  arrival: {kind: poisson, rate: 4000/s, count: 150}\n") +
+                 kTask + "backend: " + b + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
     REQUIRE(count_outcome(r, TaskOutcome::completed) == 150);
     check_records_sane(r);
     // The submitter sleeps to each arrival: never hands a task over early.
-    for (std::size_t i = 0; i < w.tasks.size(); ++i) REQUIRE(r.records[i].submit >= w.tasks[i].arrival);
+    for (std::size_t i = 0; i < w.tasks.size(); ++i)
+      REQUIRE(r.records[i].submit >= w.tasks[i].arrival);
   }
 }
 
@@ -67,7 +68,8 @@ TEST_CASE("real.backends.closed: each client issues its next task after the prev
   for (const char* b : kThreadBackends) {
     INFO(b);
     const Scenario s = scenario(
-        std::string("workload:\n  arrival: {kind: closed, clients: 4, think: 1ms, duration: 60ms}\n") +
+        std::string(
+            "workload:\n  arrival: {kind: closed, clients: 4, think: 1ms, duration: 60ms}\n") +
         kTask + "backend: " + b + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
@@ -101,22 +103,24 @@ TEST_CASE("real.backends.closed: each client issues its next task after the prev
 TEST_CASE("real.backends.graph: a node starts after its predecessors end", "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
-    const Scenario s = scenario(std::string(
-        "workload:\n  graph:\n    fork_join: {depth: 3, fanout: 3, leaf: [{cpu: 100us}, {wait: 200us}],"
-        " fork: [{cpu: 20us}], join: [{cpu: 20us}]}\n"
-        "backend: ") + b + "\n");
+    const Scenario s = scenario(std::string("workload:\n  graph:\n    fork_join: {depth: 3, "
+                                            "fanout: 3, leaf: [{cpu: 100us}, {wait: 200us}],"
+                                            " fork: [{cpu: 20us}], join: [{cpu: 20us}]}\n"
+                                            "backend: ") +
+                                b + "\n");
     const Workload w = generate_workload(s);
     const RunResult r = run_once(s, w);
     REQUIRE(count_outcome(r, TaskOutcome::completed) == w.tasks.size());
     check_records_sane(r);
     for (std::size_t i = 0; i < w.tasks.size(); ++i)
-      for (std::uint32_t succ : w.successors_of(w.tasks[i])) REQUIRE(r.records[succ].start >= r.records[i].end);
+      for (std::uint32_t succ : w.successors_of(w.tasks[i]))
+        REQUIRE(r.records[succ].start >= r.records[i].end);
   }
 }
 
 TEST_CASE("real.backends.trace: one track per OS thread, one task span per task", "[real][trace]") {
-  const Scenario s = scenario(std::string("workload:\n  arrival: {kind: batch, count: 40}\n") + kTask +
-                              "backend: {kind: pool, threads: 2}\n");
+  const Scenario s = scenario(std::string("workload:\n  arrival: {kind: batch, count: 40}\n") +
+                              kTask + "backend: {kind: pool, threads: 2}\n");
   const Workload w = generate_workload(s);
   const RunResult r = run_once(s, w, /*trace=*/true);
   REQUIRE(r.trace.tracks.size() == 3);  // submitter + 2 workers

@@ -20,7 +20,8 @@ namespace {
 RunResult run_rejecting(const std::string& policy) {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 10}\n  task: [{wait: 20ms}]\n"
-      "backend: {kind: pool, threads: 1, max_threads: 1, queue: 1, reject: " + policy + "}\n");
+      "backend: {kind: pool, threads: 1, max_threads: 1, queue: 1, reject: " +
+      policy + "}\n");
   return run_once(s, generate_workload(s));
 }
 
@@ -134,7 +135,8 @@ TEST_CASE("real.work_stealing.accounting: every task came from one of the three 
   const Workload w = generate_workload(s);
   const RunResult r = run_once(s, w);
   REQUIRE(count_outcome(r, TaskOutcome::completed) == w.tasks.size());
-  const double taken = r.extra.at("local_pops") + r.extra.at("injection_pops") + r.extra.at("steals");
+  const double taken =
+      r.extra.at("local_pops") + r.extra.at("injection_pops") + r.extra.at("steals");
   REQUIRE(taken == static_cast<double>(w.tasks.size()));
   REQUIRE(r.extra.at("injection_pops") >= 1);  // the root came from the submitter
   REQUIRE(r.extra.count("failed_steals") == 1);

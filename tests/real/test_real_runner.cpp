@@ -202,7 +202,8 @@ TEST_CASE("real.codec.round_trip: a RunResult survives the pipe encoding", "[rea
   r.extra["steals"] = 7;
   r.threads_series.push_back({Duration{3}, 4});
   r.trace.tracks.push_back({"submitter", false});
-  r.trace.spans.push_back(TraceSpan{0, SpanKind::task, 1, TraceSpan::kNoTask, Duration{1}, Duration{2}});
+  r.trace.spans.push_back(
+      TraceSpan{0, SpanKind::task, 1, TraceSpan::kNoTask, Duration{1}, Duration{2}});
   const RunResult d = decode_result(encode_result(r));
   REQUIRE(d.mode == "measured");
   REQUIRE(d.cpus_available == 1.5);
