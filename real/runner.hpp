@@ -41,7 +41,8 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w,
 
 // One repetition in the calling process, without fork, watchdog or cgroup
 // (the cpuset is not applied either). For the child, benchmarks and tests.
-// `fail_fd` >= 0: a refusal is written there and the process _exits.
+// `fail_fd` >= 0: a refusal is written there and the process _exits;
+// otherwise a refusal inside the run prints its message and aborts.
 RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
                          int fail_fd = -1);
 
