@@ -31,7 +31,7 @@ const char* const kTask =
 
 }  // namespace
 
-TEST_CASE("real.backends.batch: every task completes exactly once", "[real][backends]") {
+TEST_CASE("backends.batch: every task completes exactly once", "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
     const Scenario s = scenario(std::string("workload:\n  arrival: {kind: batch, count: 200}\n") +
@@ -47,7 +47,7 @@ TEST_CASE("real.backends.batch: every task completes exactly once", "[real][back
   }
 }
 
-TEST_CASE("real.backends.poisson: open arrivals follow the generated times", "[real][backends]") {
+TEST_CASE("backends.poisson: open arrivals follow the generated times", "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
     const Scenario s =
@@ -63,7 +63,7 @@ TEST_CASE("real.backends.poisson: open arrivals follow the generated times", "[r
   }
 }
 
-TEST_CASE("real.backends.closed: each client issues its next task after the previous ends",
+TEST_CASE("backends.closed: each client issues its next task after the previous ends",
           "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
@@ -100,7 +100,7 @@ TEST_CASE("real.backends.closed: each client issues its next task after the prev
   }
 }
 
-TEST_CASE("real.backends.graph: a node starts after its predecessors end", "[real][backends]") {
+TEST_CASE("backends.graph: a node starts after its predecessors end", "[real][backends]") {
   for (const char* b : kThreadBackends) {
     INFO(b);
     const Scenario s = scenario(std::string("workload:\n  graph:\n    fork_join: {depth: 3, "
@@ -118,7 +118,7 @@ TEST_CASE("real.backends.graph: a node starts after its predecessors end", "[rea
   }
 }
 
-TEST_CASE("real.backends.trace: one track per OS thread, one task span per task", "[real][trace]") {
+TEST_CASE("backends.trace: one track per OS thread, one task span per task", "[real][trace]") {
   const Scenario s = scenario(std::string("workload:\n  arrival: {kind: batch, count: 40}\n") +
                               kTask + "backend: {kind: pool, threads: 2}\n");
   const Workload w = generate_workload(s);

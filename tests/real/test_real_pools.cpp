@@ -27,7 +27,7 @@ RunResult run_rejecting(const std::string& policy) {
 
 }  // namespace
 
-TEST_CASE("real.pool.reject_abort: tasks beyond core + queue are rejected", "[real][pool]") {
+TEST_CASE("pool.reject_abort: tasks beyond core + queue are rejected", "[real][pool]") {
   const RunResult r = run_rejecting("abort");
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 2);
   REQUIRE(count_outcome(r, TaskOutcome::rejected) == 8);
@@ -37,13 +37,13 @@ TEST_CASE("real.pool.reject_abort: tasks beyond core + queue are rejected", "[re
   REQUIRE(r.counters.threads_peak == 2);
 }
 
-TEST_CASE("real.pool.reject_discard: dropped tasks are recorded as rejected", "[real][pool]") {
+TEST_CASE("pool.reject_discard: dropped tasks are recorded as rejected", "[real][pool]") {
   const RunResult r = run_rejecting("discard");
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 2);
   REQUIRE(count_outcome(r, TaskOutcome::rejected) == 8);
 }
 
-TEST_CASE("real.pool.reject_discard_oldest: the newest task survives", "[real][pool]") {
+TEST_CASE("pool.reject_discard_oldest: the newest task survives", "[real][pool]") {
   const RunResult r = run_rejecting("discard-oldest");
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 2);
   REQUIRE(count_outcome(r, TaskOutcome::rejected) == 8);
@@ -51,8 +51,7 @@ TEST_CASE("real.pool.reject_discard_oldest: the newest task survives", "[real][p
   REQUIRE(r.records[9].outcome == TaskOutcome::completed);  // last offered, never dropped
 }
 
-TEST_CASE("real.pool.reject_caller_runs: the submitter runs what the pool refuses",
-          "[real][pool]") {
+TEST_CASE("pool.reject_caller_runs: the submitter runs what the pool refuses", "[real][pool]") {
   const RunResult r = run_rejecting("caller-runs");
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 10);
   std::size_t on_submitter = 0;
@@ -62,8 +61,7 @@ TEST_CASE("real.pool.reject_caller_runs: the submitter runs what the pool refuse
   REQUIRE(r.counters.threads_peak == 2);
 }
 
-TEST_CASE("real.pool.growth: a full bounded queue grows the pool to max, never beyond",
-          "[real][pool]") {
+TEST_CASE("pool.growth: a full bounded queue grows the pool to max, never beyond", "[real][pool]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 30}\n  task: [{wait: 15ms}]\n"
       "backend: {kind: pool, threads: 1, max_threads: 4, queue: 2, reject: caller-runs}\n");
@@ -76,7 +74,7 @@ TEST_CASE("real.pool.growth: a full bounded queue grows the pool to max, never b
   REQUIRE(series_max <= 5);
 }
 
-TEST_CASE("real.pool.unbounded: an unbounded queue never grows past core", "[real][pool]") {
+TEST_CASE("pool.unbounded: an unbounded queue never grows past core", "[real][pool]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 60}\n  task: [{wait: 1ms}]\n"
       "backend: {kind: pool, threads: 2, max_threads: 8}\n");
@@ -85,7 +83,7 @@ TEST_CASE("real.pool.unbounded: an unbounded queue never grows past core", "[rea
   REQUIRE(r.counters.threads_peak == 3);
 }
 
-TEST_CASE("real.pool.keep_alive: idle threads above core retire", "[real][pool]") {
+TEST_CASE("pool.keep_alive: idle threads above core retire", "[real][pool]") {
   // Five roots fill 1 core thread + 1 queue slot + 3 extra threads (their
   // wait outlasts the five hand-overs, even under ThreadSanitizer); the tail
   // node keeps the run alive long after the keep-alive of the idle extras.
@@ -104,7 +102,7 @@ TEST_CASE("real.pool.keep_alive: idle threads above core retire", "[real][pool]"
   REQUIRE(r.threads_series.back().value < 5);
 }
 
-TEST_CASE("real.injecting_pool.starved: the gate injects threads while work waits",
+TEST_CASE("injecting_pool.starved: the gate injects threads while work waits",
           "[real][injecting]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 12}\n  task: [{wait: 60ms}]\n"
@@ -117,7 +115,7 @@ TEST_CASE("real.injecting_pool.starved: the gate injects threads while work wait
   REQUIRE(r.counters.threads_peak <= 6 + 2);  // workers + gate + submitter
 }
 
-TEST_CASE("real.injecting_pool.busy: no injection while work makes progress", "[real][injecting]") {
+TEST_CASE("injecting_pool.busy: no injection while work makes progress", "[real][injecting]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 100}\n  task: [{cpu: 50us}]\n"
       "backend: {kind: injecting-pool, min_threads: 2, max_threads: 6, injection_delay: 500ms}\n");
@@ -127,7 +125,7 @@ TEST_CASE("real.injecting_pool.busy: no injection while work makes progress", "[
   REQUIRE(r.counters.threads_peak == 4);  // 2 workers + gate + submitter
 }
 
-TEST_CASE("real.work_stealing.accounting: every task came from one of the three sources",
+TEST_CASE("work_stealing.accounting: every task came from one of the three sources",
           "[real][work-stealing]") {
   const Scenario s = scenario(
       "workload:\n  graph:\n    fork_join: {depth: 4, fanout: 2, leaf: [{cpu: 100us}]}\n"
@@ -143,7 +141,7 @@ TEST_CASE("real.work_stealing.accounting: every task came from one of the three 
   REQUIRE(r.counters.threads_peak == 4);
 }
 
-TEST_CASE("real.thread_per_task.threads: one thread per task, created by the submitter",
+TEST_CASE("thread_per_task.threads: one thread per task, created by the submitter",
           "[real][thread-per-task]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 20}\n  task: [{wait: 400ms}]\n"

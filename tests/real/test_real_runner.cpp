@@ -41,7 +41,7 @@ bool can_make_cgroups() {
 
 }  // namespace
 
-TEST_CASE("real.runner.watchdog: a repetition past run.timeout is refused", "[real][runner]") {
+TEST_CASE("runner.watchdog: a repetition past run.timeout is refused", "[real][runner]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 2}\n  task: [{wait: 20s}]\n"
       "backend: {kind: pool, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 300ms}\n",
@@ -55,7 +55,7 @@ TEST_CASE("real.runner.watchdog: a repetition past run.timeout is refused", "[re
   }
 }
 
-TEST_CASE("real.runner.max_threads: a pool bigger than run.max_threads is refused before it starts",
+TEST_CASE("runner.max_threads: a pool bigger than run.max_threads is refused before it starts",
           "[real][runner]") {
   // The loader refuses this already; the runner checks again for callers
   // that build or override scenarios in code.
@@ -67,8 +67,7 @@ TEST_CASE("real.runner.max_threads: a pool bigger than run.max_threads is refuse
   REQUIRE_THROWS_AS(run_scenario(s, generate_workload(s)), MachineRefused);
 }
 
-TEST_CASE("real.runner.max_threads_live: thread-per-task stops at run.max_threads",
-          "[real][runner]") {
+TEST_CASE("runner.max_threads_live: thread-per-task stops at run.max_threads", "[real][runner]") {
   // A batch passes the estimate (threads may finish before the next starts),
   // but these tasks all block together: the live guard refuses at the 11th.
   const Scenario s = scenario(
@@ -84,7 +83,7 @@ TEST_CASE("real.runner.max_threads_live: thread-per-task stops at run.max_thread
   }
 }
 
-TEST_CASE("real.runner.quota: cpus 0.5 throttles a CPU-bound run, and the group is removed",
+TEST_CASE("runner.quota: cpus 0.5 throttles a CPU-bound run, and the group is removed",
           "[real][runner][cgroup]") {
   if (!can_make_cgroups()) {
     WARN("no writable cgroup CPU controller here: quota test skipped");
@@ -117,7 +116,7 @@ TEST_CASE("real.runner.quota: cpus 0.5 throttles a CPU-bound run, and the group 
   }
 }
 
-TEST_CASE("real.runner.quota_timeout: the group is removed when the watchdog fires",
+TEST_CASE("runner.quota_timeout: the group is removed when the watchdog fires",
           "[real][runner][cgroup]") {
   if (!can_make_cgroups()) {
     WARN("no writable cgroup CPU controller here: test skipped");
@@ -132,7 +131,7 @@ TEST_CASE("real.runner.quota_timeout: the group is removed when the watchdog fir
   REQUIRE(own_cgroups() == 0);
 }
 
-TEST_CASE("real.runner.stale: a group left by a dead run is removed", "[real][runner][cgroup]") {
+TEST_CASE("runner.stale: a group left by a dead run is removed", "[real][runner][cgroup]") {
   const auto parents = cgroup_parent_dirs();
   if (!can_make_cgroups() || parents.empty()) {
     WARN("no writable cgroup CPU controller here: test skipped");
@@ -157,8 +156,7 @@ TEST_CASE("real.runner.stale: a group left by a dead run is removed", "[real][ru
   REQUIRE_FALSE(std::filesystem::exists(made));
 }
 
-TEST_CASE("real.runner.cpuset: a cpuset of one CPU caps CPU time at the wall time",
-          "[real][runner]") {
+TEST_CASE("runner.cpuset: a cpuset of one CPU caps CPU time at the wall time", "[real][runner]") {
   const Scenario s = scenario(
       "limits: {cpuset: \"0\"}\n"
       "workload:\n  arrival: {kind: batch, count: 6}\n  task: [{cpu: 10ms}]\n"
@@ -171,8 +169,7 @@ TEST_CASE("real.runner.cpuset: a cpuset of one CPU caps CPU time at the wall tim
   REQUIRE(to_seconds(r.counters.cpu_time) <= to_seconds(makespan) * 1.05 + 0.002);
 }
 
-TEST_CASE("real.runner.reps: warmups are dropped, measured repetitions returned",
-          "[real][runner]") {
+TEST_CASE("runner.reps: warmups are dropped, measured repetitions returned", "[real][runner]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 5}\n  task: [{cpu: 10us}]\n"
       "backend: {kind: pool, threads: 1}\nrun: {reps: 2, warmup: 1}\n",
@@ -190,7 +187,7 @@ TEST_CASE("real.runner.reps: warmups are dropped, measured repetitions returned"
   REQUIRE(warmups == 1);
 }
 
-TEST_CASE("real.codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
+TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
   RunResult r;
   r.mode = "measured";
   r.cpus_available = 1.5;
@@ -219,8 +216,7 @@ TEST_CASE("real.codec.round_trip: a RunResult survives the pipe encoding", "[rea
   REQUIRE_THROWS(decode_result(std::string_view(bytes).substr(0, bytes.size() - 1)));
 }
 
-TEST_CASE("real.cpu_work.scaling: twice the work takes about twice the CPU time",
-          "[real][cpu-work]") {
+TEST_CASE("cpu_work.scaling: twice the work takes about twice the CPU time", "[real][cpu-work]") {
   const double rate = units_per_ns();
   REQUIRE(rate > 0);
   auto cpu_of = [](Duration work) {
@@ -239,8 +235,7 @@ TEST_CASE("real.cpu_work.scaling: twice the work takes about twice the CPU time"
   REQUIRE(two / one < 2.4);
 }
 
-TEST_CASE("real.runner.task_cpu: per-task CPU time follows the work when asked for",
-          "[real][runner]") {
+TEST_CASE("runner.task_cpu: per-task CPU time follows the work when asked for", "[real][runner]") {
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 6}\n  task: [{cpu: 4ms}, {wait: 2ms}]\n"
       "backend: {kind: pool, threads: 2}\n");
