@@ -148,20 +148,30 @@ void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t
   }
 }
 
+std::coroutine_handle<> Kernel::user_sleep(std::coroutine_handle<> h, std::int64_t deadline) {
+  Thread& t = threads_[current_];
+  if (t.user == nullptr) return {};
+  const std::int64_t at = std::max(deadline, now().count()) + m_.timer_slack.count();
+  return t.user->on_sleep(h, at, t.locks_held > 0);
+}
+
 bool Kernel::try_lock(Mutex& m) {
   if (m.owner_ != kNoThread) return false;
   m.owner_ = current_;
+  ++threads_[current_].locks_held;
   return true;
 }
 
 void Kernel::unlock(Mutex& m) {
   if (m.owner_ != current_) throw std::logic_error("sim::Kernel: unlock by a non-owner");
+  --threads_[current_].locks_held;
   if (m.waiters_.empty()) {
     m.owner_ = kNoThread;
     return;
   }
   const ThreadId next = wq_pop(m.waiters_);
   m.owner_ = next;  // direct hand-off, FIFO
+  ++threads_[next].locks_held;
   wake(next, exec_cpu_);
 }
 

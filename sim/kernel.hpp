@@ -93,6 +93,25 @@ inline constexpr std::uint32_t kNoTask = TraceSpan::kNoTask;
 
 enum class ThreadState : std::uint8_t { runnable, running, blocked, throttled, exited };
 
+// The M:N hook. A runtime that multiplexes user-level threads on an OS thread
+// (virtual threads on a carrier, tasks on an event loop) installs one with
+// Kernel::set_user_scheduler. Every plain timed sleep (sleep_for /
+// sleep_until) of that OS thread then goes to on_sleep first, with the
+// sleeping coroutine, the instant the kernel's timer would fire (deadline +
+// timer_slack) and whether the thread holds a mutex (`pinned`). on_sleep
+// returns the coroutine the OS thread continues with (symmetric transfer:
+// the user-level thread unmounts and the OS thread does not block), or a
+// null handle: the sleep blocks the OS thread as usual (a pinned carrier, a
+// blocked loop). Waits on a WaitQueue and lock contention never consult it.
+class UserScheduler {
+ public:
+  virtual std::coroutine_handle<> on_sleep(std::coroutine_handle<> h, std::int64_t wake_at,
+                                           bool pinned) = 0;
+
+ protected:
+  ~UserScheduler() = default;
+};
+
 // A futex-like wait queue (FIFO); threads are linked through their Thread
 // entries, so a queue is two words and waiting allocates nothing.
 class WaitQueue {
@@ -152,7 +171,13 @@ class Kernel {
     WaitQueue* q;
     std::int64_t deadline;  // absolute, or kNever
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { k.request_block(h, q, deadline); }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+      if (q == nullptr) {
+        if (std::coroutine_handle<> next = k.user_sleep(h, deadline)) return next;
+      }
+      k.request_block(h, q, deadline);
+      return std::noop_coroutine();
+    }
     bool await_resume() const noexcept { return !k.timed_out_of_current(); }
   };
   struct LockAwait {
@@ -199,6 +224,8 @@ class Kernel {
   ThreadId create_thread(Co body, const char* role);
   // Tags the current thread's running spans with a task (trace only).
   void set_task(std::uint32_t task);
+  // Installs (or, with nullptr, removes) the M:N hook of OS thread t.
+  void set_user_scheduler(ThreadId t, UserScheduler* s) { threads_[t].user = s; }
 
   // ---- observation -------------------------------------------------------
   Duration thread_cpu_time(ThreadId t) const { return Duration{threads_[t].cpu_time}; }
@@ -235,6 +262,8 @@ class Kernel {
     std::int64_t cpu_time = 0;
     std::int64_t nvcsw = 0, nivcsw = 0;
     EventId timer;
+    UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
+    std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
@@ -267,6 +296,7 @@ class Kernel {
   void request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
+  std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, std::int64_t deadline);
 
   // events
   static void on_cpu_event(void* self, std::uint64_t cpu);

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
@@ -42,9 +44,19 @@ class Runtime {
   virtual ~Runtime() = default;
   // Hands task `task` to the runtime, on the calling OS thread.
   virtual Co submit(std::uint32_t task) = 0;
+  // Runtime-specific counters for RunResult::extra, read once after the run
+  // (the twin of real::Backend::report; counting in the runtime's own fields
+  // avoids a map update per event).
+  virtual void report(std::map<std::string, double>& extra) const { (void)extra; }
 };
 
 std::unique_ptr<Runtime> make_thread_per_task(const SimContext& ctx);
 std::unique_ptr<Runtime> make_pool(const SimContext& ctx);
+std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx);
+std::unique_ptr<Runtime> make_injecting_pool(const SimContext& ctx);
+std::unique_ptr<Runtime> make_virtual_threads(const SimContext& ctx);
+std::unique_ptr<Runtime> make_event_loop(const SimContext& ctx);
+std::unique_ptr<Runtime> make_tbb(const SimContext& ctx);
+std::unique_ptr<Runtime> make_asio_pool(const SimContext& ctx);
 
 }  // namespace poolsim::sim

@@ -5,6 +5,7 @@
 // dropped by the linker from a static library).
 #include "sim/simulate.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -21,7 +22,12 @@ std::unique_ptr<Runtime> make_runtime(const SimContext& ctx) {
   switch (ctx.scenario.backend.kind) {
     case BackendKind::thread_per_task: return make_thread_per_task(ctx);
     case BackendKind::pool: return make_pool(ctx);
-    default: break;
+    case BackendKind::work_stealing: return make_work_stealing(ctx);
+    case BackendKind::injecting_pool: return make_injecting_pool(ctx);
+    case BackendKind::virtual_threads: return make_virtual_threads(ctx);
+    case BackendKind::event_loop: return make_event_loop(ctx);
+    case BackendKind::tbb: return make_tbb(ctx);
+    case BackendKind::asio_pool: return make_asio_pool(ctx);
   }
   throw UnsupportedBackend("backend '" + std::string(to_string(ctx.scenario.backend.kind)) +
                            "' has no simulated runtime yet");
@@ -44,6 +50,15 @@ RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) 
   r.cpus_available = s.capacity();
   kernel.finish(r);
   driver.finish(r);
+  runtime->report(r.extra);
+  if (w.graph) {
+    // The bound no schedule can beat: all the CPU work spread over the
+    // capacity, and the longest dependency chain run alone.
+    const double work = to_seconds(w.total_work), path = to_seconds(w.critical_path);
+    r.extra["total_work"] = work;
+    r.extra["critical_path"] = path;
+    r.extra["bound_makespan"] = std::max(work / s.capacity(), path);
+  }
   r.extra["sim_events"] = static_cast<double>(engine.fired());
   return r;
 }

@@ -1,0 +1,121 @@
+// event_loop.cpp: simulated event loops (Node.js, Netty's EventLoopGroup,
+// Vert.x, nginx workers), `loops` single-threaded loops; twin of
+// real/event_loop.cpp (one asio::io_context per loop thread).
+//
+// Mechanism (the M:N core is sim/user_threads.hpp, with each task fixed to
+// one host):
+// - submit() assigns tasks to loops round-robin (Netty's
+//   EventLoopGroup.next(), the real twin's counter) and posts the task to
+//   that loop's queue, waking the loop if it is idle; a task never changes
+//   loop;
+// - a loop runs its queue in FIFO order: new tasks and timer completions
+//   alike (one handler queue, as io_context's), each until the task waits
+//   or ends; with the queue empty the loop thread blocks (epoll_wait);
+// - `cpu` and lock-hold phases run inline on the loop thread;
+// - a `wait` is a timer (asio::steady_timer): the loop runs other handlers
+//   meanwhile; at deadline + timer_slack the continuation is queued on the
+//   task's own loop;
+// - a `wait_inside` a `lock` blocks the loop thread while it holds the lock,
+//   and a contended lock blocks it too: every task of that loop waits
+//   (models/wait_policy.hpp: block_thread inside a lock).
+// Loop threads start at the first submit, created by the submitting thread
+// (it pays thread_create for each).
+// Counters (RunResult::extra): loops, handlers (handler runs: task starts
+// and resumptions), timers (waits turned into timers), blocking_waits (waits
+// inside a lock), loop_blocked_time (seconds loop threads were blocked by
+// them; the real twin adds the time spent acquiring a contended lock).
+// Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
+// bound and back-pressure, Node's libuv thread pool for blocking calls, and
+// the cost of a handler dispatch (no profile field; the loop thread's kernel
+// costs are modelled).
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "sim/driver.hpp"
+#include "sim/runtime.hpp"
+#include "sim/user_threads.hpp"
+
+namespace poolsim::sim {
+
+namespace {
+
+class EventLoop final : public Runtime {
+ public:
+  explicit EventLoop(const SimContext& ctx)
+      : k_(ctx.kernel),
+        loops_(static_cast<std::size_t>(std::max(1, ctx.scenario.backend.loops))),
+        home_(ctx.workload.tasks.size(), 0),
+        users_(ctx.kernel, ctx.driver, ctx.workload.tasks.size(), &EventLoop::ready, this) {}
+
+  Co submit(std::uint32_t task) override {
+    if (!started_) {
+      started_ = true;
+      for (std::size_t i = 0; i < loops_.size(); ++i) {
+        const ThreadId t = co_await k_.spawn(loop(i), "loop");
+        loops_[i].host = &users_.adopt(t);
+      }
+    }
+    const std::size_t l = next_loop_++ % loops_.size();
+    home_[task] = static_cast<std::uint32_t>(l);
+    post(loops_[l], task);
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    const UserThreads::Counters& c = users_.counters();
+    extra["loops"] = static_cast<double>(loops_.size());
+    extra["handlers"] = static_cast<double>(c.mounts);
+    extra["timers"] = static_cast<double>(c.unmounts);
+    extra["blocking_waits"] = static_cast<double>(c.pins);
+    extra["loop_blocked_time"] = to_seconds(Duration{c.pinned_ns});
+  }
+
+ private:
+  struct Loop {
+    std::deque<std::uint32_t> queue;  // handlers ready to run, FIFO
+    UserThreads::Host* host = nullptr;
+    bool idle = false;
+    WaitQueue wake;
+  };
+
+  void post(Loop& l, std::uint32_t task) {
+    l.queue.push_back(task);
+    if (l.idle) k_.notify_one(l.wake);
+  }
+
+  static void ready(void* self, std::uint32_t task) {
+    auto& el = *static_cast<EventLoop*>(self);
+    el.post(el.loops_[el.home_[task]], task);
+  }
+
+  Co loop(std::size_t i) {
+    Loop& l = loops_[i];
+    for (;;) {
+      if (!l.queue.empty()) {
+        const std::uint32_t task = l.queue.front();
+        l.queue.pop_front();
+        co_await users_.run(*l.host, task);
+        continue;
+      }
+      l.idle = true;
+      co_await k_.wait(l.wake);
+      l.idle = false;
+    }
+  }
+
+  Kernel& k_;
+  std::vector<Loop> loops_;
+  std::vector<std::uint32_t> home_;  // task -> its loop
+  std::uint64_t next_loop_ = 0;
+  bool started_ = false;
+  UserThreads users_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_event_loop(const SimContext& ctx) {
+  return std::make_unique<EventLoop>(ctx);
+}
+
+}  // namespace poolsim::sim

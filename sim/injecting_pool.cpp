@@ -1,0 +1,137 @@
+// injecting_pool.cpp: the simulated pool that adds threads when starved
+// (Windows thread pool / .NET PortableThreadPool), twin of
+// real/injecting_pool.cpp; decisions in models/injection_policy.hpp.
+//
+// Mechanism (dotnet/runtime PortableThreadPool.GateThread.cs, through
+// models/injection_policy.hpp):
+// - min_threads workers and one gate thread start at the first submit,
+//   created by the submitting thread (it pays thread_create for each), as the
+//   real twin's start() creates them before the first submission;
+// - workers take tasks from one FIFO queue; submit() appends and wakes one
+//   idle worker;
+// - the gate sleeps injection_delay (a timed sleep, so + timer_slack each
+//   period, as the real gate's timed condition-variable wait), then asks
+//   should_inject(queued, dequeues now, dequeues at its previous check, live
+//   workers): work queued and no dequeue since the last check -> it creates
+//   one worker itself (the gate pays thread_create), up to max_threads. The
+//   check's "previous" counter is taken after the injection, so the new
+//   worker's own first dequeue counts as progress at the next check: under
+//   steady blocking the pool grows at most one thread per two periods;
+// - a worker idle for InjectionParams::idle_timeout (20 s, .NET's
+//   ThreadTimeoutMs) retires while should_retire() holds (above min_threads);
+//   the deadline is fixed when it goes idle, as in the real twin.
+// Invariants: live_ = workers started and not retired; dequeues_ only grows.
+// Counters (RunResult::extra): injections, threads_started, threads_retired,
+// workers_peak (workers alive at once; the gate and the submitter are not
+// workers but are OS threads of the run, in threads_peak).
+// Left out: hill climbing (throughput-driven goal changes), cooperative
+// blocking hints, .NET's "time since the last dequeue" starvation test (the
+// shared policy counts dequeues between two checks) and its CPU-utilisation
+// scaling of the delay.
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include "models/injection_policy.hpp"
+#include "sim/driver.hpp"
+#include "sim/runtime.hpp"
+
+namespace poolsim::sim {
+
+namespace {
+
+class InjectingPool final : public Runtime {
+ public:
+  explicit InjectingPool(const SimContext& ctx)
+      : k_(ctx.kernel), driver_(ctx.driver), params_(InjectionParams::from(ctx.scenario.backend)) {
+    params_.min_threads = std::max(1, params_.min_threads);
+    params_.max_threads = std::max(params_.min_threads, params_.max_threads);
+  }
+
+  Co submit(std::uint32_t task) override {
+    if (!started_) {
+      started_ = true;
+      for (int i = 0; i < params_.min_threads; ++i) co_await start_worker();
+      co_await k_.spawn(gate(), "gate");
+    }
+    queue_.push_back(task);
+    if (idle_ > 0) k_.notify_one(idle_q_);
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    extra["injections"] = static_cast<double>(injections_);
+    extra["threads_started"] = static_cast<double>(started_threads_);
+    extra["threads_retired"] = static_cast<double>(retired_);
+    extra["workers_peak"] = static_cast<double>(workers_peak_);
+  }
+
+ private:
+  // The calling thread pays thread_create. The count is raised before the
+  // new worker runs (the real twin counts it under its lock before spawning).
+  Co start_worker() {
+    ++live_;
+    ++started_threads_;
+    workers_peak_ = std::max(workers_peak_, live_);
+    co_await k_.spawn(worker(), "worker");
+  }
+
+  Co gate() {
+    std::uint64_t last = dequeues_;
+    for (;;) {
+      co_await k_.sleep_for(params_.gate_period);
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last,
+                        live_)) {
+        ++injections_;
+        co_await start_worker();
+      }
+      last = dequeues_;
+    }
+  }
+
+  Co worker() {
+    for (;;) {
+      if (!queue_.empty()) {
+        const std::uint32_t t = queue_.front();
+        queue_.pop_front();
+        ++dequeues_;
+        co_await driver_.execute(t);
+        continue;
+      }
+      ++idle_;
+      const Duration deadline = k_.now() + params_.idle_timeout;
+      bool retire = false;
+      while (queue_.empty()) {
+        const bool woken = co_await k_.wait_until(idle_q_, deadline);
+        if (!woken && queue_.empty()) {
+          retire = should_retire(params_, live_);
+          break;
+        }
+      }
+      --idle_;
+      if (retire) {
+        --live_;
+        ++retired_;
+        co_return;
+      }
+    }
+  }
+
+  Kernel& k_;
+  Driver& driver_;
+  InjectionParams params_;
+  std::deque<std::uint32_t> queue_;
+  std::uint64_t dequeues_ = 0;
+  int live_ = 0;
+  int idle_ = 0;
+  bool started_ = false;
+  WaitQueue idle_q_;
+  int started_threads_ = 0, retired_ = 0, injections_ = 0, workers_peak_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_injecting_pool(const SimContext& ctx) {
+  return std::make_unique<InjectingPool>(ctx);
+}
+
+}  // namespace poolsim::sim

@@ -1,0 +1,46 @@
+// tbb.cpp: the oneTBB task arena, modelled as work stealing (the simulated
+// twin of real/tbb.cpp, which runs the real library). It is the runtime of
+// sim/work_stealing.cpp with the parameters oneTBB uses by default; nothing
+// of the worker loop is copied.
+//
+// What oneTBB does and where it says so (uxlfoundation/oneTBB, src/tbb/):
+// - one arena of `threads` slots, all for workers (real/tbb.cpp reserves
+//   none for the submitter); tasks enqueued from outside go to the arena's
+//   FIFO task stream, tasks spawned by a worker (tg.run from a completion) to
+//   its own task pool, popped LIFO by the owner and stolen FIFO by others
+//   (arena_slot.h, task_dispatcher.h receive_or_steal_task: local pool, then
+//   the FIFO stream, then steal_task) -- the chain of models/steal_policy.hpp;
+// - a steal attempt picks one random victim slot per round (arena.cpp
+//   steal_task: random % (limit - 1), skipping itself), not every worker;
+// - an idle worker backs off in stealing_loop_backoff (scheduler_common.h):
+//   2 * (slots + 1) prolonged pauses, then 100 yields, then out_of_work()
+//   and sleep; its comment sets the spinning time to about the time a thread
+//   takes to be woken up, the budget sim/work_stealing.cpp gives its rounds
+//   (wakeup_latency + idle_exit of the profile);
+// - workers are started by RML's chain reaction: private_server::wake_some
+//   wakes or launches at most two workers (wakee[2]) and each new worker
+//   propagates it (private_worker::run -> propagate_chain_reaction), so the
+//   submitter creates two threads and the workers create the rest.
+// Left out: the 1 ms delayed leave of oneTBB 2021.13+ (PR #1352; this
+// machine's library is 2021.8), mailboxes and affinity, critical tasks, arena
+// priorities, TBB's 4 MiB worker stacks (memory counts stack_touch per
+// thread like any other thread).
+#include <algorithm>
+
+#include "sim/work_stealing.hpp"
+
+namespace poolsim::sim {
+
+std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
+  WorkStealingFlavor f;
+  f.threads = std::max(1, ctx.scenario.backend.threads);
+  // stealing_loop_backoff: my_pause_threshold = 2 * (num_workers + 1) pauses,
+  // then my_yield_threshold = 100 yields (Linux), then sleep.
+  f.spin_rounds = 2 * (f.threads + 1) + 100;
+  f.all_victims_per_round = false;
+  f.chain_start = true;
+  f.role = "tbb worker";
+  return make_work_stealing_runtime(ctx, f);
+}
+
+}  // namespace poolsim::sim

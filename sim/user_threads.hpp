@@ -1,0 +1,159 @@
+// user_threads.hpp: user-level threads multiplexed on simulated OS threads,
+// the M:N core shared by sim/virtual_threads.cpp (virtual threads on
+// carriers) and sim/event_loop.cpp (tasks on loop threads).
+//
+// Glossary: a *user thread* runs one task (Driver::execute, the very code
+// every thread runtime runs); a *host* is the OS thread it is mounted on (a
+// carrier, a loop thread). A host runs a user thread with
+// `co_await users.run(host, task)`, which returns when the user thread ended
+// or unmounted.
+// Mechanism: each host installs itself as the kernel's UserScheduler hook
+// (sim/kernel.hpp). A plain timed sleep of a mounted user thread while its
+// host holds no mutex (a `wait` phase) comes to Host::on_sleep: the user
+// thread keeps its suspended coroutine, an engine event is set for the
+// instant the kernel's timer would fire (deadline + timer_slack), and the
+// host continues at once (symmetric transfer back into its loop): it does
+// not block. When the event fires, the owner runtime's ready() callback
+// queues the task again; any host may resume it (the coroutine frame is the
+// user thread's state, nothing of it lives on the host). A sleep while the
+// host holds a mutex (wait_inside a lock) returns null from on_sleep: the
+// host itself blocks, counted as a pin with its blocked time. Contended lock
+// acquisition always blocks the host (monitor enter pins in JDK 21).
+// Memory: a user thread is its execute() coroutine frame (created at its
+// first mount, freed when it ends) plus one pending engine event while it
+// sleeps; user_threads_peak counts them. Nothing per task is a kernel
+// Thread.
+// Invariants: a user thread is mounted on at most one host; a host has at
+// most one mounted user thread; the coroutine of a user thread is resumed
+// only by a host's run(), i.e. inside a kernel resume of that host.
+// Left out: the cost of a mount/unmount (a continuation yield/thaw in Java,
+// a fiber switch in Boost.Fiber: no MachineProfile field; the host's kernel
+// costs are modelled, the user-level switch is free), and TaskRecord::cpu for
+// a task that unmounted (the driver reads the CPU clock of the OS thread it
+// started on, which meanwhile ran other user threads).
+#pragma once
+
+#include <algorithm>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sim/driver.hpp"
+#include "sim/kernel.hpp"
+
+namespace poolsim::sim {
+
+class UserThreads {
+ public:
+  // ready(ctx, task): the task's timer fired; queue it on a host.
+  using ReadyFn = void (*)(void* ctx, std::uint32_t task);
+
+  struct Counters {
+    std::int64_t mounts = 0;     // a user thread put on a host (first start included)
+    std::int64_t unmounts = 0;   // sleeps that released the host
+    std::int64_t pins = 0;       // sleeps inside a lock: the host blocked
+    std::int64_t pinned_ns = 0;  // time hosts were blocked by those sleeps
+    std::int64_t live = 0, peak = 0;  // user threads alive now / at most
+  };
+
+  class Host final : public UserScheduler {
+   public:
+    std::coroutine_handle<> on_sleep(std::coroutine_handle<> h, std::int64_t wake_at,
+                                     bool pinned) override {
+      UserThreads& u = *users_;
+      if (pinned) {
+        ++u.c_.pins;
+        u.c_.pinned_ns += wake_at - u.k_.now().count();
+        return {};
+      }
+      ++u.c_.unmounts;
+      u.slots_[mounted_].at = h;
+      u.k_.engine().at_ns(wake_at, &UserThreads::on_timer, &u, mounted_);
+      u.k_.set_task(kNoTask);
+      return std::exchange(loop_, {});
+    }
+
+   private:
+    friend class UserThreads;
+    explicit Host(UserThreads& u) : users_(&u) {}
+    UserThreads* users_;
+    std::coroutine_handle<> loop_;  // where the host continues after an unmount
+    std::uint32_t mounted_ = kNoTask;
+  };
+
+  struct RunAwait {
+    UserThreads& u;
+    Host& host;
+    std::uint32_t task;
+    bool await_ready() const noexcept { return false; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> loop) {
+      Slot& s = u.slots_[task];
+      if (!s.top) {
+        s.top = u.driver_.execute(task).release();
+        s.at = s.top;
+        u.c_.peak = std::max(u.c_.peak, ++u.c_.live);
+      } else {
+        u.k_.set_task(task);  // a resumption (execute tags only its start)
+      }
+      ++u.c_.mounts;
+      s.top.promise().continuation = loop;  // where it returns when it ends
+      host.loop_ = loop;
+      host.mounted_ = task;
+      return std::exchange(s.at, {});
+    }
+    void await_resume() {
+      host.mounted_ = kNoTask;
+      Slot& s = u.slots_[task];
+      if (s.top.done()) {
+        s.top.destroy();
+        s.top = {};
+        --u.c_.live;
+      }
+    }
+  };
+
+  UserThreads(Kernel& k, Driver& d, std::size_t tasks, ReadyFn ready, void* ready_ctx)
+      : k_(k), driver_(d), ready_(ready), ready_ctx_(ready_ctx), slots_(tasks) {}
+  ~UserThreads() {
+    for (Slot& s : slots_)
+      if (s.top) s.top.destroy();
+  }
+  UserThreads(const UserThreads&) = delete;
+  UserThreads& operator=(const UserThreads&) = delete;
+
+  // Makes OS thread t a host (call before t runs a user thread).
+  Host& adopt(ThreadId t) {
+    hosts_.push_back(std::unique_ptr<Host>(new Host(*this)));
+    k_.set_user_scheduler(t, hosts_.back().get());
+    return *hosts_.back();
+  }
+
+  // Runs task's user thread on `host` (the calling OS thread) until it ends
+  // or unmounts; creates it at its first run.
+  RunAwait run(Host& host, std::uint32_t task) { return {*this, host, task}; }
+
+  const Counters& counters() const { return c_; }
+
+ private:
+  struct Slot {
+    Co::Handle top;              // the execute() frame, owned; null before its start and after its end
+    std::coroutine_handle<> at;  // where it resumes (null while mounted)
+  };
+
+  static void on_timer(void* self, std::uint64_t task) {
+    auto& u = *static_cast<UserThreads*>(self);
+    u.ready_(u.ready_ctx_, static_cast<std::uint32_t>(task));
+  }
+
+  Kernel& k_;
+  Driver& driver_;
+  ReadyFn ready_;
+  void* ready_ctx_;
+  std::vector<Slot> slots_;  // per task
+  std::vector<std::unique_ptr<Host>> hosts_;
+  Counters c_;
+};
+
+}  // namespace poolsim::sim

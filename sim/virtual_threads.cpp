@@ -1,0 +1,122 @@
+// virtual_threads.cpp: simulated Java virtual threads (JDK 21, JEP 444), M:N
+// on `carriers` OS threads; twin of real/virtual_threads.cpp (Boost.Fiber).
+//
+// Mechanism (OpenJDK java.lang.VirtualThread and its default scheduler, a
+// ForkJoinPool of `carriers` workers in FIFO async mode; the M:N core is
+// sim/user_threads.hpp):
+// - submit() appends the task to the intake and wakes one idle carrier; a
+//   virtual thread exists from its first mount (a fiber in the real twin, a
+//   stack chunk in Java) to its end;
+// - a carrier runs, in this order: the oldest ready virtual thread (resumed
+//   after a wait; the shared FIFO ready queue), else a new one from the
+//   intake, else it parks until a submit or a timer wakes it -- the real
+//   twin's pick_next order (resumptions first, its launcher only when
+//   nothing is ready);
+// - `cpu` and lock-hold phases run on the carrier (mounted);
+// - a `wait` unmounts (VirtualThread.parkNanos -> yieldContinuation): the
+//   carrier runs other virtual threads meanwhile, and when the timer fires
+//   (deadline + timer_slack) the virtual thread is queued and one idle
+//   carrier is woken (the kernel's wake-up costs apply to the carrier);
+// - `lock` is a monitor: a contended enter blocks the carrier, and a
+//   `wait_inside` blocks it while the lock is held -- the virtual thread is
+//   pinned, as with `synchronized` before JDK 24 (JEP 491), and the carrier
+//   is lost to every other virtual thread (models/wait_policy.hpp:
+//   block_thread inside a lock, release_thread outside).
+// Carriers start at the first submit, created by the submitting thread (it
+// pays thread_create for each), as the real twin's start() creates them.
+// Counters (RunResult::extra): carriers, mounts (first starts included),
+// unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
+// blocked by them), virtual_threads_peak (alive at once), carrier_parks.
+// Left out: the carrier pool's compensation for some pinning blocking calls
+// (it grows up to 256 in JDK 21, not for synchronized, which is what is
+// modelled); the separate unparker timer thread (the timer queues the virtual
+// thread directly); work stealing between the ForkJoinPool's queues (one
+// FIFO); the time a contended monitor enter pins (counted in pinned_time by
+// the real twin, blocked but not counted here); the memory of a virtual
+// thread's stack chunk in memory_peak (no profile field: memory_peak counts
+// OS threads; virtual_threads_peak says how many were alive).
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include "sim/driver.hpp"
+#include "sim/runtime.hpp"
+#include "sim/user_threads.hpp"
+
+namespace poolsim::sim {
+
+namespace {
+
+class VirtualThreads final : public Runtime {
+ public:
+  explicit VirtualThreads(const SimContext& ctx)
+      : k_(ctx.kernel),
+        carriers_(std::max(1, ctx.scenario.backend.carriers)),
+        users_(ctx.kernel, ctx.driver, ctx.workload.tasks.size(), &VirtualThreads::ready, this) {}
+
+  Co submit(std::uint32_t task) override {
+    if (!started_) {
+      started_ = true;
+      for (int i = 0; i < carriers_; ++i) {
+        const ThreadId t = co_await k_.spawn(carrier(i), "carrier");
+        hosts_.push_back(&users_.adopt(t));
+      }
+    }
+    intake_.push_back(task);
+    if (idle_ > 0) k_.notify_one(idle_q_);
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    const UserThreads::Counters& c = users_.counters();
+    extra["carriers"] = carriers_;
+    extra["mounts"] = static_cast<double>(c.mounts);
+    extra["unmounts"] = static_cast<double>(c.unmounts);
+    extra["pins"] = static_cast<double>(c.pins);
+    extra["pinned_time"] = to_seconds(Duration{c.pinned_ns});
+    extra["virtual_threads_peak"] = static_cast<double>(c.peak);
+    extra["carrier_parks"] = static_cast<double>(parks_);
+  }
+
+ private:
+  static void ready(void* self, std::uint32_t task) {
+    auto& vt = *static_cast<VirtualThreads*>(self);
+    vt.ready_.push_back(task);
+    if (vt.idle_ > 0) vt.k_.notify_one(vt.idle_q_);
+  }
+
+  Co carrier(int i) {
+    UserThreads::Host& host = *hosts_[static_cast<std::size_t>(i)];
+    for (;;) {
+      std::deque<std::uint32_t>* from = !ready_.empty() ? &ready_ : !intake_.empty() ? &intake_ : nullptr;
+      if (from != nullptr) {
+        const std::uint32_t task = from->front();
+        from->pop_front();
+        co_await users_.run(host, task);
+        continue;
+      }
+      ++parks_;
+      ++idle_;
+      co_await k_.wait(idle_q_);
+      --idle_;
+    }
+  }
+
+  Kernel& k_;
+  const int carriers_;
+  UserThreads users_;
+  std::vector<UserThreads::Host*> hosts_;  // by carrier index
+  std::deque<std::uint32_t> intake_;       // submitted, not yet started
+  std::deque<std::uint32_t> ready_;        // unmounted and due again
+  int idle_ = 0;
+  bool started_ = false;
+  std::int64_t parks_ = 0;
+  WaitQueue idle_q_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_virtual_threads(const SimContext& ctx) {
+  return std::make_unique<VirtualThreads>(ctx);
+}
+
+}  // namespace poolsim::sim

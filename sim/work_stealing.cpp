@@ -1,0 +1,213 @@
+// work_stealing.cpp: the simulated work-stealing runtime (ForkJoinPool /
+// oneTBB / Taskflow style), twin of real/work_stealing.cpp; sim/tbb.cpp runs
+// the same code with oneTBB's parameters (sim/work_stealing.hpp).
+//
+// Mechanism: `threads` workers, each with its own deque (back = owner end,
+// front = thief end) and one global injection queue (FIFO). submit() on a
+// worker thread (a graph successor or a closed client's next task released
+// by a completion there) pushes to that worker's own deque, so spawned work
+// runs on its spawner unless another worker steals it; submit() from any
+// other thread (the submitter) appends to the injection queue. Either way
+// one parked worker is woken (the real twin notifies when a worker sleeps).
+// A worker's search is the chain of models/steal_policy.hpp: its own deque
+// at the back (LIFO), the injection queue's oldest task, then the other
+// deques' oldest tasks, victims in StealPolicy::victim order from a start
+// drawn from the worker's own stream Rng::derive(seed, index) (the real
+// twin's streams, so both try the same victims in the same order). After
+// spin_rounds failed rounds it parks on one wait queue until a submit wakes
+// it.
+// Spinning costs CPU: the rounds between two searches are computed work,
+// together as long as a wake-up of a parked worker (wakeup_latency +
+// idle_exit of the profile), split evenly over the spin_rounds - 1 pauses.
+// That is the classic spin-then-block budget (spin about as long as blocking
+// costs, at most 2x the optimum: Karlin et al., SOSP 1991), the target
+// oneTBB states for its stealing_loop_backoff (src/tbb/scheduler_common.h).
+// A search itself is free (the real deque's uncontended lock is tens of ns).
+// Workers start at the first submit, created by the submitting thread (it
+// pays thread_create for each), as the real twin's start() does before the
+// first submission; with chain_start, each new worker starts up to two more
+// (oneTBB's RML private_server::wake_some wakes at most two, and every woken
+// worker propagates the chain reaction), so creation costs spread over the
+// workers.
+// Invariants: pending_ = tasks in all deques and the injection queue; a
+// worker parks only right after a failed round in the same resume (no
+// event in between), so no wake-up is lost.
+// Counters (RunResult::extra): steals, failed_steals (a victim found
+// empty), parks, local_pops, injection_pops, spin_rounds (pauses computed).
+// Left out: the lock-free Chase-Lev deque's races (a steal and a pop never
+// collide here), stealing half a queue (Go, Tokio), the submitter helping
+// (common ForkJoinPool), a LIFO slot, and a steal's own CPU cost.
+#include "sim/work_stealing.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "models/rng.hpp"
+#include "models/steal_policy.hpp"
+#include "sim/driver.hpp"
+
+namespace poolsim::sim {
+
+namespace {
+
+class WorkStealing final : public Runtime {
+ public:
+  WorkStealing(const SimContext& ctx, const WorkStealingFlavor& flavor)
+      : k_(ctx.kernel), driver_(ctx.driver), flavor_(flavor) {
+    flavor_.threads = std::max(1, flavor_.threads);
+    flavor_.spin_rounds = std::max(1, flavor_.spin_rounds);
+    const auto& m = k_.machine();
+    if (flavor_.spin_rounds > 1)
+      spin_pause_ = Duration{(m.wakeup_latency.count() + m.idle_exit.count()) /
+                             (flavor_.spin_rounds - 1)};
+    workers_.resize(static_cast<std::size_t>(flavor_.threads));
+    for (int i = 0; i < flavor_.threads; ++i)
+      workers_[static_cast<std::size_t>(i)].rng =
+          Rng::derive(ctx.scenario.seed, static_cast<std::uint64_t>(i));
+  }
+
+  Co submit(std::uint32_t task) override {
+    if (!started_) {
+      started_ = true;
+      const int first = flavor_.chain_start ? std::min(2, flavor_.threads) : flavor_.threads;
+      for (int i = 0; i < first; ++i) co_await start_worker(i);
+    }
+    const int w = worker_index(k_.self());
+    if (w >= 0)
+      workers_[static_cast<std::size_t>(w)].deque.push_back(task);
+    else
+      injection_.push_back(task);
+    ++pending_;
+    k_.notify_one(park_);
+  }
+
+  void report(std::map<std::string, double>& extra) const override {
+    Counters sum;
+    for (const Worker& w : workers_) {
+      sum.steals += w.c.steals;
+      sum.failed_steals += w.c.failed_steals;
+      sum.parks += w.c.parks;
+      sum.local_pops += w.c.local_pops;
+      sum.injection_pops += w.c.injection_pops;
+      sum.spins += w.c.spins;
+    }
+    extra["steals"] = static_cast<double>(sum.steals);
+    extra["failed_steals"] = static_cast<double>(sum.failed_steals);
+    extra["parks"] = static_cast<double>(sum.parks);
+    extra["local_pops"] = static_cast<double>(sum.local_pops);
+    extra["injection_pops"] = static_cast<double>(sum.injection_pops);
+    extra["spin_rounds"] = static_cast<double>(sum.spins);
+  }
+
+ private:
+  struct Counters {
+    std::int64_t steals = 0, failed_steals = 0, parks = 0, local_pops = 0, injection_pops = 0,
+                 spins = 0;
+  };
+  struct Worker {
+    std::deque<std::uint32_t> deque;  // back = owner end, front = thief end
+    Rng rng{0};
+    Counters c;
+  };
+
+  // The calling thread pays thread_create; the new worker's id is mapped to
+  // its index before it can run.
+  Co start_worker(int i) {
+    const ThreadId t = co_await k_.spawn(worker(i), flavor_.role);
+    if (worker_of_.size() <= t) worker_of_.resize(t + 1, -1);
+    worker_of_[t] = i;
+  }
+
+  int worker_index(ThreadId t) const {
+    return t < worker_of_.size() ? worker_of_[t] : -1;
+  }
+
+  Co worker(int i) {
+    if (flavor_.chain_start) {
+      for (int child = 2 * i + 2; child <= 2 * i + 3 && child < flavor_.threads; ++child)
+        co_await start_worker(child);
+    }
+    Worker& w = workers_[static_cast<std::size_t>(i)];
+    int failed_rounds = 0;
+    for (;;) {
+      if (const auto t = find_task(i)) {
+        failed_rounds = 0;
+        co_await driver_.execute(*t);
+        continue;
+      }
+      if (++failed_rounds < flavor_.spin_rounds) {
+        ++w.c.spins;
+        co_await k_.compute(spin_pause_);
+        continue;
+      }
+      failed_rounds = 0;
+      ++w.c.parks;
+      co_await k_.wait(park_);
+    }
+  }
+
+  // models/steal_policy.hpp's chain: local (LIFO), injection (FIFO), steal
+  // (FIFO from the victim's far end).
+  std::optional<std::uint32_t> find_task(int self) {
+    Worker& w = workers_[static_cast<std::size_t>(self)];
+    if (!w.deque.empty()) {
+      const std::uint32_t t = w.deque.back();
+      w.deque.pop_back();
+      ++w.c.local_pops;
+      --pending_;
+      return t;
+    }
+    if (!injection_.empty()) {
+      const std::uint32_t t = injection_.front();
+      injection_.pop_front();
+      ++w.c.injection_pops;
+      --pending_;
+      return t;
+    }
+    const int n = flavor_.threads;
+    if (n < 2) return std::nullopt;
+    const std::uint64_t start = w.rng.next();
+    const int tries = flavor_.all_victims_per_round ? n - 1 : 1;
+    for (int k = 0; k < tries; ++k) {
+      Worker& v = workers_[static_cast<std::size_t>(StealPolicy::victim(self, n, start, k))];
+      if (!v.deque.empty()) {
+        const std::uint32_t t = v.deque.front();
+        v.deque.pop_front();
+        ++w.c.steals;
+        --pending_;
+        return t;
+      }
+      ++w.c.failed_steals;
+    }
+    return std::nullopt;
+  }
+
+  Kernel& k_;
+  Driver& driver_;
+  WorkStealingFlavor flavor_;
+  Duration spin_pause_{0};
+  std::vector<Worker> workers_;
+  std::vector<int> worker_of_;  // ThreadId -> worker index, -1 for other threads
+  std::deque<std::uint32_t> injection_;
+  std::int64_t pending_ = 0;
+  bool started_ = false;
+  WaitQueue park_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_work_stealing_runtime(const SimContext& ctx,
+                                                    const WorkStealingFlavor& flavor) {
+  return std::make_unique<WorkStealing>(ctx, flavor);
+}
+
+std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx) {
+  WorkStealingFlavor f;
+  f.threads = ctx.scenario.backend.threads;
+  f.spin_rounds = StealPolicy{}.spin_rounds;
+  return make_work_stealing_runtime(ctx, f);
+}
+
+}  // namespace poolsim::sim
