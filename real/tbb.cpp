@@ -62,6 +62,30 @@
 
 #include "real/backend.hpp"
 
+// ThreadSanitizer and oneTBB. Debian's libtbb is not built with TSan, so the
+// happens-before that its queues give (a task object written by the
+// submitting thread, then executed and destroyed by a worker; an observer's
+// callbacks, then its destruction once observe(false) returned) is invisible
+// to TSan, which reports the task object's fields and vptr as races. The
+// hand-overs are announced with TSan's annotations (sanitizer/
+// tsan_interface.h): a release by the submitting thread after the task
+// object is built, an acquire as the first instruction of the task body, and
+// the same around the observer's callbacks and destruction. One sync address
+// serves every task: each body then also acquires earlier, unrelated
+// submissions, a slight over-approximation of what TBB's own fences give.
+// In other builds these compile to nothing.
+#if defined(__SANITIZE_THREAD__)
+extern "C" {
+void __tsan_acquire(void* addr);
+void __tsan_release(void* addr);
+}
+#define POOLSIM_TSAN_ACQUIRE(addr) __tsan_acquire(const_cast<void*>(static_cast<const void*>(addr)))
+#define POOLSIM_TSAN_RELEASE(addr) __tsan_release(const_cast<void*>(static_cast<const void*>(addr)))
+#else
+#define POOLSIM_TSAN_ACQUIRE(addr) static_cast<void>(0)
+#define POOLSIM_TSAN_RELEASE(addr) static_cast<void>(0)
+#endif
+
 namespace poolsim::real {
 namespace {
 
@@ -70,6 +94,9 @@ class ArenaObserver;
 // The observer a TBB worker registered through, while it is inside the
 // arena; nullptr elsewhere (the submitter, a worker serving another arena).
 thread_local const ArenaObserver* tl_observer = nullptr;
+
+// The sync address of the task hand-over annotations (see above).
+[[maybe_unused]] char tsan_task_handoff = 0;
 
 class ArenaObserver final : public tbb::task_scheduler_observer {
  public:
@@ -86,6 +113,7 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
     tl_observer = this;
     std::lock_guard lk(mu_);
     ++inside_;
+    POOLSIM_TSAN_RELEASE(this);
   }
 
   void on_scheduler_exit(bool is_worker) override {
@@ -98,6 +126,7 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
       --inside_;
     }
     left_.notify_all();
+    POOLSIM_TSAN_RELEASE(this);
   }
 
   // Blocks until every worker that registered here has left the arena.
@@ -134,16 +163,18 @@ class Tbb final : public Backend {
 
   void submit(std::uint32_t task) override {
     in_flight_.fetch_add(1, std::memory_order_relaxed);
-    auto body = [this, task] {
+    auto handle = group_->defer([this, task] {
+      POOLSIM_TSAN_ACQUIRE(&tsan_task_handoff);
       ctx_->execute(task);
       in_flight_.fetch_sub(1, std::memory_order_release);
-    };
+    });
+    POOLSIM_TSAN_RELEASE(&tsan_task_handoff);
     if (tl_observer == &*observer_) {
       spawned_.fetch_add(1, std::memory_order_relaxed);
-      group_->run(std::move(body));
+      group_->run(std::move(handle));
     } else {
       enqueued_.fetch_add(1, std::memory_order_relaxed);
-      arena_->enqueue(group_->defer(std::move(body)));
+      arena_->enqueue(std::move(handle));
     }
   }
 
@@ -157,6 +188,7 @@ class Tbb final : public Backend {
     observer_->wait_until_empty();
     observer_->observe(false);
     entries_at_stop_ = observer_->entries();
+    POOLSIM_TSAN_ACQUIRE(&*observer_);
     observer_.reset();
     arena_.reset();
     parallelism_.reset();

@@ -70,6 +70,13 @@
 // on a carrier which is now pinned wakes only when that carrier returns to
 // its scheduler; per-task CPU time (a carrier runs many tasks, so
 // per_task_cpu() is false).
+//
+// ThreadSanitizer: Boost.Context 1.74 (fcontext, assembly) switches stacks
+// without the TSan fiber API, so in a -fsanitize=thread build TSan's shadow
+// stack and clocks follow the OS thread, not the fiber, and a run crashes
+// (SIGSEGV inside TSan). Announcing the switches from this algorithm
+// (__tsan_switch_to_fiber in pick_next) was tried and hung; the tests skip
+// this backend in TSan builds (tests/real/test_fiber_loop_backends.cpp).
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/algo/algorithm.hpp>
