@@ -2,9 +2,9 @@
 //
 // A simulated OS thread is a C++20 coroutine that co_awaits kernel operations
 // (Kernel::compute, sleep_for, wait, lock, spawn). Co is a lazy task: it
-// starts when first resumed and, when awaited by another Co, hands control
-// over by symmetric transfer and returns to its awaiter when done, so nested
-// calls (a worker loop awaiting execute_task awaiting compute) cost no stack.
+// starts when first awaited (or resumed by the kernel, for a thread's body)
+// and returns to its awaiter when done: inline if it never suspended, else
+// by symmetric transfer from its final suspend (see await_suspend).
 // Only the kernel resumes a thread, and only from an engine event, never from
 // inside another coroutine: a resume therefore never nests.
 //
@@ -23,14 +23,18 @@ class [[nodiscard]] Co {
  public:
   struct promise_type {
     std::coroutine_handle<> continuation;
+    bool running_inline = false;  // resumed from its awaiter's await_suspend
 
     Co get_return_object() { return Co{std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }
     struct FinalAwaiter {
       bool await_ready() noexcept { return false; }
       std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) noexcept {
-        auto c = h.promise().continuation;
-        return c ? c : std::noop_coroutine();
+        const promise_type& p = h.promise();
+        // Finished inside its awaiter's await_suspend: that call returns and
+        // the awaiter continues without growing the stack.
+        if (p.running_inline || !p.continuation) return std::noop_coroutine();
+        return p.continuation;
       }
       void await_resume() noexcept {}
     };
@@ -60,9 +64,21 @@ class [[nodiscard]] Co {
   Handle release() { return std::exchange(h_, {}); }
 
   bool await_ready() const noexcept { return !h_ || h_.done(); }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
-    h_.promise().continuation = awaiting;
-    return h_;
+  // Runs the awaited coroutine at once. If it finishes without suspending
+  // (a submit that only enqueues), the awaiter continues directly (false);
+  // if it suspends on a kernel operation, the awaiter stays suspended and is
+  // resumed from the child's final suspend when the kernel resumes the child.
+  // Loops of synchronously finishing calls thus never deepen the stack, even
+  // where the compiler does not turn symmetric transfer into a tail call
+  // (unoptimised and sanitizer builds).
+  bool await_suspend(std::coroutine_handle<> awaiting) {
+    promise_type& p = h_.promise();
+    p.continuation = awaiting;
+    p.running_inline = true;
+    h_.resume();
+    if (h_.done()) return false;
+    p.running_inline = false;
+    return true;
   }
   void await_resume() const noexcept {}
 
