@@ -5,10 +5,10 @@
 // --host-cores. With --graph FILE: work/span bounds of a task graph and a
 // simulated thread sweep. The arithmetic lives in validate/sizing.hpp; this
 // file parses flags, reports progress and writes the outputs.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "app/common.hpp"
 #include "models/units.hpp"
@@ -31,17 +31,20 @@ struct SizeFlags {
 };
 
 int run_size(const SizeFlags& f) {
-  validate::PhasedProgress progress("size", std::cerr, validate::Progress::style_for_stderr(f.common.quiet));
+  validate::PhasedProgress progress("size", std::cerr,
+                                    validate::Progress::style_for_stderr(f.common.quiet));
   validate::SizingProgress sp;
   sp.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
   sp.on_point = [&](const std::string& label) { progress.step(label); };
   const bool to_stdout = f.common.json == "-";
 
   if (!f.graph.empty()) {
-    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores || f.queue ||
-        !f.target_p99.empty())
-      throw Usage("size --graph FILE takes the workload and machine from the scenario: --rate, --cpu, --wait, "
-                  "--cores, --host-cores, --queue and --target-p99 do not apply (use --set, --machine)");
+    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores ||
+        f.queue || !f.target_p99.empty())
+      throw Usage(
+          "size --graph FILE takes the workload and machine from the scenario: --rate, --cpu, "
+          "--wait, "
+          "--cores, --host-cores, --queue and --target-p99 do not apply (use --set, --machine)");
     CommonFlags cf = f.common;
     if (f.cpus) cf.sets.push_back(fmt::format("limits.cpus={:.17g}", *f.cpus));
     const auto g = validate::size_graph(f.graph, load_options(cf), !f.no_simulate, f.jobs, sp);
@@ -52,13 +55,17 @@ int run_size(const SizeFlags& f) {
   }
 
   if (f.rate.empty() || f.cpu.empty())
-    throw Usage("size needs --rate and --cpu (and usually --wait), e.g. size --rate 1500/s --cpu 2ms --wait 38ms "
-                "--cores 4; or --graph FILE");
-  if (!f.cores && !f.host_cores) throw Usage("size needs --cores N (or --host-cores N with --cpus Q)");
+    throw Usage(
+        "size needs --rate and --cpu (and usually --wait), e.g. size --rate 1500/s --cpu 2ms "
+        "--wait 38ms "
+        "--cores 4; or --graph FILE");
+  if (!f.cores && !f.host_cores)
+    throw Usage("size needs --cores N (or --host-cores N with --cpus Q)");
   if (f.cores && f.host_cores && *f.cores != *f.host_cores)
-    throw Usage(fmt::format("--cores {} and --host-cores {} disagree: in a container the pool sees the host's "
-                            "cores and the quota (--cpus) limits it; give one of them",
-                            *f.cores, *f.host_cores));
+    throw Usage(fmt::format(
+        "--cores {} and --host-cores {} disagree: in a container the pool sees the host's "
+        "cores and the quota (--cpus) limits it; give one of them",
+        *f.cores, *f.host_cores));
   if (!f.common.sets.empty())
     throw Usage("size builds its scenario from the flags; --set applies only with --graph FILE");
   validate::SizingInputs in;
@@ -97,25 +104,31 @@ int run_size(const SizeFlags& f) {
 
 void register_size(CLI::App& app, std::function<int()>& action) {
   auto f = std::make_shared<SizeFlags>();
-  auto* cmd = app.add_subcommand(
-      "size", "Recommend a pool size from rate, CPU and wait per request, cores or quota, and a latency target");
+  auto* cmd = app.add_subcommand("size",
+                                 "Recommend a pool size from rate, CPU and wait per request, cores "
+                                 "or quota, and a latency target");
   cmd->add_option("--rate", f->rate, "Arrival rate, e.g. 1500/s")->type_name("RATE");
   cmd->add_option("--cpu", f->cpu, "CPU time per request, e.g. 2ms")->type_name("DURATION");
-  cmd->add_option("--wait", f->wait, "Blocking wait per request (I/O, sleeps), e.g. 38ms (default 0)")
+  cmd->add_option("--wait", f->wait,
+                  "Blocking wait per request (I/O, sleeps), e.g. 38ms (default 0)")
       ->type_name("DURATION");
-  cmd->add_option("--cores", f->cores, "CPUs of the machine the pool runs on")->check(CLI::PositiveNumber);
+  cmd->add_option("--cores", f->cores, "CPUs of the machine the pool runs on")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--cpus", f->cpus, "CPU quota (container cpu.max / --cpus), e.g. 1.5")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--host-cores", f->host_cores,
-                  "The host's CPU count seen inside a container (with --cpus): adds the container advice")
+  cmd->add_option(
+         "--host-cores", f->host_cores,
+         "The host's CPU count seen inside a container (with --cpus): adds the container advice")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--target-p99", f->target_p99,
-                  "Latency target for the 99th percentile (default: 1.25 x the service time's own p99)")
+  cmd->add_option(
+         "--target-p99", f->target_p99,
+         "Latency target for the 99th percentile (default: 1.25 x the service time's own p99)")
       ->type_name("DURATION");
   cmd->add_option("--queue", f->queue, "Bounded queue slots: adds M/M/c/K rejection and latency")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--service", f->service,
-                  "Service-time shape for the queueing model and the simulation: deterministic (default, fixed "
+                  "Service-time shape for the queueing model and the simulation: deterministic "
+                  "(default, fixed "
                   "--cpu/--wait) or exponential")
       ->check(CLI::IsMember({"deterministic", "exponential"}));
   cmd->add_option("--target-utilization", f->target_utilization,
@@ -127,12 +140,11 @@ void register_size(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--jobs,-j", f->jobs, "Simulations in parallel (default: this machine's CPUs)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--graph", f->graph,
-                  "A scenario with workload.graph: report work, critical path and the bounds, and sweep its threads")
+                  "A scenario with workload.graph: report work, critical path and the bounds, and "
+                  "sweep its threads")
       ->type_name("FILE");
   add_common_flags(cmd, f->common);
-  cmd->callback([f, &action] {
-    action = [f] { return run_size(*f); };
-  });
+  cmd->callback([f, &action] { action = [f] { return run_size(*f); }; });
 }
 
 }  // namespace poolsim::app

@@ -4,11 +4,11 @@
 // Universal Scalability Law to throughput against a varied key. The grid,
 // the runs and the outputs live in validate/sweep.hpp; this file parses
 // flags, checks the outputs' paths before anything runs, and reports.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "app/common.hpp"
 #include "models/units.hpp"
@@ -32,9 +32,9 @@ struct SweepFlags {
 };
 
 // The table's metric columns: the ones people sweep for.
-const Metric kColumns[] = {Metric::throughput,      Metric::makespan,     Metric::latency_mean,
-                           Metric::latency_p99,     Metric::cpu_utilization, Metric::threads_peak,
-                           Metric::throttled_time,  Metric::rejected};
+const Metric kColumns[] = {Metric::throughput,     Metric::makespan,        Metric::latency_mean,
+                           Metric::latency_p99,    Metric::cpu_utilization, Metric::threads_peak,
+                           Metric::throttled_time, Metric::rejected};
 
 void write_file(const std::string& path, const std::string& text, const char* what) {
   if (path == "-") {
@@ -55,7 +55,9 @@ int run_sweep_cmd(const SweepFlags& f) {
   std::vector<Metric> plot_metrics;
   for (const auto& name : f.plot_metrics) {
     const auto m = metric_from(name);
-    if (!m) throw Usage("--plot-metric: unknown metric '" + name + "' (see the metric names in poolsim --help)");
+    if (!m)
+      throw Usage("--plot-metric: unknown metric '" + name +
+                  "' (see the metric names in poolsim --help)");
     plot_metrics.push_back(*m);
   }
   const std::string ext = std::filesystem::path(f.plot).extension().string();
@@ -63,17 +65,20 @@ int run_sweep_cmd(const SweepFlags& f) {
     throw Usage("--plot: the file must end in .svg or .html, got '" + f.plot + "'");
   std::string usl_key = f.usl_key;
   if (f.usl && usl_key.empty()) usl_key = axes.front().key;
-  if (!usl_key.empty() &&
-      std::none_of(axes.begin(), axes.end(), [&](const validate::VaryAxis& a) { return a.key == usl_key; }))
+  if (!usl_key.empty() && std::none_of(axes.begin(), axes.end(), [&](const validate::VaryAxis& a) {
+        return a.key == usl_key;
+      }))
     throw Usage("--usl-key " + usl_key + ": not a varied key");
   if (!usl_key.empty())
     for (const auto& a : axes)
       if (a.key == usl_key)
         for (const auto& v : a.values)
           if (const auto n = validate::numeric_value(v); !n || *n < 1)
-            throw Usage("--usl: the values of " + usl_key + " are the concurrency, numbers >= 1; got '" + v + "'");
+            throw Usage("--usl: the values of " + usl_key +
+                        " are the concurrency, numbers >= 1; got '" + v + "'");
 
-  validate::PhasedProgress progress("sweep", std::cerr, validate::Progress::style_for_stderr(f.common.quiet));
+  validate::PhasedProgress progress("sweep", std::cerr,
+                                    validate::Progress::style_for_stderr(f.common.quiet));
   validate::SweepOptions so;
   so.file = f.file;
   so.load = load_options(f.common);
@@ -93,7 +98,8 @@ int run_sweep_cmd(const SweepFlags& f) {
   if (!usl_key.empty()) {
     fits = validate::sweep_usl(r, usl_key);
     usl = validate::usl_json(fits);
-    if (const auto caveat = validate::usl_caveat(r); !caveat.empty()) log_line(f.common, "poolsim: note: " + caveat);
+    if (const auto caveat = validate::usl_caveat(r); !caveat.empty())
+      log_line(f.common, "poolsim: note: " + caveat);
   }
 
   const bool json_stdout = f.common.json == "-" || f.csv == "-";
@@ -116,7 +122,9 @@ int run_sweep_cmd(const SweepFlags& f) {
     for (const auto& p : r.points) {
       std::vector<std::string> row = p.values;
       for (auto m : kColumns) row.push_back(validate::format_metric(m, p.value(m)));
-      if (r.measured) row.push_back(validate::format_metric(Metric::latency_p99, p.predicted[Metric::latency_p99]));
+      if (r.measured)
+        row.push_back(
+            validate::format_metric(Metric::latency_p99, p.predicted[Metric::latency_p99]));
       table.add_row(row);
     }
     std::cout << fmt::format("sweep {}: {} points, {} in {:.1f} s\n\n", r.scenario, r.points.size(),
@@ -125,9 +133,11 @@ int run_sweep_cmd(const SweepFlags& f) {
     for (const auto& fit : fits) {
       const auto& p = fit.fit.params;
       std::cout << fmt::format(
-          "\nUSL fit of throughput vs {}{}: lambda {:.4g}/s per thread, sigma (contention) {:.4g}, kappa (coherency) "
+          "\nUSL fit of throughput vs {}{}: lambda {:.4g}/s per thread, sigma (contention) {:.4g}, "
+          "kappa (coherency) "
           "{:.4g}, R^2 {:.4f}",
-          usl_key, fit.series.empty() ? "" : " (" + fit.series + ")", p.lambda, p.sigma, p.kappa, fit.fit.r_squared);
+          usl_key, fit.series.empty() ? "" : " (" + fit.series + ")", p.lambda, p.sigma, p.kappa,
+          fit.fit.r_squared);
       if (fit.fit.peak_concurrency)
         std::cout << fmt::format("; peak at N* = sqrt((1 - sigma) / kappa) = {:.1f} ({:.4g}/s)",
                                  *fit.fit.peak_concurrency, fit.fit.peak_throughput.value_or(0));
@@ -138,7 +148,9 @@ int run_sweep_cmd(const SweepFlags& f) {
   }
   if (!f.csv.empty()) write_file(f.csv, validate::sweep_csv(r), "CSV");
   if (!f.plot.empty()) {
-    write_file(f.plot, ext == ".svg" ? validate::sweep_svg(r, plot_metrics) : validate::sweep_html(r, plot_metrics, usl),
+    write_file(f.plot,
+               ext == ".svg" ? validate::sweep_svg(r, plot_metrics)
+                             : validate::sweep_html(r, plot_metrics, usl),
                "plot");
     log_line(f.common, "poolsim: wrote " + f.plot);
   }
@@ -156,30 +168,36 @@ int run_sweep_cmd(const SweepFlags& f) {
 
 void register_sweep(CLI::App& app, std::function<int()>& action) {
   auto f = std::make_shared<SweepFlags>();
-  auto* cmd = app.add_subcommand("sweep", "Run a scenario over a grid of values; CSV, JSON and a chart");
+  auto* cmd =
+      app.add_subcommand("sweep", "Run a scenario over a grid of values; CSV, JSON and a chart");
   cmd->add_option("FILE", f->file, "Scenario YAML file")->required();
   cmd->add_option("--vary", f->vary,
-                  "KEY=VALUES, repeatable (grid = cartesian product): a list 1,2,4,8 or 1ms,2ms; a range 1..64 or "
+                  "KEY=VALUES, repeatable (grid = cartesian product): a list 1,2,4,8 or 1ms,2ms; a "
+                  "range 1..64 or "
                   "1..64+8; a geometric range 1..64*2 or 1ms..16ms*2")
       ->type_name("KEY=VALUES")
       ->required();
-  cmd->add_flag("--measure", f->measure, "Also run every point on this machine (one at a time, run.reps each)");
-  cmd->add_option("--csv", f->csv, "Write one CSV row per point: the varied keys, then every metric ('-': stdout)")
+  cmd->add_flag("--measure", f->measure,
+                "Also run every point on this machine (one at a time, run.reps each)");
+  cmd->add_option("--csv", f->csv,
+                  "Write one CSV row per point: the varied keys, then every metric ('-': stdout)")
       ->type_name("PATH");
-  cmd->add_option("--plot", f->plot, "Write charts of the metrics against the first varied key: PATH.svg or PATH.html")
+  cmd->add_option("--plot", f->plot,
+                  "Write charts of the metrics against the first varied key: PATH.svg or PATH.html")
       ->type_name("PATH");
-  cmd->add_option("--plot-metric", f->plot_metrics, "Metric to chart (repeatable; default latency_p99 and throughput)")
+  cmd->add_option("--plot-metric", f->plot_metrics,
+                  "Metric to chart (repeatable; default latency_p99 and throughput)")
       ->type_name("METRIC");
   cmd->add_flag("--usl", f->usl,
-                "Fit the Universal Scalability Law to throughput against the first varied key (the concurrency)");
-  cmd->add_option("--usl-key", f->usl_key, "Fit the USL against this varied key instead (implies --usl)")
+                "Fit the Universal Scalability Law to throughput against the first varied key (the "
+                "concurrency)");
+  cmd->add_option("--usl-key", f->usl_key,
+                  "Fit the USL against this varied key instead (implies --usl)")
       ->type_name("KEY");
   cmd->add_option("--jobs,-j", f->jobs, "Simulations in parallel (default: this machine's CPUs)")
       ->check(CLI::NonNegativeNumber);
   add_common_flags(cmd, f->common);
-  cmd->callback([f, &action] {
-    action = [f] { return run_sweep_cmd(*f); };
-  });
+  cmd->callback([f, &action] { action = [f] { return run_sweep_cmd(*f); }; });
 }
 
 }  // namespace poolsim::app

@@ -1,0 +1,221 @@
+// sizing: the analytic chain against closed forms, the refusal of an
+// overloaded input, the recommended size meeting its target in simulation,
+// container advice, and task-graph bounds.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "models/metrics.hpp"
+#include "models/scenario_loader.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "validate/sizing.hpp"
+
+using namespace poolsim;
+using namespace poolsim::validate;
+
+namespace {
+
+SizingInputs issue_example() {
+  SizingInputs in;
+  in.rate = 1500;
+  in.cpu = 0.002;
+  in.wait = 0.038;
+  in.cores = 4;
+  in.target_p99 = 0.100;
+  in.simulate = false;
+  return in;
+}
+
+// The p99 of the sizing scenario at `threads`, simulated independently of size_pool.
+double simulated_p99(const SizingInputs& in, int threads) {
+  const Scenario s = load_scenario_text(sizing_scenario_yaml(in, threads), "<test>");
+  const RunResult r = sim::simulate(s, generate_workload(s));
+  return compute_metrics(r)[Metric::latency_p99];
+}
+
+}  // namespace
+
+TEST_CASE("size.Analytic.IssueExample", "[sizing]") {
+  const auto r = size_pool(issue_example());
+  CHECK(r.capacity == 4);
+  CHECK(r.cpu_utilization == Approx(0.75));
+  CHECK(r.littles_law_concurrency == Approx(60.0));
+  CHECK(r.formula_threads == 80);  // 4 x (1 + 38/2)
+  // docs/queueing.md: M/D/c with p99 <= 100 ms needs 62 threads.
+  REQUIRE(r.erlang_c_threads);
+  CHECK(*r.erlang_c_threads == 62);
+  CHECK(r.recommended == 62);
+  CHECK(r.predicted_p99 <= 0.100);
+  CHECK(r.thread_utilization == Approx(60.0 / 62));
+  const auto j = sizing_json(r);
+  for (const char* key : {"inputs", "cpu_utilization", "littles_law_concurrency", "formula_threads",
+                          "erlang_c_threads", "recommended_threads", "predicted", "simulated"})
+    CHECK(j.contains(key));
+  CHECK(j["inputs"]["rate"] == 1500.0);
+  CHECK(j["inputs"]["cores"] == 4);
+  CHECK(j["predicted"].contains("latency_p99"));
+  CHECK(j["simulated"]["threads"].is_array());
+}
+
+TEST_CASE("size.Analytic.QuotaAndGoetzUtilisation", "[sizing]") {
+  auto in = issue_example();
+  in.rate = 600;
+  in.cpus = 1.5;
+  in.target_utilization = 0.5;
+  const auto r = size_pool(in);
+  CHECK(r.capacity == 1.5);
+  CHECK(r.cpu_utilization == Approx(600 * 0.002 / 1.5));
+  CHECK(r.formula_exact == Approx(1.5 * 0.5 * 20));
+  CHECK(r.formula_threads == 15);
+}
+
+TEST_CASE("size.Refuses.OverloadSaysByHowMuch", "[sizing]") {
+  auto in = issue_example();
+  in.rate = 2500;  // 5 CPUs of work on 4
+  CHECK_THROWS_AS(size_pool(in), SizingRefused);
+  CHECK_THROWS_WITH(size_pool(in), Catch::Contains("needs 5 CPUs") && Catch::Contains("125.0%") &&
+                                       Catch::Contains("1 CPUs (25.0%) more"));
+  in.rate = 1500;
+  in.cpus = 2.5;  // 3 CPUs of work in a 2.5-CPU quota
+  CHECK_THROWS_WITH(size_pool(in), Catch::Contains("120.0%") && Catch::Contains("quota"));
+  // Exactly at capacity has no steady state either.
+  in.cpus.reset();
+  in.rate = 2000;
+  CHECK_THROWS_AS(size_pool(in), SizingRefused);
+  // SizingRefused is an std::invalid_argument: exit 2 in the CLI.
+  CHECK_THROWS_AS(size_pool(in), std::invalid_argument);
+}
+
+TEST_CASE("size.Refuses.MeaninglessInputs", "[sizing]") {
+  auto in = issue_example();
+  in.cpu = 0;
+  CHECK_THROWS_AS(size_pool(in), SizingRefused);
+  in = issue_example();
+  in.host_cores = 16;
+  CHECK_THROWS_WITH(size_pool(in), Catch::Contains("--host-cores needs --cpus"));
+  in = issue_example();
+  in.target_utilization = 1.5;
+  CHECK_THROWS_AS(size_pool(in), SizingRefused);
+}
+
+TEST_CASE("size.Analytic.ExponentialTargetUnreachable", "[sizing]") {
+  auto in = issue_example();
+  in.service = queueing::ServiceShape::exponential;
+  const auto r = size_pool(in);
+  // 40 ms exponential service alone has p99 = 40 ms x ln 100 = 184 ms > 100 ms.
+  CHECK(r.erlang_c_note.find("no pool meets") != std::string::npos);
+  CHECK(r.target_p99 == Approx(1.25 * 0.040 * std::log(100.0)));
+  REQUIRE(r.erlang_c_threads);
+  CHECK(r.predicted_p99 <= r.target_p99 + 1e-12);
+}
+
+TEST_CASE("size.Analytic.BoundedQueue", "[sizing]") {
+  auto in = issue_example();
+  in.queue = 1000;
+  const auto r = size_pool(in);
+  REQUIRE(r.bounded);
+  CHECK(r.bounded->threads == 62);
+  CHECK(r.bounded->blocking >= 0);
+  CHECK(r.bounded->blocking < 1e-6);
+  CHECK(r.bounded->throughput == Approx(1500).epsilon(1e-6));
+  const auto j = sizing_json(r);
+  CHECK(j["bounded_queue"]["model"] == "M/M/c/K");
+}
+
+TEST_CASE("size.Simulated.RecommendationMeetsItsTarget", "[sizing][sim]") {
+  SizingInputs in;
+  in.rate = 400;
+  in.cpu = 0.002;
+  in.wait = 0.008;
+  in.cores = 2;
+  in.target_p99 = 0.025;
+  in.requests = 3000;
+  in.jobs = 2;
+  const auto r = size_pool(in);
+  REQUIRE_FALSE(r.simulated.empty());
+  REQUIRE(r.simulated_meets);
+  // Every simulated size from the recommendation up meets the target ...
+  for (const auto& s : r.simulated) {
+    if (s.threads >= r.recommended) CHECK(s.meets);
+    CHECK(s.metrics[Metric::completed] == 3000);
+  }
+  // ... and an independent simulation agrees.
+  CHECK(simulated_p99(in, r.recommended) <= 0.025);
+  // The next smaller simulated size does not meet it, or the recommendation is 1.
+  const auto below =
+      std::find_if(r.simulated.rbegin(), r.simulated.rend(),
+                   [&](const SimulatedSize& s) { return s.threads < r.recommended; });
+  if (below != r.simulated.rend()) CHECK_FALSE(below->meets);
+  // Sorted, no duplicates, and the JSON lists them in order.
+  for (std::size_t i = 1; i < r.simulated.size(); ++i)
+    CHECK(r.simulated[i - 1].threads < r.simulated[i].threads);
+  const auto j = sizing_json(r);
+  CHECK(j["simulated"]["threads"].size() == r.simulated.size());
+  CHECK(j["recommended_threads"] == r.recommended);
+}
+
+TEST_CASE("size.Simulated.ContainerTrapThrottlesTheHostSizedPool", "[sizing][sim]") {
+  SizingInputs in;
+  in.rate = 700;
+  in.cpu = 0.002;
+  in.wait = 0;
+  in.cores = 8;
+  in.host_cores = 8;
+  in.cpus = 2;
+  in.requests = 3000;
+  in.jobs = 2;
+  const auto r = size_pool(in);
+  REQUIRE(r.container);
+  const auto& a = *r.container;
+  CHECK(a.by_host == 8);
+  CHECK(a.by_quota == 2);
+  REQUIRE(a.host_sized.threads == 8);
+  REQUIRE(a.quota_sized.threads == 2);
+  // Eight runnable threads on eight CPUs spend the quota early and stall.
+  CHECK(a.host_sized.metrics[Metric::throttled_periods] >
+        a.quota_sized.metrics[Metric::throttled_periods]);
+  CHECK(a.host_sized.metrics[Metric::throttled_time] >
+        a.quota_sized.metrics[Metric::throttled_time]);
+  CHECK(sizing_json(r)["container"]["recommendation"] == "size by the quota");
+}
+
+TEST_CASE("size.Graph.WorkSpanBounds", "[sizing][graph]") {
+  const auto b = graph_bounds(4, 0.080, 0.080, 0.010);
+  CHECK(b.makespan_bound == Approx(0.020));
+  CHECK(b.useful_threads == 8);
+  CHECK(graph_bounds(4, 0.010, 0.010, 0.010).useful_threads == 1);
+
+  const auto dir = std::filesystem::temp_directory_path() / "poolsim-test-sizing";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "fork-join.yaml";
+  {
+    std::ofstream f(file);
+    f << "name: fj\nmachine: default\nworkload:\n  graph: {fork_join: {depth: 3, fanout: 2, leaf: "
+         "[{cpu: 10ms}]}}\n"
+         "backend: {kind: pool, threads: 1}\n";
+  }
+  const auto g = size_graph(file.string(), LoadOptions{}, true, 2);
+  CHECK(g.work == Approx(0.080));
+  CHECK(g.critical_path == Approx(0.010));
+  CHECK(g.useful_threads == 8);
+  CHECK(g.makespan_bound == Approx(0.020));  // 80 ms of work on 4 CPUs
+  CHECK(g.thread_key == "backend.threads");
+  REQUIRE(g.simulated.size() == 4);  // 1, 2, 4, 8
+  for (const auto& s : g.simulated) CHECK(s.metrics[Metric::makespan] >= g.makespan_bound * 0.999);
+  REQUIRE(g.recommended);
+  CHECK(*g.recommended == 4);  // 4 CPUs: more threads do not shorten it
+  const auto j = graph_sizing_json(g);
+  CHECK(j["graph"]["useful_threads_max"] == 8);
+
+  const auto plain = dir / "plain.yaml";
+  {
+    std::ofstream f(plain);
+    f << "name: plain\nmachine: default\nworkload:\n  arrival: {kind: batch, count: 2}\n  task: "
+         "[{cpu: 1ms}]\n"
+         "backend: {kind: pool, threads: 1}\n";
+  }
+  CHECK_THROWS_AS(size_graph(plain.string(), LoadOptions{}, false, 1), SizingRefused);
+  std::filesystem::remove_all(dir);
+}
