@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "validate/sizing.hpp"
 #include "validate/table.hpp"
 
 namespace poolsim::validate {
@@ -93,6 +94,11 @@ ordered_json workload_json(const Workload& w) {
   j["arrival"] = w.graph ? "graph" : std::string(to_string(w.arrival));
   j["total_work"] = to_seconds(w.total_work);
   j["critical_path"] = to_seconds(w.critical_path);
+  if (w.graph) {
+    double length = 0;
+    for (const auto& t : w.tasks) length += to_seconds(w.length_of(t));
+    j["useful_threads_max"] = graph_bounds(1, to_seconds(w.total_work), length, to_seconds(w.critical_path)).useful_threads;
+  }
   return j;
 }
 }  // namespace
@@ -177,8 +183,11 @@ std::string describe_workload(const Scenario& s, const Workload& w) {
   std::string kind = w.graph ? "graph" : std::string(to_string(w.arrival));
   std::string out = fmt::format("{} tasks ({}), total CPU work {}", w.tasks.size(), kind, format_duration(w.total_work));
   if (w.graph) {
-    const double bound = std::max(to_seconds(w.total_work) / s.capacity(), to_seconds(w.critical_path));
-    out += fmt::format(", critical path {}, makespan >= {}", format_duration(w.critical_path), format_seconds(bound));
+    double length = 0;
+    for (const auto& t : w.tasks) length += to_seconds(w.length_of(t));
+    const auto b = graph_bounds(s.capacity(), to_seconds(w.total_work), length, to_seconds(w.critical_path));
+    out += fmt::format(", critical path {}, makespan >= {}, useful threads <= {}", format_duration(w.critical_path),
+                       format_seconds(b.makespan_bound), b.useful_threads);
   }
   return out;
 }
