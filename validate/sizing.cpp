@@ -524,27 +524,23 @@ std::string sizing_text(const SizingReport& r) {
     row(fmt::format("host ({} cores)", a.host_cores), a.by_host, a.host_sized);
     row(fmt::format("quota ({:.4g} CPUs)", a.quota), a.by_quota, a.quota_sized);
     o << t.str();
-    o << fmt::format(
-        "Size by the quota ({} threads recommended above, simulated inside the quota). ",
-        r.recommended);
+    o << fmt::format("The recommendation above ({} threads) was simulated inside the quota. ",
+                     r.recommended);
     if (a.host_sized.threads == a.by_host && a.quota_sized.threads == a.by_quota) {
       const auto& h = a.host_sized.metrics;
       const auto& q = a.quota_sized.metrics;
       if (h[Metric::latency_p99] > q[Metric::latency_p99])
         o << fmt::format(
-            "The host-sized pool's p99 is {:.1f}x longer: its threads burn the period's runtime in "
-            "a "
-            "burst on many CPUs, then every thread of the group stalls until the next period (CFS "
-            "bandwidth control).\n",
+            "The host-sized pool's p99 is {:.1f}x longer: its threads burn the period's runtime "
+            "in a burst on many CPUs, then every thread of the group stalls until the next "
+            "period (CFS bandwidth control).\n",
             h[Metric::latency_p99] / q[Metric::latency_p99]);
       else
         o << fmt::format(
-            "Here the host-sized pool's p99 is not longer ({} vs {}): a burst runs on idle host "
-            "CPUs "
-            "until the quota is spent, then the whole group stalls ({:.0f} throttled periods, max "
-            "latency {} vs {}). The quota caps the CPU time either way: the makespan is the same "
-            "({} vs "
-            "{}), the extra threads buy burst parallelism at the price of stalls.\n",
+            "This simulation does not show the trap in the p99: the host-sized pool's p99 is not "
+            "longer ({} vs {}), because a burst runs on idle host CPUs until the period's quota "
+            "is spent; it pays with stalls of the whole group ({:.0f} throttled periods, max "
+            "latency {} vs {}). The quota caps the CPU time either way (makespan {} vs {}).\n",
             secs(h[Metric::latency_p99]), secs(q[Metric::latency_p99]),
             h[Metric::throttled_periods], secs(h[Metric::latency_max]),
             secs(q[Metric::latency_max]), secs(h[Metric::makespan]), secs(q[Metric::makespan]));
