@@ -1,0 +1,175 @@
+// Runtimes of issue 4, user-level: virtual threads (unmount on wait, pinning
+// inside a lock, a million of them in bounded memory) and event loops (waits
+// as timers, a block stalls the loop).
+#include <catch2/catch.hpp>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "runtime_fixtures.hpp"
+
+using namespace poolsim;
+using namespace poolsim::test;
+using namespace std::chrono_literals;
+
+namespace {
+double extra(const RunResult& r, const char* key) {
+  const auto it = r.extra.find(key);
+  REQUIRE(it != r.extra.end());
+  return it->second;
+}
+}  // namespace
+
+TEST_CASE("VirtualThreads.Wait.UnmountsAndFreesTheCarrier", "[runtime][vt]") {
+  // 10,000 tasks of 10 ms wait on 2 carriers: all wait at once.
+  const Workload w = phased(10000, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  {
+    const RunResult r =
+        sim::simulate(backend_scenario(zero_machine(2), BackendKind::virtual_threads, 2), w);
+    CHECK(count_outcome(r, TaskOutcome::completed) == 10000);
+    CHECK(makespan(r) == Approx(0.010));
+    CHECK(extra(r, "mounts") == 20000);
+    CHECK(extra(r, "unmounts") == 10000);
+    CHECK(extra(r, "pins") == 0);
+    CHECK(extra(r, "virtual_threads_peak") == 10000);
+    CHECK(r.counters.threads_peak == 3);  // 2 carriers + the submitter
+  }
+  {
+    const MachineProfile m = costly_machine(2);
+    const RunResult r = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 2), w);
+    CHECK(count_outcome(r, TaskOutcome::completed) == 10000);
+    // 10 ms + the timer slack + a few wake-ups and carrier starts.
+    CHECK(makespan(r) > 0.010);
+    CHECK(makespan(r) < 0.0105);
+  }
+}
+
+TEST_CASE("VirtualThreads.WaitInsideLock.PinsTheCarrier", "[runtime][vt]") {
+  // 1,000 tasks each holding a lock for a 10 ms wait. With 1,000 shards no
+  // two tasks share a lock, so nothing contends: what limits is the pin.
+  // Pinned, each wait holds a carrier: throughput carriers / wait = 200/s,
+  // makespan 1000 * 10 ms / 2 = 5 s (unpinned it would be 10 ms).
+  const Workload sharded = phased(
+      1000, [](int i) { return std::vector<Phase>{locked(static_cast<std::uint32_t>(i), 0ns, 10ms)}; },
+      1000);
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), sharded);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 1000);
+  CHECK(makespan(r) == Approx(5.0));
+  CHECK(1000 / makespan(r) == Approx(2 / 0.010));
+  CHECK(extra(r, "pins") == 1000);
+  CHECK(extra(r, "unmounts") == 0);
+  CHECK(extra(r, "pinned_time") == Approx(10.0));
+  // The same waits outside the lock unmount: 10 ms in all.
+  const Workload outside = phased(1000, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult u =
+      sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), outside);
+  CHECK(makespan(u) == Approx(0.010));
+  // One shared lock instead: contention, not pinning, limits (1 / wait).
+  const Workload shared = phased(1000, [](int) { return std::vector<Phase>{locked(0, 0ns, 10ms)}; }, 1);
+  const RunResult c =
+      sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), shared);
+  CHECK(makespan(c) == Approx(10.0));
+}
+
+TEST_CASE("VirtualThreads.Resume.AnyCarrier", "[runtime][vt]") {
+  // A virtual thread that waited may resume on the other carrier: cpu,
+  // wait, cpu on 2 carriers, 4 tasks, the CPU phases share the carriers.
+  const Workload w =
+      phased(4, [](int) { return std::vector<Phase>{cpu(1ms), wait(5ms), cpu(1ms)}; });
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::virtual_threads, 2), w);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 4);
+  // Starts 0,0,1,1 ms; waits end 6,6,7,7 ms; ends 7,7,8,8 ms.
+  CHECK(makespan(r) == Approx(0.008));
+  CHECK(extra(r, "mounts") == 8);
+}
+
+TEST_CASE("VirtualThreads.Scale.MillionLiveUnder1GiB", "[runtime][vt][scale]") {
+  // 1,000,000 virtual threads alive at once (each waits 1 s) on 4 carriers.
+  // Measured in a child process so its peak RSS is this simulation's alone.
+  constexpr int kThreads = 1000000;
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    const Workload w = phased(kThreads, [](int) { return std::vector<Phase>{wait(1s)}; });
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
+    const RunResult r =
+        sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 4), w);
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    double out[4] = {r.extra.at("virtual_threads_peak"), makespan(r),
+                     static_cast<double>(before.ru_maxrss) * 1024,
+                     static_cast<double>(after.ru_maxrss) * 1024};
+    const bool ok = write(fds[1], out, sizeof out) == static_cast<ssize_t>(sizeof out);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  double in[4] = {};
+  const ssize_t got = read(fds[0], in, sizeof in);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(got == static_cast<ssize_t>(sizeof in));
+  CHECK(in[0] == kThreads);
+  CHECK(in[1] == Approx(1.0));
+  const double peak = in[3];
+  const double per_thread = (in[3] - in[2]) / kThreads;
+  WARN("1M virtual threads: peak RSS " << peak / (1 << 20) << " MiB, workload before "
+                                       << in[2] / (1 << 20) << " MiB, "
+                                       << per_thread << " bytes per simulated virtual thread");
+  CHECK(peak < 1024.0 * 1024 * 1024);
+}
+
+TEST_CASE("EventLoop.Wait.IsATimerThatFreesTheLoop", "[runtime][el]") {
+  // One loop, 100 tasks of 10 ms wait + 100 us CPU: the waits overlap, the
+  // CPU phases run one after another: 10 ms + 100 * 100 us = 20 ms.
+  const Workload w =
+      phased(100, [](int) { return std::vector<Phase>{wait(10ms), cpu(100us)}; });
+  const RunResult r = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 100);
+  CHECK(makespan(r) == Approx(0.020));
+  CHECK(extra(r, "timers") == 100);
+  CHECK(extra(r, "handlers") == 200);
+  CHECK(r.counters.threads_peak == 2);
+}
+
+TEST_CASE("EventLoop.BlockInsideLock.DelaysEveryTaskOfTheLoop", "[runtime][el]") {
+  // Task 0 waits 100 ms inside a lock, which blocks its loop thread; the
+  // other tasks (1 ms CPU each) on that loop all finish after the block.
+  const Workload w = phased(
+      10,
+      [](int i) {
+        return i == 0 ? std::vector<Phase>{locked(0, 0ns, 100ms)} : std::vector<Phase>{cpu(1ms)};
+      },
+      1);
+  const RunResult one = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
+  for (std::size_t i = 1; i < 10; ++i)
+    CHECK(one.records[i].end == Duration(100ms) + Duration(1ms) * static_cast<int>(i));
+  CHECK(extra(one, "blocking_waits") == 1);
+  CHECK(extra(one, "loop_blocked_time") == Approx(0.1));
+  // Without the block the same tasks end at i ms.
+  const Workload free = phased(10, [](int i) {
+    return i == 0 ? std::vector<Phase>{wait(100ms)} : std::vector<Phase>{cpu(1ms)};
+  });
+  const RunResult f = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), free);
+  for (std::size_t i = 1; i < 10; ++i)
+    CHECK(f.records[i].end == Duration(1ms) * static_cast<int>(i));
+  // Two loops, round-robin: only the blocked loop's tasks (even ones) wait.
+  const RunResult two = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 2), w);
+  for (std::size_t i = 1; i < 10; ++i) {
+    if (i % 2 == 0)
+      CHECK(two.records[i].end > Duration(100ms));
+    else
+      CHECK(two.records[i].end < Duration(10ms));
+  }
+}

@@ -1,0 +1,256 @@
+// Runtimes of issue 4, thread-based: work stealing, oneTBB model, injecting
+// pool, asio-pool, and the makespan bound of task graphs on every runtime.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime_fixtures.hpp"
+
+using namespace poolsim;
+using namespace poolsim::test;
+using namespace std::chrono_literals;
+
+namespace {
+double extra(const RunResult& r, const char* key) {
+  const auto it = r.extra.find(key);
+  REQUIRE(it != r.extra.end());
+  return it->second;
+}
+
+// A root that releases n children (a star: each child's only predecessor is
+// the root), every task `work` of CPU.
+Workload star(int n, Duration root, Duration work) {
+  Workload w = phased(n + 1, [&](int i) { return std::vector<Phase>{cpu(i == 0 ? root : work)}; });
+  w.graph = true;
+  for (int i = 1; i <= n; ++i) {
+    w.successors.push_back(static_cast<std::uint32_t>(i));
+    w.tasks[static_cast<std::size_t>(i)].pred_count = 1;
+  }
+  w.tasks[0].succ_count = static_cast<std::uint32_t>(n);
+  return w;
+}
+
+// The first instant the live OS thread count reached `n`.
+Duration first_reaching(const RunResult& r, int n) {
+  for (const Sample& s : r.threads_series)
+    if (s.value >= n) return s.t;
+  return Duration::max();
+}
+}  // namespace
+
+TEST_CASE("WorkStealing.ForkJoin.NearIdealSpeedup", "[runtime][ws]") {
+  for (const MachineProfile& m : {zero_machine(4), costly_machine(4)}) {
+    const Scenario one = backend_scenario(m, BackendKind::work_stealing, 1);
+    const Scenario four = backend_scenario(m, BackendKind::work_stealing, 4);
+    // 256 leaves of 2 ms, 1 us forks and joins: 512 ms of work.
+    const Workload w = fork_join(four, 8, 2, 2ms, 1us);
+    const RunResult r1 = sim::simulate(one, w);
+    const RunResult r4 = sim::simulate(four, w);
+    CHECK(count_outcome(r4, TaskOutcome::completed) == static_cast<int>(w.tasks.size()));
+    const double speedup = makespan(r1) / makespan(r4);
+    INFO(m.name << ": T1 " << makespan(r1) << " s, T4 " << makespan(r4) << " s");
+    CHECK(speedup > 3.8);
+    CHECK(speedup <= 4.0 + 1e-9);
+    CHECK(extra(r4, "steals") > 0);
+  }
+}
+
+TEST_CASE("WorkStealing.Spawned.RunOnSpawnerUnlessStolen", "[runtime][ws]") {
+  // One worker: every child runs on the root's worker, newest first (LIFO).
+  {
+    const RunResult r =
+        sim::simulate(backend_scenario(zero_machine(4), BackendKind::work_stealing, 1),
+                      star(8, 1ms, 1ms));
+    for (std::size_t i = 1; i <= 8; ++i) CHECK(r.records[i].worker == r.records[0].worker);
+    for (std::size_t i = 1; i < 8; ++i) CHECK(r.records[i].start > r.records[i + 1].start);
+    CHECK(extra(r, "steals") == 0);
+    CHECK(extra(r, "local_pops") == 8);
+  }
+  // Four workers: a child runs elsewhere exactly when it was stolen, and the
+  // thieves take the oldest children (the far end of the deque).
+  for (const MachineProfile& m : {zero_machine(4), costly_machine(4)}) {
+    const RunResult r =
+        sim::simulate(backend_scenario(m, BackendKind::work_stealing, 4), star(40, 1ms, 1ms));
+    int elsewhere = 0;
+    for (std::size_t i = 1; i <= 40; ++i) elsewhere += r.records[i].worker != r.records[0].worker;
+    CHECK(elsewhere == extra(r, "steals"));
+    CHECK(elsewhere > 0);
+    CHECK(elsewhere < 40);
+    CHECK(r.records[1].worker != r.records[0].worker);   // oldest: stolen
+    CHECK(r.records[40].worker == r.records[0].worker);  // newest: the owner's
+    CHECK(extra(r, "local_pops") + extra(r, "steals") + extra(r, "injection_pops") == 41);
+  }
+}
+
+TEST_CASE("WorkStealing.Idle.SpinsThenParks", "[runtime][ws]") {
+  // Four workers, one task: three find nothing, spin (computed CPU), park.
+  const MachineProfile m = costly_machine(4);
+  const RunResult r =
+      sim::simulate(backend_scenario(m, BackendKind::work_stealing, 4), batch(1, 5ms));
+  CHECK(extra(r, "parks") >= 3);
+  CHECK(extra(r, "failed_steals") >= 3 * 3 * 4);  // 3 victims, 4 rounds, 3 idle workers
+  const double spin = to_seconds(m.wakeup_latency + m.idle_exit);
+  CHECK(extra(r, "spin_rounds") >= 3 * 3);
+  // The spinning is CPU time of the run, on top of the task's 5 ms.
+  CHECK(to_seconds(r.counters.cpu_time) > 0.005 + 3 * spin * 0.99);
+}
+
+TEST_CASE("WorkStealing.Deterministic", "[runtime][ws]") {
+  const Scenario s = backend_scenario(costly_machine(4), BackendKind::work_stealing, 4);
+  const Workload w = fork_join(s, 6, 3, 1ms, 10us);
+  const RunResult a = sim::simulate(s, w), b = sim::simulate(s, w);
+  CHECK(a.extra == b.extra);
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    CHECK(a.records[i].end == b.records[i].end);
+    CHECK(a.records[i].worker == b.records[i].worker);
+  }
+}
+
+TEST_CASE("Tbb.Workers.ChainReactionStart", "[runtime][tbb]") {
+  // thread_create = 1 ms, nothing else costs. Flat start (ours): the
+  // submitter creates 8 workers one after another: 9 threads at 8 ms. oneTBB:
+  // the submitter creates two, each new worker two more: 9 threads at 4 ms.
+  MachineProfile m = zero_machine(16);
+  m.thread_create = 1ms;
+  const RunResult ws = sim::simulate(backend_scenario(m, BackendKind::work_stealing, 8), batch(16, 10ms));
+  const RunResult tbb = sim::simulate(backend_scenario(m, BackendKind::tbb, 8), batch(16, 10ms));
+  CHECK(first_reaching(ws, 9) == Duration(8ms));
+  CHECK(first_reaching(tbb, 9) == Duration(4ms));
+  CHECK(ws.counters.threads_peak == 9);
+  CHECK(tbb.counters.threads_peak == 9);
+  CHECK(count_outcome(tbb, TaskOutcome::completed) == 16);
+}
+
+TEST_CASE("Tbb.Steal.OneRandomVictimPerRound", "[runtime][tbb]") {
+  // Spawned children are stolen by idle workers; a round tries one victim,
+  // so failed steals per round are at most one.
+  const Scenario s = backend_scenario(zero_machine(8), BackendKind::tbb, 8);
+  const RunResult r = sim::simulate(s, star(64, 1ms, 1ms));
+  CHECK(count_outcome(r, TaskOutcome::completed) == 65);
+  CHECK(extra(r, "steals") > 0);
+  CHECK(extra(r, "failed_steals") <= extra(r, "spin_rounds") + extra(r, "parks") + 8 * 65);
+  CHECK(makespan(r) < 0.001 + 64 * 0.001 / 8 * 1.5);
+}
+
+namespace {
+// Instants after t = 100 ms at which the live-thread count went up.
+std::vector<Duration> growth_steps(const RunResult& r) {
+  std::vector<Duration> steps;
+  int last = 0;
+  for (const Sample& p : r.threads_series) {
+    if (p.value > last && p.t > Duration(100ms)) steps.push_back(p.t);
+    last = p.value;
+  }
+  return steps;
+}
+}  // namespace
+
+TEST_CASE("InjectingPool.Starvation.GrowsStepByStep", "[runtime][inject]") {
+  // 100 tasks of a long blocking wait (30 s) on 2 threads, gate every
+  // 500 ms: no worker frees up while the pool grows, so every gate check
+  // that sees no dequeue since the previous one injects one worker.
+  Scenario s = backend_scenario(costly_machine(4), BackendKind::injecting_pool, 2);
+  s.backend.injection_delay = 500ms;
+  const Workload w = phased(100, [](int) { return std::vector<Phase>{wait(30s)}; });
+  const RunResult r = sim::simulate(s, w);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 100);
+  const std::vector<Duration> steps = growth_steps(r);
+  const int injections = static_cast<int>(extra(r, "injections"));
+  CHECK(static_cast<int>(steps.size()) == injections);
+  int before_first_completion = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    // Each injection happens at a gate check: k periods plus the gate's
+    // accumulated timer slack and create costs (under 1 ms per period).
+    const double t = to_seconds(steps[i]);
+    const double k = std::floor(t / 0.5);
+    CHECK(t - k * 0.5 < 0.001 * k);
+    if (i > 0) CHECK(steps[i] - steps[i - 1] >= 500ms);
+    before_first_completion += steps[i] < Duration(30s);
+  }
+  // One worker per two periods until the first completions at 30 s: the
+  // injected worker's own first dequeue is progress at the next check.
+  CHECK(before_first_completion >= 28);
+  for (std::size_t i = 1; i < steps.size() && steps[i] < Duration(30s); ++i)
+    CHECK(to_seconds(steps[i] - steps[i - 1]) == Approx(1.0).margin(0.002));
+  // The staircase in the latency profile: tasks complete in batches, one
+  // per gate step, 30 s after the worker that took them was injected.
+  std::vector<Duration> ends;
+  for (const TaskRecord& t : r.records) ends.push_back(t.end);
+  std::sort(ends.begin(), ends.end());
+  CHECK(ends[1] < Duration(30100ms));
+  CHECK(ends[2] >= Duration(30500ms));
+  CHECK(extra(r, "workers_peak") == 2 + injections);
+  CHECK(r.counters.threads_peak == 4 + injections);
+}
+
+TEST_CASE("InjectingPool.Starvation.StopsWhenEveryPeriodDequeues", "[runtime][inject]") {
+  // The same with 1 s waits: the workers' completions (and so dequeues)
+  // soon land in every 500 ms gate period, and should_inject (no dequeue
+  // since the previous check) never holds again: after one injection (at the
+  // first check, 0.5 s), three workers serve 100 one-second waits (34 s). The shared policy, and so the
+  // real twin, behaves the same.
+  Scenario s = backend_scenario(costly_machine(4), BackendKind::injecting_pool, 2);
+  s.backend.injection_delay = 500ms;
+  const Workload w = phased(100, [](int) { return std::vector<Phase>{wait(1s)}; });
+  const RunResult r = sim::simulate(s, w);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 100);
+  CHECK(extra(r, "injections") == 1);
+  const std::vector<Duration> steps = growth_steps(r);
+  REQUIRE(steps.size() == 1);
+  CHECK(to_seconds(steps[0]) == Approx(0.5).margin(0.002));
+  CHECK(makespan(r) == Approx(34.0).margin(0.01));
+}
+
+TEST_CASE("InjectingPool.Idle.WorkersRetireAfterTimeout", "[runtime][inject]") {
+  // A burst that makes the pool grow, then nothing for 60 s, then a task:
+  // the injected workers retire 20 s after they went idle, down to the
+  // minimum.
+  Scenario s = backend_scenario(zero_machine(4), BackendKind::injecting_pool, 1);
+  s.backend.injection_delay = 100ms;
+  std::vector<Duration> arrivals(20, 0ms), work(20, 0ms);
+  arrivals.push_back(60050ms);  // off the gate's 100 ms grid
+  work.push_back(1ms);
+  Workload w = make_workload(ArrivalKind::periodic, arrivals, work);
+  for (std::size_t i = 0; i < 20; ++i) w.phases[i] = wait(1s);
+  const RunResult r = sim::simulate(s, w);
+  CHECK(count_outcome(r, TaskOutcome::completed) == 21);
+  CHECK(extra(r, "injections") >= 2);
+  CHECK(extra(r, "threads_retired") == extra(r, "injections"));
+  CHECK(r.threads_series.back().value == 3);  // submitter, gate, one worker
+}
+
+TEST_CASE("AsioPool.FifoFixedPool", "[runtime][asio]") {
+  const Scenario s = backend_scenario(zero_machine(4), BackendKind::asio_pool, 2);
+  const RunResult r = sim::simulate(s, batch(10, 10ms));
+  CHECK(count_outcome(r, TaskOutcome::completed) == 10);
+  CHECK(r.counters.threads_peak == 3);
+  CHECK(makespan(r) == Approx(0.05));
+  for (std::size_t i = 2; i < 10; ++i) CHECK(r.records[i].start >= r.records[i - 2].end);
+  for (std::size_t i = 1; i < 10; ++i) CHECK(r.records[i].start >= r.records[i - 1].start);
+}
+
+TEST_CASE("Graph.Makespan.NeverBelowBoundAndReachesItWhenWide", "[runtime][graph]") {
+  // Wide: 3 x 243 leaves; narrow: a binary tree of depth 3 (path-bound).
+  const Scenario base = pool_scenario(zero_machine(4), 4);
+  const Workload wide = fork_join(base, 5, 3, 1ms, 0ns);
+  const Workload narrow = fork_join(base, 3, 2, 5ms, 2ms);
+  for (BackendKind kind : kAllBackends) {
+    for (const MachineProfile& m : {zero_machine(4), costly_machine(4)}) {
+      const Scenario s = backend_scenario(m, kind, 4);
+      for (const Workload* w : {&wide, &narrow}) {
+        const RunResult r = sim::simulate(s, *w);
+        INFO(to_string(kind) << " on " << m.name);
+        CHECK(count_outcome(r, TaskOutcome::completed) == static_cast<int>(w->tasks.size()));
+        const double bound = extra(r, "bound_makespan");
+        CHECK(bound == Approx(std::max(to_seconds(w->total_work) / 4, to_seconds(w->critical_path))));
+        CHECK(makespan(r) >= bound * (1 - 1e-9));
+      }
+    }
+  }
+  for (BackendKind kind : {BackendKind::pool, BackendKind::work_stealing, BackendKind::tbb}) {
+    const RunResult r = sim::simulate(backend_scenario(zero_machine(4), kind, 4), wide);
+    INFO(to_string(kind));
+    CHECK(makespan(r) <= 1.05 * extra(r, "bound_makespan"));
+  }
+}
