@@ -3,9 +3,8 @@
 // real/injecting_pool.cpp.
 //
 // Source: dotnet/runtime PortableThreadPool.GateThread.cs: a gate thread wakes
-// every GateThreadDelayMs (500 ms); if work is queued and no work item was
-// dequeued since its last check (starvation), it injects one worker, up to the
-// maximum. Idle workers retire after ThreadTimeoutMs (20 s) when above the
+// every GateThreadDelayMs (500 ms); if work is queued and starving (see
+// should_inject), it injects one worker, up to the maximum. Idle workers retire after ThreadTimeoutMs (20 s) when above the
 // minimum. The scenario's `injection_delay` is the gate period.
 // Left out: hill climbing (it tunes the goal by throughput samples; under
 // blocking starvation, the gate dominates), cooperative blocking hints.
@@ -33,12 +32,17 @@ struct InjectionParams {
   }
 };
 
-// Called by the gate every gate_period with the number of queued items, the
-// dequeue counter now and at the previous check, and the live worker count.
-inline bool should_inject(const InjectionParams& p, std::int64_t queued,
-                          std::uint64_t dequeues_now, std::uint64_t dequeues_at_last_check,
+// Called by the gate every gate_period. Starvation means work is queued and
+// the oldest queued item has waited at least one gate period without being
+// dequeued: the threads are all busy (or blocked) for longer than the delay.
+// This is the article's rule (seed 000: "if, during the ~500 ms delay, no
+// thread becomes free for the item, a thread is created") and .NET's intent
+// (GateThread: queued work and SufficientDelaySinceLastDequeue), stated on
+// the queue's head so that a pool whose every thread stays blocked grows one
+// thread per period, a staircase, while a pool that keeps up never grows.
+inline bool should_inject(const InjectionParams& p, std::int64_t queued, Duration oldest_wait,
                           int live_workers) {
-  return queued > 0 && dequeues_now == dequeues_at_last_check && live_workers < p.max_threads;
+  return queued > 0 && oldest_wait >= p.gate_period && live_workers < p.max_threads;
 }
 
 // A worker idle for idle_timeout exits while the pool is above its minimum.

@@ -4,15 +4,16 @@
 // Mechanism: min_threads workers start with the runtime and take tasks from
 // one FIFO queue. A gate thread (PortableThreadPool.GateThread.cs) wakes
 // every injection_delay and asks models/injection_policy.hpp should_inject()
-// with the queue length, the dequeue counter now and at its previous check,
-// and the live worker count: work queued and no dequeue since the last check
-// (every worker is blocked or busy on long tasks) -> start one more worker,
-// up to max_threads. A worker idle for InjectionParams::idle_timeout retires
+// with the queue length, how long the queue's head has waited, and the live
+// worker count: work queued whose head waited a full period (every worker
+// is blocked or busy on long tasks) -> start one more worker, up to
+// max_threads. A worker idle for InjectionParams::idle_timeout retires
 // while should_retire() holds (above min_threads).
 // The gate thread is a real OS thread of the runtime and counts in the
 // run's threads (as .NET's gate thread does).
 // Invariants (under mu_): live_ = workers started and not retired;
-// dequeues_ only grows; nothing calls into the RunContext under mu_.
+// dequeues_ only grows; the queue is in enqueue order; nothing calls into
+// the RunContext under mu_ but its clock (now()).
 // Left out: hill climbing (throughput-driven goal changes), the
 // cooperative-blocking hints, and the immediate starts below the minimum
 // (the minimum is started up front).
@@ -44,7 +45,7 @@ class InjectingPool final : public Backend {
 
   void submit(std::uint32_t task) override {
     std::lock_guard lk(mu_);
-    queue_.push_back(task);
+    queue_.push_back({task, ctx_->now()});
     if (idle_ > 0) cv_.notify_one();
   }
 
@@ -86,17 +87,15 @@ class InjectingPool final : public Backend {
 
   void gate_loop() {
     std::unique_lock lk(mu_);
-    std::uint64_t last = dequeues_;
     for (;;) {
       const auto wake = std::chrono::steady_clock::now() + params_.gate_period;
       gate_cv_.wait_until(lk, wake, [this] { return stopping_; });
       if (stopping_) return;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last,
-                        live_)) {
+      const Duration oldest = queue_.empty() ? Duration{0} : ctx_->now() - queue_.front().second;
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, live_)) {
         ++injections_;
         start_worker(lk);
       }
-      last = dequeues_;
     }
   }
 
@@ -104,7 +103,7 @@ class InjectingPool final : public Backend {
     std::unique_lock lk(mu_);
     for (;;) {
       if (!queue_.empty()) {
-        const std::uint32_t t = queue_.front();
+        const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
         ++dequeues_;
         lk.unlock();
@@ -140,7 +139,7 @@ class InjectingPool final : public Backend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable gate_cv_;
-  std::deque<std::uint32_t> queue_;
+  std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at (run clock)
   std::uint64_t dequeues_ = 0;
   int live_ = 0;
   int idle_ = 0;

@@ -11,23 +11,20 @@
 //   idle worker;
 // - the gate sleeps injection_delay (a timed sleep, so + timer_slack each
 //   period, as the real gate's timed condition-variable wait), then asks
-//   should_inject(queued, dequeues now, dequeues at its previous check, live
-//   workers): work queued and no dequeue since the last check -> it creates
-//   one worker itself (the gate pays thread_create), up to max_threads. The
-//   check's "previous" counter is taken after the injection, so the new
-//   worker's own first dequeue counts as progress at the next check: under
-//   steady blocking the pool grows at most one thread per two periods;
+//   should_inject(queued, how long the oldest queued task has waited, live
+//   workers): work queued whose head waited a full period -> it creates one
+//   worker itself (the gate pays thread_create), up to max_threads: under
+//   steady blocking the pool grows one thread per period, a staircase;
 // - a worker idle for InjectionParams::idle_timeout (20 s, .NET's
 //   ThreadTimeoutMs) retires while should_retire() holds (above min_threads);
 //   the deadline is fixed when it goes idle, as in the real twin.
-// Invariants: live_ = workers started and not retired; dequeues_ only grows.
+// Invariants: live_ = workers started and not retired; dequeues_ only grows;
+// the queue is in enqueue order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
 // workers_peak (workers alive at once; the gate and the submitter are not
 // workers but are OS threads of the run, in threads_peak).
 // Left out: hill climbing (throughput-driven goal changes), cooperative
-// blocking hints, .NET's "time since the last dequeue" starvation test (the
-// shared policy counts dequeues between two checks) and its CPU-utilisation
-// scaling of the delay.
+// blocking hints, and .NET's CPU-utilisation scaling of the delay.
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -54,7 +51,7 @@ class InjectingPool final : public Runtime {
       for (int i = 0; i < params_.min_threads; ++i) co_await start_worker();
       co_await k_.spawn(gate(), "gate");
     }
-    queue_.push_back(task);
+    queue_.push_back({task, k_.now()});
     if (idle_ > 0) k_.notify_one(idle_q_);
   }
 
@@ -76,22 +73,20 @@ class InjectingPool final : public Runtime {
   }
 
   Co gate() {
-    std::uint64_t last = dequeues_;
     for (;;) {
       co_await k_.sleep_for(params_.gate_period);
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), dequeues_, last,
-                        live_)) {
+      const Duration oldest = queue_.empty() ? Duration{0} : k_.now() - queue_.front().second;
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, live_)) {
         ++injections_;
         co_await start_worker();
       }
-      last = dequeues_;
     }
   }
 
   Co worker() {
     for (;;) {
       if (!queue_.empty()) {
-        const std::uint32_t t = queue_.front();
+        const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
         ++dequeues_;
         co_await driver_.execute(t);
@@ -119,7 +114,7 @@ class InjectingPool final : public Runtime {
   Kernel& k_;
   Driver& driver_;
   InjectionParams params_;
-  std::deque<std::uint32_t> queue_;
+  std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at
   std::uint64_t dequeues_ = 0;
   int live_ = 0;
   int idle_ = 0;
