@@ -91,11 +91,17 @@ class EventLoop final : public Runtime {
 
   Co loop(std::size_t i) {
     Loop& l = loops_[i];
+    int since_unwind = 0;
     for (;;) {
       if (!l.queue.empty()) {
         const std::uint32_t task = l.queue.front();
         l.queue.pop_front();
         co_await users_.run(*l.host, task);
+        // Bound the native stack (Kernel::unwind_stack), in zero time.
+        if (++since_unwind == kUnwindEvery) {
+          since_unwind = 0;
+          co_await k_.unwind_stack();
+        }
         continue;
       }
       l.idle = true;
@@ -104,6 +110,8 @@ class EventLoop final : public Runtime {
     }
   }
 
+  // Handlers a loop runs between two stack unwinds (see virtual_threads.cpp).
+  static constexpr int kUnwindEvery = 64;
   Kernel& k_;
   std::vector<Loop> loops_;
   std::vector<std::uint32_t> home_;  // task -> its loop

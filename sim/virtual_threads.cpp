@@ -86,12 +86,19 @@ class VirtualThreads final : public Runtime {
 
   Co carrier(int i) {
     UserThreads::Host& host = *hosts_[static_cast<std::size_t>(i)];
+    int since_unwind = 0;
     for (;;) {
       std::deque<std::uint32_t>* from = !ready_.empty() ? &ready_ : !intake_.empty() ? &intake_ : nullptr;
       if (from != nullptr) {
         const std::uint32_t task = from->front();
         from->pop_front();
         co_await users_.run(host, task);
+        // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
+        // tasks run, resume once from the event loop, in zero time.
+        if (++since_unwind == kUnwindEvery) {
+          since_unwind = 0;
+          co_await k_.unwind_stack();
+        }
         continue;
       }
       ++parks_;
@@ -101,6 +108,9 @@ class VirtualThreads final : public Runtime {
     }
   }
 
+  // Tasks a carrier runs between two stack unwinds: deep enough that the
+  // extra engine events are negligible, shallow enough for any native stack.
+  static constexpr int kUnwindEvery = 64;
   Kernel& k_;
   const int carriers_;
   UserThreads users_;
