@@ -72,11 +72,12 @@
 // per_task_cpu() is false).
 //
 // ThreadSanitizer: Boost.Context 1.74 (fcontext, assembly) switches stacks
-// without the TSan fiber API, so in a -fsanitize=thread build TSan's shadow
-// stack and clocks follow the OS thread, not the fiber, and a run crashes
-// (SIGSEGV inside TSan). Announcing the switches from this algorithm
-// (__tsan_switch_to_fiber in pick_next) was tried and hung; the tests skip
-// this backend in TSan builds (tests/real/test_fiber_loop_backends.cpp).
+// without the TSan fiber API. real/fcontext_tsan.cpp interposes its switch
+// routines in a -fsanitize=thread build and announces every switch; the
+// stacks of worker fibers come from FiberStack below, which tells it when a
+// stack is freed. (Announcing the switches from this algorithm instead, in
+// pick_next, was tried first and hung: the switch happens later, inside
+// Boost.Fiber, after more code has run on the announced fiber.)
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/algo/algorithm.hpp>
@@ -91,6 +92,7 @@
 #include <vector>
 
 #include "real/backend.hpp"
+#include "real/fcontext_tsan.hpp"
 
 namespace poolsim::real {
 namespace {
@@ -106,6 +108,22 @@ constexpr std::size_t kFiberStack = std::size_t{1} << 20;
 #else
 constexpr std::size_t kFiberStack = std::size_t{64} << 10;
 #endif
+
+// The worker fibers' stack allocator: Boost.Fiber's fixedsize_stack that
+// also tells the TSan annotations (real/fcontext_tsan.cpp) when a stack is
+// freed, so the fiber's TSan state goes with it.
+class FiberStack {
+ public:
+  explicit FiberStack(std::size_t size) : inner_(size) {}
+  boost::context::stack_context allocate() { return inner_.allocate(); }
+  void deallocate(boost::context::stack_context& sctx) noexcept {
+    fcontext_tsan_stack_freed(static_cast<char*>(sctx.sp) - sctx.size, sctx.size);
+    inner_.deallocate(sctx);
+  }
+
+ private:
+  bf::fixedsize_stack inner_;
+};
 
 // State shared by the carriers of one backend (the "ForkJoinPool").
 struct CarrierShared {
@@ -313,7 +331,7 @@ class VirtualThreads final : public Backend {
         }
       }
       if (task) {
-        bf::fiber(bf::launch::post, std::allocator_arg, bf::fixedsize_stack(kFiberStack),
+        bf::fiber(bf::launch::post, std::allocator_arg, FiberStack(kFiberStack),
                   [this, id = *task] { run_fiber(id); })
             .detach();
       }
