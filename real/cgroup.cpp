@@ -125,6 +125,12 @@ std::vector<std::string> cgroup_parent_dirs() {
 }
 
 CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
+  return create_under(v2_parent(), v1_parent(), cpus, period, rep);
+}
+
+CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
+                                  const std::optional<std::string>& v1, double cpus,
+                                  Duration period, int rep) {
   const auto period_us = static_cast<std::int64_t>(period.count() / 1000);
   // sched-bwc.rst: quota at least 1 ms, period 1 ms .. 1 s.
   const auto quota_us =
@@ -133,7 +139,7 @@ CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
     throw MachineRefused("limits.period must be between 1ms and 1s for a CFS quota (got " +
                          format_duration(period) + ")");
   std::string tried;
-  if (auto parent = v2_parent()) {
+  if (const auto& parent = v2) {
     const std::string controllers = read_file(*parent + "/cgroup.controllers");
     if (has_token(controllers.substr(0, controllers.find('\n')), "cpu", ' ')) {
       std::string sub = read_file(*parent + "/cgroup.subtree_control");
@@ -155,7 +161,7 @@ CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
   } else {
     tried += "cgroup v2 (not mounted); ";
   }
-  if (auto parent = v1_parent()) {
+  if (const auto& parent = v1) {
     const std::string dir = *parent + "/" + group_name(rep);
     if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
       CpuCgroup g(dir, 1);

@@ -42,6 +42,12 @@ class CpuCgroup {
   // Creates and configures the group; throws MachineRefused if no cgroup
   // version lets us set a CPU quota here.
   static CpuCgroup create(double cpus, Duration period, int rep);
+  // The same under explicit parent directories (v2 and v1 candidates;
+  // nullopt = that version is not mounted). create() passes the detected
+  // ones; tests pass fake hierarchies to check each version's files.
+  static CpuCgroup create_under(const std::optional<std::string>& v2,
+                                const std::optional<std::string>& v1, double cpus,
+                                Duration period, int rep);
   CpuCgroup(CpuCgroup&& o) noexcept;
   CpuCgroup& operator=(CpuCgroup&&) = delete;
   CpuCgroup(const CpuCgroup&) = delete;

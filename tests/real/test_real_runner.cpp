@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "real/cgroup.hpp"
@@ -254,4 +256,107 @@ TEST_CASE("runner.task_cpu: per-task CPU time follows the work when asked for", 
   }
   const RunResult plain = run_once(s, w);
   for (const auto& rec : plain.records) REQUIRE(rec.cpu.count() == 0);
+}
+
+namespace {
+
+// A fake cgroup hierarchy in a temporary directory: the files the kernel
+// would show, so each version's protocol (which file, which format) is
+// checked even where that version has no CPU controller (this machine's v2
+// hierarchy has none). Removed with everything in it.
+struct FakeHierarchy {
+  std::filesystem::path root;
+  explicit FakeHierarchy(const std::string& name) {
+    root = std::filesystem::temp_directory_path() /
+           ("poolsim-test-" + std::to_string(getpid()) + "-" + name);
+    std::filesystem::create_directories(root);
+  }
+  ~FakeHierarchy() {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+  void write(const std::string& file, const std::string& text) const {
+    std::ofstream(root / file) << text;
+  }
+  std::string read(const std::filesystem::path& file) const {
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  // rmdir of a real group works with its files in place; a fake one needs
+  // them deleted first.
+  static void empty(const std::string& dir) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) std::filesystem::remove(e);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 its own files",
+          "[real][runner][cgroup]") {
+  using std::chrono::milliseconds;
+  SECTION("v2 with the cpu controller: cpu.max = quota period (us), enabled in the parent") {
+    FakeHierarchy v2("v2");
+    v2.write("cgroup.controllers", "cpuset cpu io memory pids\n");
+    v2.write("cgroup.subtree_control", "memory\n");
+    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.5,
+                                          milliseconds(100), 7);
+    REQUIRE(g.version() == 2);
+    REQUIRE(std::filesystem::path(g.path()).parent_path() == v2.root);
+    REQUIRE(v2.read(std::filesystem::path(g.path()) / "cpu.max") == "150000 100000");
+    REQUIRE(v2.read(v2.root / "cgroup.subtree_control") == "+cpu");
+    REQUIRE(g.join_self().empty());
+    REQUIRE(v2.read(std::filesystem::path(g.path()) / "cgroup.procs") == std::to_string(getpid()));
+    std::ofstream(std::filesystem::path(g.path()) / "cpu.stat")
+        << "usage_usec 812345\nuser_usec 800000\nsystem_usec 12345\nnr_periods 20\n"
+           "nr_throttled 9\nthrottled_usec 431000\nnr_bursts 0\nburst_usec 0\n";
+    const CpuStat st = g.read_stat();
+    REQUIRE(st.nr_periods == 20);
+    REQUIRE(st.nr_throttled == 9);
+    REQUIRE(st.throttled_time == milliseconds(431));
+    FakeHierarchy::empty(g.path());
+    REQUIRE(g.remove());
+    REQUIRE_FALSE(std::filesystem::exists(g.path()));
+  }
+  SECTION("v2 without the cpu controller falls back to v1: cfs_period_us and cfs_quota_us") {
+    FakeHierarchy v2("v2-nocpu");
+    v2.write("cgroup.controllers", "hugetlb\n");
+    FakeHierarchy v1("v1");
+    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), v1.root.string(), 0.5,
+                                          milliseconds(50), 3);
+    REQUIRE(g.version() == 1);
+    REQUIRE(v1.read(std::filesystem::path(g.path()) / "cpu.cfs_period_us") == "50000");
+    REQUIRE(v1.read(std::filesystem::path(g.path()) / "cpu.cfs_quota_us") == "25000");
+    std::ofstream(std::filesystem::path(g.path()) / "cpu.stat")
+        << "nr_periods 40\nnr_throttled 12\nthrottled_time 345000000\n";
+    const CpuStat st = g.read_stat();
+    REQUIRE(st.nr_throttled == 12);
+    REQUIRE(st.throttled_time == milliseconds(345));
+    FakeHierarchy::empty(g.path());
+    REQUIRE(g.remove());
+  }
+  SECTION("a quota below 1 ms is raised to the kernel's minimum") {
+    FakeHierarchy v2("v2-min");
+    v2.write("cgroup.controllers", "cpu\n");
+    v2.write("cgroup.subtree_control", "cpu\n");
+    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), std::nullopt, 0.001,
+                                          milliseconds(100), 1);
+    REQUIRE(v2.read(std::filesystem::path(g.path()) / "cpu.max") == "1000 100000");
+    REQUIRE(v2.read(v2.root / "cgroup.subtree_control") == "cpu\n");  // already enabled
+    FakeHierarchy::empty(g.path());
+    REQUIRE(g.remove());
+  }
+  SECTION("neither version usable: MachineRefused naming what was tried") {
+    FakeHierarchy v2("v2-none");
+    v2.write("cgroup.controllers", "memory\n");
+    try {
+      CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.0, milliseconds(100), 1);
+      FAIL("expected MachineRefused");
+    } catch (const MachineRefused& e) {
+      const std::string what = e.what();
+      REQUIRE(what.find("no cpu controller") != std::string::npos);
+      REQUIRE(what.find("cgroup v1 (no cpu controller mounted)") != std::string::npos);
+    }
+  }
 }
