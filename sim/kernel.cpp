@@ -9,11 +9,11 @@
 namespace poolsim::sim {
 
 namespace {
-// Min-heap order of a run queue: lowest vruntime first, then FIFO.
+// Min-heap order of a run queue: earliest virtual deadline first, then FIFO.
 struct RqAfter {
   template <class E>
   bool operator()(const E& a, const E& b) const {
-    return a.v > b.v || (a.v == b.v && a.seq > b.seq);
+    return a.d > b.d || (a.d == b.d && a.seq > b.seq);
   }
 };
 }  // namespace
@@ -65,6 +65,7 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
     // The process's main thread: already running on the first CPU at t = 0.
     cpus_[0].curr = id;
     threads_[id].cpu = 0;
+    threads_[id].deadline = m_.slice.count();
     start_on(cpus_[0], id);
     threads_[id].overhead = 0;
     arm(cpus_[0]);
@@ -268,7 +269,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
         best = j;
         break;
       }
-      const std::size_t load = c.rq.size() + (c.state != CpuState::idle ? 1 : 0);
+      const std::size_t load = rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
       if (load < best_load) {
         best_load = load;
         best = j;
@@ -284,9 +285,28 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   if (idx != exec_cpu_) account(c);
   {
     Thread& t = threads_[id];
-    // PLACE_LAG, clipped at zero: a sleeper keeps the service it was ahead
-    // by, never a credit below the queue's minimum.
-    t.vruntime = c.min_vruntime + (is_new ? 0 : std::max<std::int64_t>(t.vruntime, 0));
+    if (is_new) {
+      // wake_up_new_task -> place_entity(ENQUEUE_INITIAL): a new task's lag
+      // is 0 (__sched_fork, commit 86bfbb7ce4f6 "sched/fair: Add lag based
+      // placement"), so it starts at the queue's average vruntime V, behind
+      // every thread that is owed service; PLACE_DEADLINE_INITIAL gives its
+      // first deadline half a slice on ("the existing tasks will be, on
+      // average, halfway through their slice").
+      t.vruntime = place(c, 0);
+      t.deadline = t.vruntime + m_.slice.count() / 2;
+    } else if (t.lag < 0 && idx == t.last_cpu) {
+      // DELAY_DEQUEUE: it blocked ahead of V, so it stayed queued (delayed);
+      // requeue_delayed_entity keeps its vruntime, and once V has passed it
+      // it would have been picked and left with lag 0 (DELAY_ZERO).
+      t.vruntime = std::max(t.vruntime, avg_vruntime(c));
+      t.deadline = t.vruntime + m_.slice.count();
+    } else {
+      // PLACE_LAG: the lag it blocked with, clamped (entity_lag), placed
+      // against this queue's V (place_entity: vd_i = ve_i + r_i/w_i).
+      const std::int64_t limit = std::max(2 * m_.slice.count(), m_.tick.count());
+      t.vruntime = place(c, std::clamp(t.lag, -limit, limit));
+      t.deadline = t.vruntime + m_.slice.count();
+    }
     t.cpu = idx;
   }
   if (group_throttled_) {
@@ -314,7 +334,7 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   set_state(id, ThreadState::runnable);
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
   refresh_slice(c);
-  const bool deadline_passed = now().count() >= c.slice_start + m_.slice.count();
+  const bool deadline_passed = now().count() >= c.slice_end;
   if (idx == exec_cpu_) {
     if (deadline_passed) c.need_resched = true;
     return;
@@ -325,32 +345,104 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     arm(c);
 }
 
-// The current thread's deadline has passed: switch if a queued thread comes
-// first (pick_eevdf), otherwise the current one gets a new slice
-// (update_deadline) and no switch happens.
+// The current thread's deadline has passed: it gets a new deadline a slice on
+// (update_deadline); switch if a queued thread comes first (pick_eevdf),
+// otherwise the current one runs its new slice and no switch happens.
 void Kernel::resched(Cpu& c) {
   c.need_resched = false;
-  if (!c.rq.empty() && c.rq.front().v <= threads_[c.curr].vruntime) {
+  Thread& cur = threads_[c.curr];
+  cur.deadline = cur.vruntime + m_.slice.count();
+  if (!keep_current(c)) {
     preempt(c);
     return;
   }
-  c.slice_start = now().count();
+  c.slice_end = now().count() + m_.slice.count();
   arm(c);
+}
+
+// pick_eevdf with the current thread on the queue: it stays if nothing
+// queued is eligible, or if it is eligible and its deadline is strictly the
+// earliest (entity_before(curr, best)).
+bool Kernel::keep_current(Cpu& c) {
+  std::vector<RqEntry>* h = rq_best(c);
+  if (h == nullptr) return true;
+  const RqEntry& best = h->front();
+  const Thread& cur = threads_[c.curr];
+  if (!eligible(c, cur.vruntime)) return false;
+  return !eligible(c, best.v) || cur.deadline < best.d;
 }
 
 // ---- run queues ------------------------------------------------------------
 
-void Kernel::rq_push(Cpu& c, ThreadId id) {
-  c.rq.push_back({threads_[id].vruntime, rq_seq_++, id});
-  std::push_heap(c.rq.begin(), c.rq.end(), RqAfter{});
+// avg_vruntime: V, the mean vruntime of the queued threads and the current
+// one, rounded down ("sign flips effective floor / ceil"); min_vruntime when
+// the queue is empty.
+std::int64_t Kernel::avg_vruntime(const Cpu& c) const {
+  std::int64_t sum = c.avg_sum, n = c.avg_n;
+  if (has_curr(c)) {
+    sum += threads_[c.curr].vruntime - c.min_vruntime;
+    ++n;
+  }
+  if (n == 0) return c.min_vruntime;
+  if (sum < 0) sum -= n - 1;
+  return c.min_vruntime + sum / n;
 }
 
-ThreadId Kernel::rq_pop_min(Cpu& c) {
-  std::pop_heap(c.rq.begin(), c.rq.end(), RqAfter{});
-  const ThreadId id = c.rq.back().t;
-  c.rq.pop_back();
-  return id;
+// vruntime_eligible: v <= V, compared without the division.
+bool Kernel::eligible(const Cpu& c, std::int64_t v) const {
+  std::int64_t sum = c.avg_sum, n = c.avg_n;
+  if (has_curr(c)) {
+    sum += threads_[c.curr].vruntime - c.min_vruntime;
+    ++n;
+  }
+  return sum >= (v - c.min_vruntime) * n;
 }
+
+// place_entity (PLACE_LAG): v = V - lag * (W + w) / W with W the threads on
+// the queue (the current one included) and w = 1, the lag inflated so that
+// it survives the thread's own effect on V; no lag on an empty queue.
+std::int64_t Kernel::place(const Cpu& c, std::int64_t lag) const {
+  const std::int64_t v = avg_vruntime(c);
+  const std::int64_t w = c.avg_n + (has_curr(c) ? 1 : 0);
+  if (w == 0 || lag == 0) return v;
+  return v - lag * (w + 1) / w;
+}
+
+// pick_eevdf over the two heaps. Each front is its heap's lowest vruntime
+// and earliest deadline, so if a heap has an eligible thread its front is
+// one, and the best eligible thread is the eligible front with the earlier
+// deadline (FIFO on ties). With no eligible front (the current thread is the
+// one owed service) the earlier deadline.
+std::vector<Kernel::RqEntry>* Kernel::rq_best(Cpu& c) {
+  if (c.rq.empty()) return c.rq_new.empty() ? nullptr : &c.rq_new;
+  if (c.rq_new.empty()) return &c.rq;
+  const bool old_ok = eligible(c, c.rq.front().v), new_ok = eligible(c, c.rq_new.front().v);
+  if (old_ok != new_ok) return old_ok ? &c.rq : &c.rq_new;
+  return RqAfter{}(c.rq.front(), c.rq_new.front()) ? &c.rq_new : &c.rq;
+}
+
+void Kernel::rq_push(Cpu& c, ThreadId id) {
+  const Thread& t = threads_[id];
+  std::vector<RqEntry>& h = t.ran ? c.rq : c.rq_new;
+  h.push_back({t.deadline, t.vruntime, rq_seq_++, id});
+  std::push_heap(h.begin(), h.end(), RqAfter{});
+  // avg_vruntime_add
+  c.avg_sum += t.vruntime - c.min_vruntime;
+  ++c.avg_n;
+}
+
+// Removes the front of `heap`, or with `leaf` its last entry (a leaf:
+// removing it keeps the heap valid); avg_vruntime_sub.
+Kernel::RqEntry Kernel::rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf) {
+  if (!leaf) std::pop_heap(heap.begin(), heap.end(), RqAfter{});
+  const RqEntry e = heap.back();
+  heap.pop_back();
+  c.avg_sum -= e.v - c.min_vruntime;
+  --c.avg_n;
+  return e;
+}
+
+ThreadId Kernel::rq_pop_min(Cpu& c) { return rq_take(c, *rq_best(c), false).t; }
 
 bool Kernel::pull(Cpu& c) {
   int src = -1;
@@ -358,19 +450,27 @@ bool Kernel::pull(Cpu& c) {
   for (int j = 0; j < cpu_count(); ++j) {
     const Cpu& o = cpus_[j];
     if (&o == &c || o.state == CpuState::idle) continue;
-    if (o.rq.size() > most) {
-      most = o.rq.size();
+    if (rq_size(o) > most) {
+      most = rq_size(o);
       src = j;
     }
   }
   if (src < 0) return false;
   Cpu& s = cpus_[src];
-  // The last heap entry is a leaf: removing it keeps the heap valid. It is
-  // among the later-queued threads, like detach_tasks taking from the tail.
-  RqEntry e = s.rq.back();
-  s.rq.pop_back();
+  if (src != exec_cpu_) account(s);
+  // A leaf of the heap of threads that ran (else of the new ones): among the
+  // later-queued threads, like detach_tasks taking from the tail.
+  std::vector<RqEntry>& h = s.rq.empty() ? s.rq_new : s.rq;
+  // update_entity_lag at the dequeue: V - v, clamped to
+  // max(2 slices, TICK_NSEC) (entity_lag).
+  const std::int64_t limit = std::max(2 * m_.slice.count(), m_.tick.count());
+  const std::int64_t lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
+  const RqEntry e = rq_take(s, h, true);
   Thread& t = threads_[e.t];
-  t.vruntime = e.v - s.min_vruntime + c.min_vruntime;
+  // place_entity on this CPU; PLACE_REL_DEADLINE keeps the deadline's
+  // distance from the vruntime.
+  t.vruntime = place(c, lag);
+  t.deadline = t.vruntime + (e.d - e.v);
   t.cpu = static_cast<int>(&c - cpus_.data());
   rq_push(c, e.t);
   return true;
@@ -402,27 +502,31 @@ void Kernel::update_min_vruntime(Cpu& c) {
   std::int64_t v = std::numeric_limits<std::int64_t>::max();
   if (c.state == CpuState::running) v = threads_[c.curr].vruntime;
   if (!c.rq.empty()) v = std::min(v, c.rq.front().v);
-  if (v != std::numeric_limits<std::int64_t>::max()) c.min_vruntime = std::max(c.min_vruntime, v);
+  if (!c.rq_new.empty()) v = std::min(v, c.rq_new.front().v);
+  if (v == std::numeric_limits<std::int64_t>::max() || v <= c.min_vruntime) return;
+  // avg_vruntime_update: the queued keys are relative to min_vruntime.
+  c.avg_sum -= c.avg_n * (v - c.min_vruntime);
+  c.min_vruntime = v;
 }
 
 // Lazily applies the slice renewals a thread running alone got at ticks
-// (update_deadline), so that slice_start is the start of its current slice.
+// (update_deadline), so that slice_end is the end of its current slice.
 void Kernel::refresh_slice(Cpu& c) {
   const std::int64_t slice = m_.slice.count(), tick = m_.tick.count();
-  const std::int64_t first = round_to_tick(c.slice_start + slice);
+  const std::int64_t first = round_to_tick(c.slice_end);
   const std::int64_t now_ns = now().count();
   if (now_ns <= first) return;
   const std::int64_t period = tick > 0 ? ((slice + tick - 1) / tick) * tick : slice;
-  c.slice_start = first + ((now_ns - first - 1) / period) * period;
+  c.slice_end = first + ((now_ns - first - 1) / period) * period + slice;
 }
 
 void Kernel::arm(Cpu& c) {
   engine_.cancel(c.ev);
   const Thread& t = threads_[c.curr];
   std::int64_t at = now().count() + t.overhead + t.work;
-  if (!c.rq.empty()) {
+  if (!rq_empty(c)) {
     refresh_slice(c);
-    at = std::min(at, std::max(now().count(), round_to_tick(c.slice_start + m_.slice.count())));
+    at = std::min(at, std::max(now().count(), round_to_tick(c.slice_end)));
   }
   c.ev = engine_.at_ns(at, &Kernel::on_cpu_event, this,
                        static_cast<std::uint64_t>(&c - cpus_.data()));
@@ -443,7 +547,7 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
     return;
   }
   // The tick noticed the end of the slice.
-  if (!c.rq.empty()) {
+  if (!rq_empty(c)) {
     k.resched(c);
     return;
   }
@@ -463,7 +567,10 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   c.curr = id;
   c.state = CpuState::running;
   c.need_resched = false;
-  c.seg_start = c.slice_start = now().count();
+  // The run lasts until the vruntime reaches the deadline: a slice, half of
+  // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
+  c.seg_start = now().count();
+  c.slice_end = c.seg_start + std::max<std::int64_t>(0, t.deadline - t.vruntime);
   set_state(id, ThreadState::running);
   set_running(true);
   open_cpu_span(c);
@@ -522,6 +629,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   const ThreadId id = c.curr;
   engine_.cancel(c.ev);
   update_min_vruntime(c);
+  const std::int64_t v_avg = avg_vruntime(c);  // with the thread still on the queue
   close_cpu_span(c, SpanKind::running, id, threads_[id].task);
   c.curr = kNoThread;
   c.state = CpuState::idle;
@@ -529,11 +637,15 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   Thread& t = threads_[id];
   if (voluntary) {
     ++t.nvcsw;
-    t.vruntime -= c.min_vruntime;  // keep the lag, relative to this queue
+    t.lag = v_avg - t.vruntime;  // update_entity_lag (clamped at the wake)
     t.cpu = -1;
     set_state(id, ThreadState::blocked);
   } else {
     ++t.nivcsw;
+    // Its next run is a full slice: after a slice end update_deadline set
+    // this already; a throttled thread also restarts with a fresh slice
+    // (simplified: the kernel keeps its deadline).
+    t.deadline = t.vruntime + m_.slice.count();
     rq_push(c, id);
     set_state(id, group_throttled_ ? ThreadState::throttled : ThreadState::runnable);
   }
@@ -546,14 +658,14 @@ void Kernel::preempt(Cpu& c) {
 
 void Kernel::pick_next(Cpu& c) {
   if (group_throttled_) {
-    if (!c.rq.empty() && !c.throttled) {
+    if (!rq_empty(c) && !c.throttled) {
       c.throttled = true;
       c.throttled_since = now().count();
       open_cpu_span(c);
     }
     return;
   }
-  if (c.rq.empty() && !pull(c)) return;  // idle
+  if (rq_empty(c) && !pull(c)) return;  // idle
   start_on(c, rq_pop_min(c));
 }
 
@@ -633,11 +745,12 @@ void Kernel::throttle_all() {
       c.state = CpuState::idle;
       rq_push(c, id);
     }
-    if (!c.rq.empty()) {
+    if (!rq_empty(c)) {
       c.throttled = true;
       c.throttled_since = now().count();
       open_cpu_span(c);
       for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
+      for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::throttled);
     }
   }
 }
@@ -650,9 +763,10 @@ void Kernel::unthrottle_all() {
     close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
     c.throttled = false;
     for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::runnable);
+    for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::runnable);
   }
   for (Cpu& c : cpus_)
-    if (c.state == CpuState::idle && !c.rq.empty()) pick_next(c);
+    if (c.state == CpuState::idle && !rq_empty(c)) pick_next(c);
   for (Cpu& c : cpus_)
     if (c.state == CpuState::idle) pick_next(c);
 }

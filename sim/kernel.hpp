@@ -14,16 +14,32 @@
 //
 // Mechanisms (Linux 6.6+ EEVDF, kernel/sched/fair.c, and
 // ../shared/reference/mechanisms.md; each with the profile field it uses):
-// - Fair share: each CPU's queue is ordered by virtual runtime (all threads
-//   nice 0, weight 1024, so vruntime advances 1:1 with CPU time). With equal
-//   weights and slices EEVDF's "earliest eligible virtual deadline"
-//   (pick_eevdf) reduces to the lowest vruntime, which is what we pick.
-// - Slice and tick: a running thread's deadline is `slice` after it was
-//   picked; the deadline is only noticed at the next scheduler tick
+// - Fair share: every thread is nice 0 (weight 1024), so vruntime advances
+//   1:1 with CPU time and the queue's virtual time V (avg_vruntime) is the
+//   plain mean of the vruntimes of the queued threads and the current one.
+//   Each CPU keeps that sum relative to its min_vruntime, like the kernel's
+//   cfs_rq->avg_vruntime / avg_load (avg_vruntime_add/_sub, and
+//   avg_vruntime_update when min_vruntime moves), so V costs O(1).
+// - Pick (pick_eevdf): the eligible thread (vruntime <= V) with the earliest
+//   virtual deadline. A thread's deadline is vruntime + slice
+//   (update_deadline, and place_entity on a wake), except a new thread's
+//   first one, vruntime + slice/2 (PLACE_DEADLINE_INITIAL). With only these
+//   two offsets the deadline order within each kind is the vruntime order, so
+//   a CPU keeps two heaps (threads that never ran, and the others) and the
+//   eligible front with the earlier deadline is exactly pick_eevdf's choice.
+// - New threads (wake_up_new_task -> place_entity with ENQUEUE_INITIAL; the
+//   lag is 0 from __sched_fork, commit 86bfbb7ce4f6): a new thread starts at
+//   the queue's V, not at its min_vruntime, with its first deadline half a
+//   slice on: it runs after the threads owed service whose deadlines come
+//   earlier, before the others, and its first run is half a slice.
+// - Slice and tick: a running thread runs until its vruntime reaches its
+//   deadline (a slice after it was picked; half a slice for a new thread's
+//   first run); the deadline is only noticed at the next scheduler tick
 //   (update_curr from task_tick_fair; HRTICK off), so runs round up to `tick`
-//   (0 = tickless). At that tick the thread is preempted if a queued thread
-//   has a vruntime no greater than its own, otherwise it gets a new slice
-//   (update_deadline). A thread alone on its CPU renews its slice at ticks.
+//   (0 = tickless). At that tick the thread gets a new deadline a slice on
+//   (update_deadline) and is preempted unless it is eligible and its deadline
+//   is strictly the earliest (pick_eevdf). A thread alone on its CPU renews
+//   its slice at ticks.
 // - Wake-up preemption: RUN_TO_PARITY protects the current thread until its
 //   deadline; a wake (enqueue_task_fair -> update_curr) whose current thread
 //   has passed its deadline but not yet seen the tick preempts at once.
@@ -34,8 +50,28 @@
 //   `wakeup_latency + idle_exit` before the thread runs; a thread queued
 //   behind a running one pays only the switch when it is picked (this covers
 //   a wake onto the waker's own CPU).
+// - Sleepers: a thread that blocks records its lag V - vruntime
+//   (update_entity_lag from dequeue_entity). One owed service (lag >= 0) is
+//   dequeued and on its wake placed at V - lag * (n + 1) / n, its lag
+//   clamped to max(2 slices, tick) (entity_lag) and inflated for its own
+//   effect on V (place_entity, PLACE_LAG; n = threads on the queue, no lag
+//   on an empty one). One that ran ahead (lag < 0) is, since 6.12, not
+//   dequeued (DELAY_DEQUEUE): it stays on its queue until picked, then leaves
+//   with lag 0 (DELAY_ZERO), and a wake in between requeues it where it was
+//   (requeue_delayed_entity). We keep no delayed entries: woken on the same
+//   CPU it resumes at max(its vruntime, V), i.e. where it was or, once V
+//   passed it, with lag 0; it does not count in V while it sleeps, and it
+//   may be woken onto another, idle CPU (the kernel wakes a delayed task in
+//   place), where it starts at that CPU's V. Its deadline is a slice on
+//   (vd_i = ve_i + r_i/w_i).
+// - A thread preempted by throttling restarts with a fresh slice
+//   (simplified: the kernel keeps its deadline).
 // - Idle balancing: a CPU that goes idle pulls one queued thread from the
 //   CPU with the longest queue (newidle_balance), paying `migration_cost`.
+//   The pulled thread takes its lag relative to V along (update_entity_lag
+//   at the dequeue, clamped to max(2 slices, tick); place_entity at the
+//   enqueue, which drops it on the empty queue of the puller) and keeps its
+//   deadline relative to its vruntime (PLACE_REL_DEADLINE).
 // - Costs, charged as CPU time of the incoming thread before it proceeds:
 //   `switch_cost` on every switch, `cache_refill` when it had been switched
 //   out before, `migration_cost` when it resumes on another CPU than last.
@@ -59,6 +95,7 @@
 // - Memory: stack_touch per live thread.
 //
 // Left out (documented in docs/simulator.md): nice levels and weights,
+// a delayed sleeper's weight in V and its own pick (DELAY_DEQUEUE, above),
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
 // periodic load balancing of busy CPUs (only newidle pulls), the 5 ms
 // per-CPU bandwidth slice and its up-to-1 ms overrun (the pool drains
@@ -268,7 +305,9 @@ class Kernel {
     bool throttled_mark = false;
     int cpu = -1;       // CPU it runs or is queued on
     int last_cpu = -1;  // CPU it last ran on
-    std::int64_t vruntime = 0;  // absolute when queued/running; lag when blocked
+    std::int64_t vruntime = 0;  // absolute (when blocked: when it blocked)
+    std::int64_t lag = 0;       // V - vruntime when it last blocked (vlag)
+    std::int64_t deadline = 0;  // virtual deadline, absolute when queued/running
     std::int64_t overhead = 0;  // switch costs still to run before it proceeds
     std::int64_t work = 0;      // compute still to run
     std::int64_t cpu_time = 0;
@@ -284,7 +323,8 @@ class Kernel {
   };
 
   struct RqEntry {
-    std::int64_t v;
+    std::int64_t d;  // virtual deadline (heap key)
+    std::int64_t v;  // vruntime
     std::uint64_t seq;
     ThreadId t;
   };
@@ -295,10 +335,17 @@ class Kernel {
     bool need_resched = false;
     std::int64_t throttled_since = 0;
     ThreadId curr = kNoThread;
-    std::vector<RqEntry> rq;  // min-heap on (v, seq)
+    // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
+    // ran before (deadline = vruntime + slice), rq_new threads that never ran
+    // (deadline = vruntime + slice/2). Within each, deadline order is
+    // vruntime order.
+    std::vector<RqEntry> rq, rq_new;
     std::int64_t min_vruntime = 0;
-    std::int64_t seg_start = 0;    // start of the unaccounted run
-    std::int64_t slice_start = 0;  // start of the current slice
+    // avg_vruntime bookkeeping over both heaps (not the current thread):
+    // sum of (vruntime - min_vruntime) and count, like avg_vruntime/avg_load.
+    std::int64_t avg_sum = 0, avg_n = 0;
+    std::int64_t seg_start = 0;  // start of the unaccounted run
+    std::int64_t slice_end = 0;  // wall time the current thread reaches its deadline
     EventId ev;
     std::int64_t span_start = 0;  // trace: current running span on this CPU
   };
@@ -332,8 +379,17 @@ class Kernel {
   void do_exit(Cpu& c);
 
   // run queues
+  static bool rq_empty(const Cpu& c) { return c.rq.empty() && c.rq_new.empty(); }
+  static std::size_t rq_size(const Cpu& c) { return c.rq.size() + c.rq_new.size(); }
+  bool has_curr(const Cpu& c) const { return c.state != CpuState::idle && c.curr != kNoThread; }
+  std::int64_t avg_vruntime(const Cpu& c) const;
+  bool eligible(const Cpu& c, std::int64_t v) const;
+  std::int64_t place(const Cpu& c, std::int64_t lag) const;
+  std::vector<RqEntry>* rq_best(Cpu& c);
+  bool keep_current(Cpu& c);
   void rq_push(Cpu& c, ThreadId t);
   ThreadId rq_pop_min(Cpu& c);
+  RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
 
   // wake-ups and waits
@@ -341,7 +397,7 @@ class Kernel {
   void place_new(ThreadId t, int creator_cpu);
   int select_cpu(int target) const;
   bool cpu_idle(const Cpu& c) const {
-    return c.state == CpuState::idle && c.rq.empty() && !c.throttled;
+    return c.state == CpuState::idle && rq_empty(c) && !c.throttled;
   }
   void wq_push(WaitQueue& q, ThreadId t);
   ThreadId wq_pop(WaitQueue& q);

@@ -62,11 +62,21 @@ TEST_CASE("Kernel.Slice.RoundsUpToTick", "[mechanism]") {
 }
 
 TEST_CASE("Kernel.Slice.TicklessUsesSlice", "[mechanism]") {
+  // Tickless, slice 3 ms, two new threads of 21 ms: each one's first run is
+  // half a slice (PLACE_DEADLINE_INITIAL), then full slices, and the
+  // remaining 1.5 ms at the end: 1.5 + 6 x 3 + 1.5 ms.
   const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 3ms, 0ns)), batch(2, 21ms),
                                     sim::SimOptions{true});
-  for (auto& [thread, lengths] : cpu_runs(r))
-    if (thread != 0)
-      for (std::int64_t len : lengths) CHECK(len == Duration(3ms).count());
+  int threads = 0;
+  for (auto& [thread, lengths] : cpu_runs(r)) {
+    if (thread == 0) continue;
+    ++threads;
+    REQUIRE(lengths.size() == 8);
+    CHECK(lengths.front() == Duration(1500us).count());
+    CHECK(lengths.back() == Duration(1500us).count());
+    for (std::size_t i = 1; i + 1 < lengths.size(); ++i) CHECK(lengths[i] == Duration(3ms).count());
+  }
+  CHECK(threads == 2);
   CHECK(makespan(r) == Approx(0.042));
 }
 
@@ -96,17 +106,91 @@ TEST_CASE("Kernel.Wake.BusyCpuPreemptsPastDeadline", "[mechanism]") {
   CHECK(r.records[0].end == Duration(3ms));
   CHECK(r.records[1].end == Duration(11ms));
   CHECK(r.counters.switches_involuntary == 1);
-  // Tickless, slice 1 ms: B's deadline renewals fall at 1 ms, 2 ms...; the
-  // wake at 1.5 ms is inside a slice, so A runs at B's next deadline, 2 ms.
+  // Tickless, slice 1 ms: B is a new thread, so its first deadline is half a
+  // slice on (PLACE_DEADLINE_INITIAL) and its renewals fall at 0.5, 1.5,
+  // 2.5 ms...; the wake at 1.5 ms meets a deadline that has just passed, so
+  // A runs at once (its deadline, V + 1 ms, ties with B's renewed one and B
+  // is the current thread: pick_eevdf keeps it only if strictly earlier).
   const RunResult t =
       sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)), phased({{wait(1500us), cpu(1ms)}, {cpu(10ms)}}));
-  CHECK(t.records[0].end == Duration(3ms));
-  // A slice of 400 us tickless: renewals at 0.4, 0.8, 1.2, 1.6 ms; A waits to
-  // 1.6 ms, then A and B alternate 400 us slices: A runs 1.6-2.0, 2.4-2.8 and
-  // 3.2-3.4 ms.
+  CHECK(t.records[0].end == Duration(2500us));
+  // A slice of 400 us tickless: B's renewals at 0.2 (half), 0.6, 1.0, 1.4,
+  // 1.8 ms; A waits to 1.8 ms, then A and B alternate 400 us slices: A runs
+  // 1.8-2.2, 2.6-3.0 and 3.4-3.6 ms.
   const RunResult u = sim::simulate(tpt_scenario(zero_machine(1, 400us, 0ns)),
                                     phased({{wait(1500us), cpu(1ms)}, {cpu(10ms)}}));
-  CHECK(u.records[0].end == Duration(3400us));
+  CHECK(u.records[0].end == Duration(3600us));
+}
+
+TEST_CASE("Kernel.NewThread.StartsAtAverageVruntime", "[mechanism]") {
+  // One CPU, tickless 1 ms slices, no costs. Eight CPU-bound threads take
+  // turns from t = 0 (half slices first, then rounds of 1 ms in creation
+  // order, all within a slice of each other in vruntime). At 76.75 ms the
+  // first one, 0.75 ms into its round, finishes its 10.25 ms and its thread
+  // creates a ninth (a graph successor) and exits. EEVDF places the new
+  // thread at the queue's average vruntime V = X + 0.75/8 (X: the seven
+  // waiting threads, deadline X + 1 ms) with zero lag and a first deadline
+  // half a slice on, X + 0.59 ms (place_entity, PLACE_DEADLINE_INITIAL).
+  // Its creator leaves ahead of V, which pulls V below the new thread: it
+  // is not eligible (vruntime > V) for one pick, so exactly one waiting
+  // thread runs first, then it does (earliest deadline), before the other
+  // six. Placed at min_vruntime (X, behind the seven with the same vruntime
+  // in FIFO order) it would have waited for all seven.
+  Workload w;
+  w.arrival = ArrivalKind::batch;
+  w.graph = true;
+  w.successors = {8};
+  for (std::uint32_t i = 0; i < 9; ++i) {
+    Task t;
+    t.id = i;
+    t.first_phase = i;
+    t.phase_count = 1;
+    t.pred_count = i == 8 ? 1 : 0;
+    t.first_succ = 0;
+    t.succ_count = i == 0 ? 1 : 0;
+    w.tasks.push_back(t);
+    const Duration work = i == 0 ? Duration(10250us) : i == 8 ? Duration(1ms) : Duration(40ms);
+    w.phases.push_back({PhaseKind::cpu, 0, work, 0ns});
+  }
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)), w, sim::SimOptions{true});
+  const TaskRecord& late = r.records[8];
+  REQUIRE(late.submit == r.records[0].end);
+  // Threads of tasks 1-7 that ran between its creation and its first run.
+  std::vector<std::uint32_t> ahead;
+  for (const TraceSpan& s : r.trace.spans)
+    if (r.trace.tracks[s.track].is_cpu && s.kind == SpanKind::running && s.thread != late.worker &&
+        s.thread != r.records[0].worker && s.thread != 0 && s.begin >= late.submit &&
+        s.begin < late.start)
+      ahead.push_back(s.thread);
+  std::sort(ahead.begin(), ahead.end());
+  ahead.erase(std::unique(ahead.begin(), ahead.end()), ahead.end());
+  INFO("created " << late.submit.count() << " started " << late.start.count() << ", "
+                  << ahead.size() << " threads ran before it");
+  CHECK(late.submit == Duration(76750us));
+  CHECK(ahead.size() == 1);
+  CHECK(late.start == Duration(77750us));
+  // Its first run is half a slice (PLACE_DEADLINE_INITIAL), so its 1 ms of
+  // work takes two runs.
+  const auto runs = cpu_runs(r)[late.worker];
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0] == Duration(500us).count());
+}
+
+TEST_CASE("Kernel.NewThread.FirstSliceIsHalfInABatch", "[mechanism]") {
+  // 200 threads of 1 ms created one after another on one CPU (20 us each,
+  // charged to the creator; tickless 1 ms slices). Each new thread's first
+  // deadline is half a slice after its placement (PLACE_DEADLINE_INITIAL),
+  // so the threads created during the creator's first slice each run 0.5 ms
+  // in turn before any of them runs again: the first completion comes after
+  // a round of ~50 half slices (~26 ms), not at 2 ms as with a full first
+  // slice. The total work is the same.
+  MachineProfile m = zero_machine(1, 1ms, 0ns);
+  m.thread_create = 20us;
+  const RunResult r = sim::simulate(tpt_scenario(m), batch(200, 1ms));
+  Duration first = r.records[0].end;
+  for (const TaskRecord& t : r.records) first = std::min(first, t.end);
+  CHECK(first > Duration(20ms));
+  CHECK(makespan(r) == Approx(0.204).epsilon(0.01));  // work + creations: unchanged
 }
 
 TEST_CASE("Kernel.Switches.VoluntaryCountsBlocks", "[mechanism]") {
