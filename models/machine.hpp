@@ -4,6 +4,7 @@
 // each field is in ../shared/spec/scenario.md ("machine").
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "models/units.hpp"
@@ -26,13 +27,24 @@ struct MachineProfile {
   Duration thread_exit{};     // CPU cost charged to the exiting thread
   Bytes stack_reserve = 0;    // virtual stack per thread
   Bytes stack_touch = 0;      // memory actually touched per thread
+  // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").
+  // Added after the fields above: a profile without them takes the shipped
+  // `default` profile's values (kFirstOptional).
+  Duration queue_handover{};  // one side (push or pop) of a hand-over through a locked queue
+  Duration fiber_create{};    // a user-level thread's creation, first mount and end
+  Duration fiber_switch{};    // one user-level switch: an unmount or a remount
+  Duration timer_arm{};       // an event loop's wait: arm a timer, dispatch its completion
 
   // The names of the fields above, in file order (used by the loader, the
   // calibrator's writer and the validator's report).
   static constexpr const char* kFields[] = {
       "cores",          "slice",          "tick",          "switch_cost",   "cache_refill",
       "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
-      "thread_exit",    "stack_reserve",  "stack_touch"};
+      "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
+      "fiber_switch",   "timer_arm"};
+  // kFields[kFirstOptional...] may be missing from a profile file: they were
+  // added later, and a missing one takes the `default` profile's value.
+  static constexpr std::size_t kFirstOptional = 13;
 };
 
 }  // namespace poolsim

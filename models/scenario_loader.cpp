@@ -244,6 +244,23 @@ struct ProfileLoader {
     return m;
   }
 
+  // The shipped `default` profile (the loader's config directory, else the
+  // build's), or nothing when it is itself being loaded or cannot be found.
+  std::optional<MachineProfile> default_profile() {
+    std::string err;
+    std::optional<ProfileRequest> req = resolve_profile("default", {}, opts, err);
+    if (!req) {
+      const fs::path p = fs::path(default_config_dir()) / "machines" / "default.yaml";
+      if (!fs::exists(p)) return std::nullopt;
+      req = ProfileRequest{p, "default"};
+    }
+    std::error_code ec;
+    const std::string canon = fs::weakly_canonical(req->file, ec).string();
+    if (std::find(chain.begin(), chain.end(), canon) != chain.end()) return std::nullopt;
+    Source src(req->file.string(), req->file.parent_path());
+    return load_file(*req, YAML::Mark::null_mark(), src, "machine");
+  }
+
   MachineProfile load_named(const Val& v) {
     const std::string name = yaml::scalar(v, "a machine profile name or path");
     std::string err;
@@ -303,12 +320,49 @@ struct ProfileLoader {
           m.thread_create = d;
         else if (f == "thread_exit")
           m.thread_exit = d;
+        else if (f == "queue_handover")
+          m.queue_handover = d;
+        else if (f == "fiber_create")
+          m.fiber_create = d;
+        else if (f == "fiber_switch")
+          m.fiber_switch = d;
+        else if (f == "timer_arm")
+          m.timer_arm = d;
       }
     }
-    for (std::size_t i = 0; i < kN; ++i)
+    for (std::size_t i = 0; i < MachineProfile::kFirstOptional; ++i)
       if (!have[i])
         r.require(MachineProfile::kFields[i],
                   "a machine profile needs every field, or `base:` naming a profile to start from");
+    // Fields added later (a runtime's per-task costs): a profile written
+    // before them takes the shipped `default` profile's values.
+    bool missing_optional = false;
+    for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i)
+      missing_optional = missing_optional || !have[i];
+    if (missing_optional) {
+      const std::optional<MachineProfile> d = default_profile();
+      for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
+        if (have[i]) continue;
+        if (!d)
+          r.require(MachineProfile::kFields[i],
+                    "the `default` profile, which supplies missing runtime costs, is being "
+                    "loaded or does not exist, so this profile needs every field");
+        const std::string f = MachineProfile::kFields[i];
+        if (f == "queue_handover")
+          m.queue_handover = d->queue_handover;
+        else if (f == "fiber_create")
+          m.fiber_create = d->fiber_create;
+        else if (f == "fiber_switch")
+          m.fiber_switch = d->fiber_switch;
+        else if (f == "timer_arm")
+          m.timer_arm = d->timer_arm;
+      }
+    }
+    for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
+      auto fv = r.get(MachineProfile::kFields[i]);
+      if (fv && yaml::duration(*fv) < Duration{0})
+        fv->fail(std::string(MachineProfile::kFields[i]) + " must not be negative");
+    }
     if (m.slice <= Duration{0})
       r.require("slice").fail("the scheduler slice must be greater than 0ns");
     if (m.stack_reserve <= 0)
@@ -1222,6 +1276,12 @@ std::string machine_profile_yaml(const MachineProfile& m, const std::string& com
   for (const auto& [k, d] : durations) out += std::string(k) + ": " + exact_duration(d) + "\n";
   out += "stack_reserve: " + exact_size(m.stack_reserve) + "\n";
   out += "stack_touch: " + exact_size(m.stack_touch) + "\n";
+  const std::pair<const char*, Duration> runtime_costs[] = {{"queue_handover", m.queue_handover},
+                                                            {"fiber_create", m.fiber_create},
+                                                            {"fiber_switch", m.fiber_switch},
+                                                            {"timer_arm", m.timer_arm}};
+  for (const auto& [k, d] : runtime_costs)
+    out += std::string(k) + ": " + exact_duration(d) + "\n";
   return out;
 }
 

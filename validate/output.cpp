@@ -64,6 +64,10 @@ ordered_json machine_json(const MachineProfile& m) {
   j["thread_exit"] = to_seconds(m.thread_exit);
   j["stack_reserve"] = m.stack_reserve;
   j["stack_touch"] = m.stack_touch;
+  j["queue_handover"] = to_seconds(m.queue_handover);
+  j["fiber_create"] = to_seconds(m.fiber_create);
+  j["fiber_switch"] = to_seconds(m.fiber_switch);
+  j["timer_arm"] = to_seconds(m.timer_arm);
   return j;
 }
 

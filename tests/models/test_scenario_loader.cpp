@@ -482,6 +482,10 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.thread_exit = 2s;
   m.stack_reserve = 2 * 1024 * 1024;
   m.stack_touch = 12345;
+  m.queue_handover = Duration{321};
+  m.fiber_create = 1us;
+  m.fiber_switch = Duration{0};
+  m.timer_arm = Duration{4567};
   const fs::path dir = fs::temp_directory_path() / ("poolsim-loader-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "odd.yaml";
@@ -505,12 +509,44 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   CHECK(r.thread_exit == m.thread_exit);
   CHECK(r.stack_reserve == m.stack_reserve);
   CHECK(r.stack_touch == m.stack_touch);
+  CHECK(r.queue_handover == m.queue_handover);
+  CHECK(r.fiber_create == m.fiber_create);
+  CHECK(r.fiber_switch == m.fiber_switch);
+  CHECK(r.timer_arm == m.timer_arm);
   CHECK(r.source == file.string());
   // The shipped profile survives a write and read too.
   const MachineProfile d = load_machine_profile("default", shipped());
   const std::string text = machine_profile_yaml(d);
   CHECK(text.find("slice: 2100us") != std::string::npos);
   CHECK(text.find("stack_reserve: 8MiB") != std::string::npos);
+}
+
+TEST_CASE("loader: a profile without the runtime costs takes the default profile's",
+          "[loader][machine]") {
+  // small.yaml predates queue_handover, fiber_create, fiber_switch, timer_arm.
+  const MachineProfile d = load_machine_profile("default", shipped());
+  CHECK(d.queue_handover > Duration{0});
+  CHECK(d.fiber_create > Duration{0});
+  CHECK(d.fiber_switch > Duration{0});
+  CHECK(d.timer_arm > Duration{0});
+  const MachineProfile small = load_machine_profile("small", test_configs());
+  CHECK(small.thread_create == 12us);  // its own fields stay
+  CHECK(small.queue_handover == d.queue_handover);
+  CHECK(small.fiber_create == d.fiber_create);
+  CHECK(small.fiber_switch == d.fiber_switch);
+  CHECK(small.timer_arm == d.timer_arm);
+  // An inline map without base: the old fields are required, the new ones
+  // default; one given is kept.
+  const Scenario s = load_scenario_text(
+      "name: t\nmachine: {cores: 2, slice: 1ms, tick: 1ms, switch_cost: 1us, cache_refill: 0ns, "
+      "migration_cost: 0ns, wakeup_latency: 1us, idle_exit: 0ns, timer_slack: 0ns, "
+      "thread_create: 1us, thread_exit: 1us, stack_reserve: 8MiB, stack_touch: 4KiB, "
+      "fiber_switch: 42ns}\n" +
+          kWorkload + kBackend,
+      "t.yaml", shipped());
+  CHECK(s.machine.fiber_switch == 42ns);
+  CHECK(s.machine.queue_handover == d.queue_handover);
+  CHECK(s.machine.timer_arm == d.timer_arm);
 }
 
 TEST_CASE("loader: host profile is created on demand by the callback", "[loader][machine]") {
@@ -1054,6 +1090,15 @@ TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
   SECTION("host profile missing, no calibrator") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: host\n" + rest), "t.yaml:2:10", "machine",
                          "run `poolsim calibrate`");
+  }
+  SECTION("runtime cost not a duration") {
+    CHECK_SCENARIO_ERROR(
+        error_of("name: t\nmachine: {base: default, queue_handover: fast}\n" + rest),
+        "t.yaml:2:42", "machine.queue_handover", "a duration");
+  }
+  SECTION("runtime cost negative") {
+    CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, timer_arm: -1us}\n" + rest),
+                         "t.yaml:2:37", "machine.timer_arm", "");
   }
   SECTION("profile file misses a field") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: partial\n" + rest, test_configs()),
