@@ -18,6 +18,8 @@
 // - a worker idle for InjectionParams::idle_timeout (20 s, .NET's
 //   ThreadTimeoutMs) retires while should_retire() holds (above min_threads);
 //   the deadline is fixed when it goes idle, as in the real twin.
+// Hand-over cost: machine.queue_handover of CPU on the submitter per push and
+// on the worker per pop (the twin's locked deque), as in sim/pool.cpp.
 // Invariants: live_ = workers started and not retired; dequeues_ only grows;
 // the queue is in enqueue order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
@@ -53,6 +55,7 @@ class InjectingPool final : public Runtime {
     }
     queue_.push_back({task, k_.now()});
     if (idle_ > 0) k_.notify_one(idle_q_);
+    co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -89,6 +92,7 @@ class InjectingPool final : public Runtime {
         const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
         ++dequeues_;
+        co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
         co_await driver_.execute(t);
         continue;
       }

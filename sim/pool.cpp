@@ -17,6 +17,11 @@
 //   when should_retire says so after a timed-out wait (getTask()).
 // The worker count is incremented when a start is decided, before the new
 // thread runs (addWorker's compareAndIncrementWorkerCount).
+// Hand-over cost: machine.queue_handover of CPU on the submitting thread per
+// enqueue (after the task is queued and an idle worker notified, as the real
+// twin pushes and signals under its lock) and on the worker per dequeue
+// (before it runs the task). A task handed to a new thread as its first task
+// never passes through the queue and pays neither.
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
 // run ends when every task is final; idle workers are still alive then).
 #include <deque>
@@ -48,6 +53,7 @@ class Pool final : public Runtime {
       case SubmitAction::enqueue:
         queue_.push_back(task);
         k_.notify_one(idle_);
+        co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
         break;
       case SubmitAction::reject:
         co_await reject(task);
@@ -84,6 +90,7 @@ class Pool final : public Runtime {
       while (!queue_.empty()) {
         const std::uint32_t task = queue_.front();
         queue_.pop_front();
+        co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
         co_await driver_.execute(task);
       }
       const bool woken = co_await k_.wait(idle_, idle_wait_limit(limits_, live_));

@@ -26,9 +26,10 @@
 // Invariants: a user thread is mounted on at most one host; a host has at
 // most one mounted user thread; the coroutine of a user thread is resumed
 // only by a host's run(), i.e. inside a kernel resume of that host.
-// Left out: the cost of a mount/unmount (a continuation yield/thaw in Java,
-// a fiber switch in Boost.Fiber: no MachineProfile field; the host's kernel
-// costs are modelled, the user-level switch is free), and TaskRecord::cpu for
+// Costs: a user-level switch is CPU work of the host; the owner runtime
+// charges it (k.compute on the host, around run()) with the profile's
+// fiber_create / fiber_switch / timer_arm, since what a mount costs depends
+// on the runtime. Left out: TaskRecord::cpu for
 // a task that unmounted (the driver reads the CPU clock of the OS thread it
 // started on, which meanwhile ran other user threads).
 #pragma once
@@ -103,14 +104,17 @@ class UserThreads {
       host.mounted_ = task;
       return std::exchange(s.at, {});
     }
-    void await_resume() {
+    // True when the user thread ended, false when it unmounted.
+    bool await_resume() {
       host.mounted_ = kNoTask;
       Slot& s = u.slots_[task];
       if (s.top.done()) {
         s.top.destroy();
         s.top = {};
         --u.c_.live;
+        return true;
       }
+      return false;
     }
   };
 
@@ -131,8 +135,10 @@ class UserThreads {
   }
 
   // Runs task's user thread on `host` (the calling OS thread) until it ends
-  // or unmounts; creates it at its first run.
+  // (the await yields true) or unmounts (false); creates it at its first run.
   RunAwait run(Host& host, std::uint32_t task) { return {*this, host, task}; }
+  // True once task's user thread exists (it has been mounted) and until it ends.
+  bool started(std::uint32_t task) const { return static_cast<bool>(slots_[task].top); }
 
   const Counters& counters() const { return c_; }
 

@@ -27,6 +27,11 @@
 // Counters (RunResult::extra): carriers, mounts (first starts included),
 // unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
 // blocked by them), virtual_threads_peak (alive at once), carrier_parks.
+// Runtime costs (CPU of the thread that does the work): queue_handover on
+// the submitter per intake push and on the carrier per intake pop;
+// fiber_create on the carrier when a virtual thread starts (its creation,
+// first mount and end, as calibrate measures them together); fiber_switch on
+// the carrier per unmount and per remount (yield, the shared ready queue).
 // Left out: the carrier pool's compensation for some pinning blocking calls
 // (it grows up to 256 in JDK 21, not for synchronized, which is what is
 // modelled); the separate unparker timer thread (the timer queues the virtual
@@ -64,6 +69,7 @@ class VirtualThreads final : public Runtime {
     }
     intake_.push_back(task);
     if (idle_ > 0) k_.notify_one(idle_q_);
+    co_await k_.compute(k_.machine().queue_handover);  // the intake push, on the submitter
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -92,7 +98,13 @@ class VirtualThreads final : public Runtime {
       if (from != nullptr) {
         const std::uint32_t task = from->front();
         from->pop_front();
-        co_await users_.run(host, task);
+        const MachineProfile& m = k_.machine();
+        // A new virtual thread: the intake pop, then its creation (the cost
+        // of its first mount and its end included); a resumed one: the
+        // remount.
+        co_await k_.compute(users_.started(task) ? m.fiber_switch : m.queue_handover + m.fiber_create);
+        const bool ended = co_await users_.run(host, task);
+        if (!ended) co_await k_.compute(m.fiber_switch);  // the unmount
         // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
         // tasks run, resume once from the event loop, in zero time.
         if (++since_unwind == kUnwindEvery) {

@@ -1,0 +1,142 @@
+// Runtime costs: the profile's queue_handover, fiber_create, fiber_switch and
+// timer_arm are charged as CPU time of the thread that does the work, once
+// per push/pop, virtual-thread start, unmount/remount and timer, in every
+// runtime whose twin does that work. Every kernel cost is zero here, so the
+// run's CPU time is the tasks' work plus exactly these charges.
+#include <catch2/catch.hpp>
+
+#include "runtime_fixtures.hpp"
+
+using namespace poolsim;
+using namespace poolsim::test;
+using namespace std::chrono_literals;
+
+namespace {
+Duration cpu_of(const MachineProfile& m, BackendKind kind, int threads, const Workload& w) {
+  const RunResult r = sim::simulate(backend_scenario(m, kind, threads), w);
+  for (const TaskRecord& t : r.records) REQUIRE(t.outcome == TaskOutcome::completed);
+  return r.counters.cpu_time;
+}
+}  // namespace
+
+TEST_CASE("RuntimeCosts.Pool.HandOverChargedOnBothSides", "[runtime][costs]") {
+  // One worker on one CPU with the submitter, N empty tasks: the first goes
+  // to the new worker directly, the other N-1 through the queue, each paying
+  // one push (submitter) and one pop (worker), all on the one CPU.
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(1);
+  const Workload w = batch(kN, 0ns);
+  const RunResult free = sim::simulate(pool_scenario(m, 1), w);
+  m.queue_handover = 300ns;
+  const RunResult paid = sim::simulate(pool_scenario(m, 1), w);
+  CHECK(free.counters.cpu_time == 0ns);
+  CHECK(paid.counters.cpu_time == 2 * (kN - 1) * 300ns);
+  CHECK(makespan(paid) - makespan(free) == Approx(2 * (kN - 1) * 300e-9).epsilon(1e-6));
+  // asio-pool is the same pool.
+  CHECK(cpu_of(m, BackendKind::asio_pool, 1, w) == 2 * (kN - 1) * 300ns);
+}
+
+TEST_CASE("RuntimeCosts.Pool.TwoCoresOverlapSubmitterAndWorker", "[runtime][costs]") {
+  // Submitter and worker on two CPUs: the pushes and pops overlap, so the
+  // makespan grows by about one side per task, not two.
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(2);
+  m.queue_handover = 1us;
+  const RunResult r = sim::simulate(pool_scenario(m, 1), batch(kN, 0ns));
+  CHECK(r.counters.cpu_time == 2 * (kN - 1) * 1us);
+  CHECK(makespan(r) > (kN - 1) * 1e-6);
+  CHECK(makespan(r) < 1.1 * (kN - 1) * 1e-6);
+}
+
+TEST_CASE("RuntimeCosts.InjectingPool.EveryTaskThroughTheQueue", "[runtime][costs]") {
+  constexpr int kN = 500;
+  MachineProfile m = zero_machine(2);
+  const Workload w = batch(kN, 10us);
+  const Duration base = cpu_of(m, BackendKind::injecting_pool, 2, w);
+  m.queue_handover = 400ns;
+  CHECK(cpu_of(m, BackendKind::injecting_pool, 2, w) - base == 2 * kN * 400ns);
+}
+
+TEST_CASE("RuntimeCosts.VirtualThreads.CreateOncePerTaskSwitchPerUnmountAndRemount",
+          "[runtime][costs][vt]") {
+  constexpr int kN = 300;
+  const Workload no_wait = phased(kN, [](int) { return std::vector<Phase>{cpu(5us)}; });
+  const Workload two_waits = phased(
+      kN, [](int) { return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)}; });
+  const MachineProfile zero = zero_machine(2);
+  const Duration base0 = cpu_of(zero, BackendKind::virtual_threads, 2, no_wait);
+  const Duration base2 = cpu_of(zero, BackendKind::virtual_threads, 2, two_waits);
+  CHECK(base0 == kN * 5us);
+  CHECK(base2 == kN * 10us);
+  SECTION("queue_handover: the intake push and pop") {
+    MachineProfile m = zero;
+    m.queue_handover = 250ns;
+    CHECK(cpu_of(m, BackendKind::virtual_threads, 2, two_waits) - base2 == 2 * kN * 250ns);
+  }
+  SECTION("fiber_create: once per virtual thread, whatever its waits") {
+    MachineProfile m = zero;
+    m.fiber_create = 700ns;
+    CHECK(cpu_of(m, BackendKind::virtual_threads, 2, no_wait) - base0 == kN * 700ns);
+    CHECK(cpu_of(m, BackendKind::virtual_threads, 2, two_waits) - base2 == kN * 700ns);
+  }
+  SECTION("fiber_switch: an unmount and a remount per wait, nothing without waits") {
+    MachineProfile m = zero;
+    m.fiber_switch = 600ns;
+    CHECK(cpu_of(m, BackendKind::virtual_threads, 2, no_wait) == base0);
+    CHECK(cpu_of(m, BackendKind::virtual_threads, 2, two_waits) - base2 == kN * 2 * 2 * 600ns);
+  }
+  SECTION("the costs stretch a CPU-bound run of virtual threads") {
+    MachineProfile m = zero;
+    m.queue_handover = 1us;
+    m.fiber_create = 2us;
+    m.fiber_switch = 1us;
+    const RunResult free = sim::simulate(backend_scenario(zero, BackendKind::virtual_threads, 1),
+                                         no_wait);
+    const RunResult paid =
+        sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 1), no_wait);
+    // One carrier, one CPU's worth of work: each task's 5 us plus its start.
+    CHECK(makespan(paid) - makespan(free) > kN * 2e-6);
+  }
+}
+
+TEST_CASE("RuntimeCosts.EventLoop.PostPerTaskTimerPerWait", "[runtime][costs][el]") {
+  constexpr int kN = 300;
+  const Workload two_waits = phased(
+      kN, [](int) { return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)}; });
+  const MachineProfile zero = zero_machine(2);
+  const Duration base = cpu_of(zero, BackendKind::event_loop, 2, two_waits);
+  CHECK(base == kN * 10us);
+  MachineProfile m = zero;
+  m.timer_arm = 900ns;
+  CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) - base == kN * 2 * 900ns);
+  m = zero;
+  m.queue_handover = 200ns;
+  CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) - base == 2 * kN * 200ns);
+  // Fiber costs are not an event loop's.
+  m = zero;
+  m.fiber_create = 5us;
+  m.fiber_switch = 5us;
+  CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) == base);
+}
+
+TEST_CASE("RuntimeCosts.Deterministic", "[runtime][costs]") {
+  MachineProfile m = costly_machine(2);
+  m.queue_handover = 300ns;
+  m.fiber_create = 1us;
+  m.fiber_switch = 500ns;
+  m.timer_arm = 1us;
+  const Workload w = phased(200, [](int i) {
+    return std::vector<Phase>{cpu(Duration{1000 + 37 * i}), wait(Duration{100000 + 101 * i})};
+  });
+  for (BackendKind k : {BackendKind::pool, BackendKind::injecting_pool,
+                        BackendKind::virtual_threads, BackendKind::event_loop}) {
+    const RunResult a = sim::simulate(backend_scenario(m, k, 2), w);
+    const RunResult b = sim::simulate(backend_scenario(m, k, 2), w);
+    REQUIRE(a.records.size() == b.records.size());
+    for (std::size_t i = 0; i < a.records.size(); ++i) {
+      CHECK(a.records[i].start == b.records[i].start);
+      CHECK(a.records[i].end == b.records[i].end);
+    }
+    CHECK(a.counters.cpu_time == b.counters.cpu_time);
+  }
+}
