@@ -34,6 +34,14 @@ struct MachineProfile {
   Duration fiber_create{};    // a user-level thread's creation, first mount and end
   Duration fiber_switch{};    // one user-level switch: an unmount or a remount
   Duration timer_arm{};       // an event loop's wait: arm a timer, dispatch its completion
+  // Thread stacks outside glibc's stack cache (docs/calibration.md, "Thread
+  // stacks"): freed stacks are kept up to stack_cache bytes and reused; a
+  // creation that finds none maps a new one, an exit that finds it full
+  // unmaps its stack.
+  Bytes stack_cache = 0;      // glibc.pthread.stack_cache_size (40 MiB by default)
+  Duration stack_map{};       // mmap + guard mprotect + first touch of a new stack (creator)
+  Duration stack_unmap{};     // munmap of a stack, the process on one CPU (exiting thread)
+  Duration tlb_shootdown{};   // extra for that munmap when the process runs on several CPUs
 
   // The names of the fields above, in file order (used by the loader, the
   // calibrator's writer and the validator's report).
@@ -41,7 +49,8 @@ struct MachineProfile {
       "cores",          "slice",          "tick",          "switch_cost",   "cache_refill",
       "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
       "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
-      "fiber_switch",   "timer_arm"};
+      "fiber_switch",   "timer_arm",      "stack_cache",   "stack_map",     "stack_unmap",
+      "tlb_shootdown"};
   // kFields[kFirstOptional...] may be missing from a profile file: they were
   // added later, and a missing one takes the `default` profile's value.
   static constexpr std::size_t kFirstOptional = 13;

@@ -298,6 +298,8 @@ struct ProfileLoader {
         m.stack_reserve = yaml::size(*fv);
       } else if (f == "stack_touch") {
         m.stack_touch = yaml::size(*fv);
+      } else if (f == "stack_cache") {
+        m.stack_cache = yaml::size(*fv);
       } else {
         const Duration d = yaml::duration(*fv);
         if (f == "slice")
@@ -328,6 +330,12 @@ struct ProfileLoader {
           m.fiber_switch = d;
         else if (f == "timer_arm")
           m.timer_arm = d;
+        else if (f == "stack_map")
+          m.stack_map = d;
+        else if (f == "stack_unmap")
+          m.stack_unmap = d;
+        else if (f == "tlb_shootdown")
+          m.tlb_shootdown = d;
       }
     }
     for (std::size_t i = 0; i < MachineProfile::kFirstOptional; ++i)
@@ -356,9 +364,18 @@ struct ProfileLoader {
           m.fiber_switch = d->fiber_switch;
         else if (f == "timer_arm")
           m.timer_arm = d->timer_arm;
+        else if (f == "stack_cache")
+          m.stack_cache = d->stack_cache;
+        else if (f == "stack_map")
+          m.stack_map = d->stack_map;
+        else if (f == "stack_unmap")
+          m.stack_unmap = d->stack_unmap;
+        else if (f == "tlb_shootdown")
+          m.tlb_shootdown = d->tlb_shootdown;
       }
     }
     for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
+      if (std::string_view(MachineProfile::kFields[i]) == "stack_cache") continue;  // a size
       auto fv = r.get(MachineProfile::kFields[i]);
       if (fv && yaml::duration(*fv) < Duration{0})
         fv->fail(std::string(MachineProfile::kFields[i]) + " must not be negative");
@@ -1282,6 +1299,11 @@ std::string machine_profile_yaml(const MachineProfile& m, const std::string& com
                                                             {"timer_arm", m.timer_arm}};
   for (const auto& [k, d] : runtime_costs)
     out += std::string(k) + ": " + exact_duration(d) + "\n";
+  out += "stack_cache: " + exact_size(m.stack_cache) + "\n";
+  const std::pair<const char*, Duration> stack_costs[] = {{"stack_map", m.stack_map},
+                                                          {"stack_unmap", m.stack_unmap},
+                                                          {"tlb_shootdown", m.tlb_shootdown}};
+  for (const auto& [k, d] : stack_costs) out += std::string(k) + ": " + exact_duration(d) + "\n";
   return out;
 }
 

@@ -68,6 +68,10 @@ ordered_json machine_json(const MachineProfile& m) {
   j["fiber_create"] = to_seconds(m.fiber_create);
   j["fiber_switch"] = to_seconds(m.fiber_switch);
   j["timer_arm"] = to_seconds(m.timer_arm);
+  j["stack_cache"] = m.stack_cache;
+  j["stack_map"] = to_seconds(m.stack_map);
+  j["stack_unmap"] = to_seconds(m.stack_unmap);
+  j["tlb_shootdown"] = to_seconds(m.tlb_shootdown);
   return j;
 }
 

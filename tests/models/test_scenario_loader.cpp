@@ -486,6 +486,10 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.fiber_create = 1us;
   m.fiber_switch = Duration{0};
   m.timer_arm = Duration{4567};
+  m.stack_cache = 3 * 1024 * 1024;
+  m.stack_map = Duration{12345};
+  m.stack_unmap = 7us;
+  m.tlb_shootdown = Duration{0};
   const fs::path dir = fs::temp_directory_path() / ("poolsim-loader-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "odd.yaml";
@@ -513,6 +517,10 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   CHECK(r.fiber_create == m.fiber_create);
   CHECK(r.fiber_switch == m.fiber_switch);
   CHECK(r.timer_arm == m.timer_arm);
+  CHECK(r.stack_cache == m.stack_cache);
+  CHECK(r.stack_map == m.stack_map);
+  CHECK(r.stack_unmap == m.stack_unmap);
+  CHECK(r.tlb_shootdown == m.tlb_shootdown);
   CHECK(r.source == file.string());
   // The shipped profile survives a write and read too.
   const MachineProfile d = load_machine_profile("default", shipped());
@@ -535,6 +543,11 @@ TEST_CASE("loader: a profile without the runtime costs takes the default profile
   CHECK(small.fiber_create == d.fiber_create);
   CHECK(small.fiber_switch == d.fiber_switch);
   CHECK(small.timer_arm == d.timer_arm);
+  CHECK(d.stack_cache == 40 * 1024 * 1024);
+  CHECK(small.stack_cache == d.stack_cache);
+  CHECK(small.stack_map == d.stack_map);
+  CHECK(small.stack_unmap == d.stack_unmap);
+  CHECK(small.tlb_shootdown == d.tlb_shootdown);
   // An inline map without base: the old fields are required, the new ones
   // default; one given is kept.
   const Scenario s = load_scenario_text(
@@ -1099,6 +1112,10 @@ TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
   SECTION("runtime cost negative") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, timer_arm: -1us}\n" + rest),
                          "t.yaml:2:37", "machine.timer_arm", "");
+  }
+  SECTION("stack cache not a size") {
+    CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, stack_cache: 40}\n" + rest),
+                         "t.yaml:2:39", "machine.stack_cache", "size needs a unit");
   }
   SECTION("profile file misses a field") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: partial\n" + rest, test_configs()),
