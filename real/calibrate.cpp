@@ -32,6 +32,19 @@
 //   stack_reserve   glibc's default thread stack size.
 //   stack_touch     resident memory added per blocked thread (VmRSS over 64
 //                   threads).
+// Thread stacks outside glibc's stack cache:
+//   stack_cache     glibc.pthread.stack_cache_size from `ld.so
+//                   --list-tunables`, else glibc's default 40 MiB.
+//   stack_map       on a thread pinned to CPU 0: what glibc's allocate_stack
+//                   does for a stack the cache cannot give (mmap of
+//                   stack_reserve with PROT_NONE, mprotect of all but the guard
+//                   page to read-write) plus the first touch of its top two
+//                   pages; wall time, median.
+//   stack_unmap     munmap of that stack, no other thread of the process
+//                   running.
+//   tlb_shootdown   the same munmap while another thread of this process
+//                   spins on CPU 1 (the kernel must flush that CPU's TLB),
+//                   minus stack_unmap.
 // A runtime's own per-task CPU work, measured by running the real backends
 // themselves (real/pool.cpp, real/virtual_threads.cpp, real/event_loop.cpp,
 // through run_repetition, in this process) on empty tasks: the run's CPU time
@@ -55,6 +68,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -585,7 +599,97 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count) {
                             "({:.3g} us) - without ({:.3g} us)", kClients, us(el1), us(el0)))};
 }
 
+// glibc's stack cache limit in bytes (the tunable's current value).
+std::pair<double, std::string> stack_cache_size() {
+  for (const char* ld : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}) {
+    if (access(ld, X_OK) != 0) continue;
+    FILE* p = popen((std::string(ld) + " --list-tunables 2>/dev/null").c_str(), "r");
+    if (!p) continue;
+    char buf[512];
+    double v = -1;
+    while (fgets(buf, sizeof buf, p)) {
+      const char* k = "glibc.pthread.stack_cache_size: ";
+      if (std::strncmp(buf, k, std::strlen(k)) == 0) v = static_cast<double>(std::strtoull(buf + std::strlen(k), nullptr, 0));
+    }
+    pclose(p);
+    if (v >= 0) return {v, "glibc.pthread.stack_cache_size (ld.so --list-tunables)"};
+  }
+  return {40.0 * 1024 * 1024, "glibc's default (nptl-stack.c), the tunable could not be read"};
+}
+
+// Map, touch and unmap `rounds` stacks of `size` bytes the way glibc's
+// allocate_stack and free_stacks do; wall times in seconds.
+void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map, std::vector<double>& unmap) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  for (int i = 0; i < rounds; ++i) {
+    const auto t0 = now_ns();
+    void* mem = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) throw std::runtime_error("calibrate: mmap of a thread stack failed");
+    char* p = static_cast<char*>(mem);
+    mprotect(p + page, size - page, PROT_READ | PROT_WRITE);
+    *reinterpret_cast<volatile char*>(p + size - 1) = 1;
+    *reinterpret_cast<volatile char*>(p + size - 1 - page) = 1;
+    const auto t1 = now_ns();
+    munmap(mem, size);
+    const auto t2 = now_ns();
+    if (map) map->push_back((t1 - t0) * 1e-9);
+    unmap.push_back((t2 - t1) * 1e-9);
+  }
+}
+
+std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {
+  const auto size = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20);
+  std::vector<double> map, unmap, unmap_shared;
+  std::thread t([&] {
+    pin_self(0);
+    map_unmap_stacks(size, rounds, &map, unmap);
+    if (cpus > 1) {
+      // The spinner must be on CPU 1 while munmap runs (the kernel only
+      // interrupts CPUs where the process is active): wait until it runs,
+      // and count only the unmaps during which it ran throughout.
+      std::atomic<bool> stop{false};
+      std::atomic<std::uint64_t> spins{0};
+      std::thread spinner([&] {
+        pin_self(1);
+        while (!stop.load(std::memory_order_relaxed)) spins.fetch_add(1, std::memory_order_relaxed);
+      });
+      while (spins.load() == 0) sched_yield();
+      for (int i = 0, tries = 0; i < rounds && tries < 20 * rounds; ++tries) {
+        std::vector<double> one;
+        const auto s0 = spins.load(std::memory_order_relaxed);
+        map_unmap_stacks(size, 1, nullptr, one);
+        if (spins.load(std::memory_order_relaxed) == s0) continue;  // the spinner was off CPU 1
+        unmap_shared.push_back(one.front());
+        ++i;
+      }
+      stop = true;
+      spinner.join();
+    }
+  });
+  t.join();
+  const double alone = quantile(unmap, 0.5);
+  std::vector<double> shoot;
+  for (double u : unmap_shared) shoot.push_back(std::max(0.0, u - alone));
+  if (shoot.empty()) shoot.push_back(0);
+  const auto [cache, cache_how] = stack_cache_size();
+  return {summarize("stack_cache", {cache}, "B", cache_how),
+          summarize("stack_map", map, "s",
+                    fmt::format("mmap {} PROT_NONE + mprotect all but the guard + touch 2 pages, {} stacks",
+                                format_bytes(static_cast<double>(size)), rounds)),
+          summarize("stack_unmap", unmap, "s", "munmap of that stack, no other thread of the process running"),
+          summarize("tlb_shootdown", shoot, "s",
+                    cpus > 1 ? "munmap while a thread of the process spins on CPU 1, minus stack_unmap"
+                             : "one CPU: no other CPU to interrupt")};
+}
+
 Duration dur(double seconds) { return from_seconds(seconds); }
+
+
+double get_reserve(const std::vector<Measurement>& ms) {
+  for (const auto& m : ms)
+    if (m.field == "stack_reserve") return m.median;
+  return 0;
+}
 
 }  // namespace
 
@@ -662,6 +766,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(reserve);
   ms.push_back(touch);
 
+  step("thread stacks outside glibc's cache");
+  for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms))) ms.push_back(std::move(m));
   step("runtime costs (real pool, virtual threads, event loop)");
   unpin_self(cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
@@ -691,6 +797,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   p.fiber_create = dur(get("fiber_create"));
   p.fiber_switch = dur(get("fiber_switch"));
   p.timer_arm = dur(get("timer_arm"));
+  p.stack_cache = static_cast<Bytes>(get("stack_cache"));
+  p.stack_map = dur(get("stack_map"));
+  p.stack_unmap = dur(get("stack_unmap"));
+  p.tlb_shootdown = dur(get("tlb_shootdown"));
   unpin_self(cpus);
   return rep;
 }
