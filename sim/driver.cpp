@@ -133,7 +133,10 @@ Co Driver::completed(std::uint32_t task) {
     for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
       if (--preds_left_[s] == 0) co_await submit(s);
   }
-  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) client_next(task);
+  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) {
+    const std::int64_t next = client_next(task, true);
+    if (next >= 0) co_await submit(static_cast<std::uint32_t>(next));
+  }
   check_done();
 }
 
@@ -143,11 +146,12 @@ void Driver::reject(std::uint32_t task) {
   rec.start = rec.end = k_.now();
   in_system_step(-1);
   make_final(1);
-  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) client_next(task);
+  // reject() is not a coroutine: its next issue goes through the agenda.
+  if (workload_.arrival == ArrivalKind::closed && !workload_.graph) (void)client_next(task, false);
   check_done();
 }
 
-void Driver::client_next(std::uint32_t task) {
+std::int64_t Driver::client_next(std::uint32_t task, bool issue_now) {
   const auto& tasks = workload_.tasks;
   const std::uint32_t per = workload_.per_client;
   const std::uint32_t client = task / per;
@@ -163,13 +167,15 @@ void Driver::client_next(std::uint32_t task) {
       submitter_waits_until_ = -1;
       k_.notify_one(agenda_q_);
     }
-    return;
+    return -1;
   }
+  if (issue_now && due == k_.now().count()) return next;
   agenda_.push({due, next});
   if (submitter_waits_until_ != -1 && due < submitter_waits_until_) {
     submitter_waits_until_ = -1;
     k_.notify_one(agenda_q_);
   }
+  return -1;
 }
 
 void Driver::finish(RunResult& r) {

@@ -10,8 +10,13 @@
 //   accumulates), then submits;
 // - closed: each client issues its next task `think` after its previous one
 //   finished (or was rejected), while the issue time is before
-//   closed_duration; the submitter keeps an agenda of due issues and sleeps
-//   until the earliest (a completion that makes an earlier one due wakes it);
+//   closed_duration. With think 0 the thread that completed the task issues
+//   the next one itself, at once (as the real runner does:
+//   RunContext::on_client_task_done calls submit_now on the finishing
+//   thread), so under thread-per-task each finishing thread creates its
+//   successor and pays thread_create; with a think time, and after a
+//   rejection, the submitter keeps an agenda of due issues and sleeps until
+//   the earliest (a completion that makes an earlier one due wakes it);
 // - graph: the submitter submits the roots; a task's completion releases
 //   each successor whose predecessors are all done, submitted by the
 //   completing thread (as a continuation would be).
@@ -76,7 +81,10 @@ class Driver {
   Co completed(std::uint32_t task);
   void make_final(std::uint32_t count);
   void in_system_step(int delta);
-  void client_next(std::uint32_t task);
+  // The client of `task` is done with it: returns the next task when it is
+  // due now (think 0) and `issue_now`, for the caller to submit; otherwise
+  // puts it on the submitter's agenda (or ends the client) and returns -1.
+  std::int64_t client_next(std::uint32_t task, bool issue_now);
   void check_done();
 
   Kernel& k_;
