@@ -21,6 +21,7 @@ struct CalibrateFlags {
 std::string value(const real::Measurement& m, double v) {
   if (m.unit == "s") return format_seconds(v);
   if (m.unit == "B") return format_bytes(v);
+  if (m.unit == "fraction") return fmt::format("{:g}%", 100 * v);
   return fmt::format("{:g}", v);
 }
 }  // namespace

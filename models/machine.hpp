@@ -42,6 +42,12 @@ struct MachineProfile {
   Duration stack_map{};       // mmap + guard mprotect + first touch of a new stack (creator)
   Duration stack_unmap{};     // munmap of a stack, the process on one CPU (exiting thread)
   Duration tlb_shootdown{};   // extra for that munmap when the process runs on several CPUs
+  // Wake-up packing (docs/simulator.md, "Wake-up packing"; some hosts' guest
+  // kernels keep woken threads on lightly used vCPUs instead of waking idle
+  // ones): a thread woken by a thread on CPU w is placed on w, even when
+  // another CPU is idle, while w's utilization (PELT-style, 32 ms half-life)
+  // is below this fraction. 0 = mainline Linux (an idle CPU is preferred).
+  double wake_pack_util = 0;
 
   // The names of the fields above, in file order (used by the loader, the
   // calibrator's writer and the validator's report).
@@ -50,7 +56,7 @@ struct MachineProfile {
       "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
       "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
       "fiber_switch",   "timer_arm",      "stack_cache",   "stack_map",     "stack_unmap",
-      "tlb_shootdown"};
+      "tlb_shootdown",  "wake_pack_util"};
   // kFields[kFirstOptional...] may be missing from a profile file: they were
   // added later, and a missing one takes the `default` profile's value.
   static constexpr std::size_t kFirstOptional = 13;

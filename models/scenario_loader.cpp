@@ -49,6 +49,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -300,6 +301,8 @@ struct ProfileLoader {
         m.stack_touch = yaml::size(*fv);
       } else if (f == "stack_cache") {
         m.stack_cache = yaml::size(*fv);
+      } else if (f == "wake_pack_util") {
+        m.wake_pack_util = yaml::fraction(*fv);
       } else {
         const Duration d = yaml::duration(*fv);
         if (f == "slice")
@@ -336,6 +339,7 @@ struct ProfileLoader {
           m.stack_unmap = d;
         else if (f == "tlb_shootdown")
           m.tlb_shootdown = d;
+
       }
     }
     for (std::size_t i = 0; i < MachineProfile::kFirstOptional; ++i)
@@ -372,10 +376,15 @@ struct ProfileLoader {
           m.stack_unmap = d->stack_unmap;
         else if (f == "tlb_shootdown")
           m.tlb_shootdown = d->tlb_shootdown;
+        else if (f == "wake_pack_util")
+          m.wake_pack_util = d->wake_pack_util;
+
       }
     }
     for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
-      if (std::string_view(MachineProfile::kFields[i]) == "stack_cache") continue;  // a size
+      if (std::string_view(MachineProfile::kFields[i]) == "stack_cache" ||
+          std::string_view(MachineProfile::kFields[i]) == "wake_pack_util")
+        continue;  // a size, a fraction (checked by its parser)
       auto fv = r.get(MachineProfile::kFields[i]);
       if (fv && yaml::duration(*fv) < Duration{0})
         fv->fail(std::string(MachineProfile::kFields[i]) + " must not be negative");
@@ -1304,6 +1313,10 @@ std::string machine_profile_yaml(const MachineProfile& m, const std::string& com
                                                           {"stack_unmap", m.stack_unmap},
                                                           {"tlb_shootdown", m.tlb_shootdown}};
   for (const auto& [k, d] : stack_costs) out += std::string(k) + ": " + exact_duration(d) + "\n";
+  char pack[32];
+  std::snprintf(pack, sizeof pack, "%.3g", m.wake_pack_util);
+  out += "wake_pack_util: " + std::string(pack) + "\n";
+
   return out;
 }
 

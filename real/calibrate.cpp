@@ -64,6 +64,19 @@
 //   timer_arm       event loop of 1 loop, 1,000 closed clients: CPU per
 //                   request with `wait: 1ms` less without (a timer armed,
 //                   with 1,000 pending, and its completion dispatched).
+// Wake-up placement:
+//   wake_pack_util  a waker pinned to CPU 0 signals an unpinned waiter (a
+//                   condition variable, every 3 ms) while a load thread on
+//                   CPU 0 keeps it busy a fraction d of each millisecond, for
+//                   d = 0, 20, 40, 60, 80, 90%; CPU 1 is idle, and the waiter
+//                   is moved there before each wait (its previous CPU, idle
+//                   for 3 ms when it is woken). The waiter runs
+//                   on CPU 0 (packed) or CPU 1 (an idle CPU woken). Mainline
+//                   Linux wakes CPU 1 (select_idle_sibling); a host that
+//                   packs keeps it on CPU 0 while CPU 0 is lightly used. The
+//                   value is the midpoint between the last level at which
+//                   most wakes were packed and the first at which most were
+//                   not (0: not packed even at d = 0).
 #include "real/calibrate.hpp"
 
 #include <pthread.h>
@@ -682,6 +695,89 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
                              : "one CPU: no other CPU to interrupt")};
 }
 
+// One level of the wake-packing experiment (see the header): the fraction
+// of `wakes` wake-ups whose waiter ran on the waker's CPU 0 while a load
+// thread kept CPU 0 busy `duty` of each millisecond.
+double packed_fraction(double duty, int wakes) {
+  std::atomic<bool> stop{false};
+  std::thread load;
+  if (duty > 0) {
+    load = std::thread([&] {
+      pin_self(0);
+      const auto busy = static_cast<std::int64_t>(duty * 1e6);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const std::int64_t t0 = now_ns();
+        while (now_ns() - t0 < busy) {
+        }
+        timespec rest{0, static_cast<long>(1'000'000 - busy)};
+        if (rest.tv_nsec > 0) nanosleep(&rest, nullptr);
+      }
+    });
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false, done = false, waiting = false;
+  int packed = 0, woken = 0;
+  std::thread waiter([&] {
+    std::unique_lock lk(m);
+    while (!done) {
+      // Every wake starts from CPU 1 (the waiter's previous CPU, idle since
+      // it blocked): moved there, then allowed both CPUs again.
+      pin_self(1);
+      unpin_self(2);
+      waiting = true;
+      cv.wait(lk, [&] { return go || done; });
+      if (done) break;
+      ++woken;
+      packed += sched_getcpu() == 0 ? 1 : 0;
+      go = false;
+      waiting = false;
+    }
+  });
+  pin_self(0);
+  std::int64_t next = now_ns();
+  for (int i = 0; i < wakes; ++i) {
+    next += 3'000'000;
+    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    std::unique_lock lk(m);
+    if (!waiting) continue;
+    go = true;
+    cv.notify_one();
+  }
+  {
+    std::unique_lock lk(m);
+    done = true;
+  }
+  cv.notify_one();
+  waiter.join();
+  stop = true;
+  if (load.joinable()) load.join();
+  return woken > 0 ? static_cast<double>(packed) / woken : 0.0;
+}
+
+Measurement measure_wake_packing(int cpus, int wakes) {
+  if (cpus < 2)
+    return summarize("wake_pack_util", {0.0}, "fraction", "one CPU: nothing to pack");
+  const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  std::string seen;
+  double threshold = 1.0;
+  double prev = -1;
+  for (double d : levels) {
+    const double f = packed_fraction(d, wakes);
+    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * d, 100 * f);
+    if (f < 0.5) {
+      threshold = prev < 0 ? 0.0 : (prev + d) / 2;
+      break;
+    }
+    prev = d;
+  }
+  return summarize("wake_pack_util", {threshold}, "fraction",
+                   fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
+                               "CPU 0's load: {} ({} wakes each)",
+                               seen, wakes));
+}
+
 Duration dur(double seconds) { return from_seconds(seconds); }
 
 
@@ -768,6 +864,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
 
   step("thread stacks outside glibc's cache");
   for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms))) ms.push_back(std::move(m));
+  step("wake-up packing");
+  ms.push_back(measure_wake_packing(cpus, 60 * scale));
   step("runtime costs (real pool, virtual threads, event loop)");
   unpin_self(cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
@@ -801,6 +899,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   p.stack_map = dur(get("stack_map"));
   p.stack_unmap = dur(get("stack_unmap"));
   p.tlb_shootdown = dur(get("tlb_shootdown"));
+  p.wake_pack_util = get("wake_pack_util");
   unpin_self(cpus);
   return rep;
 }

@@ -252,8 +252,41 @@ int Kernel::select_cpu(int target) const {
 void Kernel::wake(ThreadId id, int waker_cpu) {
   const Thread& t = threads_[id];
   const int target = t.last_cpu >= 0 ? t.last_cpu : (waker_cpu >= 0 ? waker_cpu : 0);
-  const int c = group_throttled_ ? target : select_cpu(target);
+  int c = group_throttled_ ? target : select_cpu(target);
+  // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
+  // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
+  // on the waker's CPU while that CPU is lightly used, even when another CPU
+  // is idle. Thread wakes only: a timer wake has no waker.
+  if (m_.wake_pack_util > 0 && waker_cpu >= 0 && c != waker_cpu && !group_throttled_ &&
+      cpu_util(waker_cpu) < m_.wake_pack_util)
+    c = waker_cpu;
   enqueue_woken(cpus_[c], id, false, waker_cpu);
+}
+
+// PELT-style utilization of a CPU: the running fraction of its recent past,
+// a geometric average whose weight halves every 32 ms (LOAD_AVG_PERIOD,
+// kernel/sched/pelt.c: y^32 = 0.5), continuous rather than in 1 ms steps.
+// Only kept when a mechanism reads it (wake_pack_util > 0).
+void Kernel::util_update(Cpu& c) {
+  if (m_.wake_pack_util <= 0) return;
+  const std::int64_t t = now().count();
+  const std::int64_t dt = t - c.util_t;
+  if (dt <= 0) return;
+  constexpr double kHalfLifeNs = 32e6;
+  const double y = std::exp2(-static_cast<double>(dt) / kHalfLifeNs);
+  c.util = c.util * y + (c.state == CpuState::running ? 1.0 - y : 0.0);
+  c.util_t = t;
+}
+
+void Kernel::set_cpu_state(Cpu& c, CpuState s) {
+  util_update(c);
+  c.state = s;
+}
+
+double Kernel::cpu_util(int cpu) {
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  util_update(c);
+  return c.util;
 }
 
 void Kernel::place_new(ThreadId id, int creator_cpu) {
@@ -321,7 +354,7 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   }
   if (cpu_idle(c)) {
     set_state(id, ThreadState::runnable);
-    c.state = CpuState::waking;
+    set_cpu_state(c, CpuState::waking);
     c.curr = id;
     const Duration delay = m_.wakeup_latency + m_.idle_exit;
     if (delay.count() <= 0)
@@ -565,7 +598,7 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   t.last_cpu = idx;
   t.cpu = idx;
   c.curr = id;
-  c.state = CpuState::running;
+  set_cpu_state(c, CpuState::running);
   c.need_resched = false;
   // The run lasts until the vruntime reaches the deadline: a slice, half of
   // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
@@ -632,7 +665,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   const std::int64_t v_avg = avg_vruntime(c);  // with the thread still on the queue
   close_cpu_span(c, SpanKind::running, id, threads_[id].task);
   c.curr = kNoThread;
-  c.state = CpuState::idle;
+  set_cpu_state(c, CpuState::idle);
   set_running(false);
   Thread& t = threads_[id];
   if (voluntary) {
@@ -674,7 +707,7 @@ void Kernel::do_exit(Cpu& c) {
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);
   c.curr = kNoThread;
-  c.state = CpuState::idle;
+  set_cpu_state(c, CpuState::idle);
   set_running(false);
   set_state(id, ThreadState::exited);
   Thread& t = threads_[id];
@@ -742,7 +775,7 @@ void Kernel::throttle_all() {
       engine_.cancel(c.ev);
       const ThreadId id = c.curr;
       c.curr = kNoThread;
-      c.state = CpuState::idle;
+      set_cpu_state(c, CpuState::idle);
       rq_push(c, id);
     }
     if (!rq_empty(c)) {

@@ -348,6 +348,8 @@ class Kernel {
     std::int64_t slice_end = 0;  // wall time the current thread reaches its deadline
     EventId ev;
     std::int64_t span_start = 0;  // trace: current running span on this CPU
+    double util = 0;              // PELT-style utilization (util_update)
+    std::int64_t util_t = 0;      // when util was last brought up to date
   };
 
   // coroutine requests
@@ -396,6 +398,9 @@ class Kernel {
   void wake(ThreadId t, int waker_cpu);
   void place_new(ThreadId t, int creator_cpu);
   int select_cpu(int target) const;
+  void util_update(Cpu& c);
+  void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
+  double cpu_util(int cpu);
   bool cpu_idle(const Cpu& c) const {
     return c.state == CpuState::idle && rq_empty(c) && !c.throttled;
   }

@@ -141,6 +141,7 @@ std::string json_value_text(const std::string& key, const nlohmann::ordered_json
   if (v.is_string()) return v.get<std::string>();
   if (key == "stack" || key == "stack_reserve" || key == "stack_touch" || key == "stack_cache")
     return format_bytes(v.get<double>());
+  if (key == "wake_pack_util") return fmt::format("{:g}%", 100 * v.get<double>());
   if (v.is_number_integer()) return fmt::format("{}", v.get<long long>());
   if (v.is_number()) return format_seconds(v.get<double>());  // every other number is a duration
   return v.dump();

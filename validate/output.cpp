@@ -72,6 +72,7 @@ ordered_json machine_json(const MachineProfile& m) {
   j["stack_map"] = to_seconds(m.stack_map);
   j["stack_unmap"] = to_seconds(m.stack_unmap);
   j["tlb_shootdown"] = to_seconds(m.tlb_shootdown);
+  j["wake_pack_util"] = m.wake_pack_util;
   return j;
 }
 

@@ -490,6 +490,7 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.stack_map = Duration{12345};
   m.stack_unmap = 7us;
   m.tlb_shootdown = Duration{0};
+  m.wake_pack_util = 0.7;
   const fs::path dir = fs::temp_directory_path() / ("poolsim-loader-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "odd.yaml";
@@ -521,6 +522,7 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   CHECK(r.stack_map == m.stack_map);
   CHECK(r.stack_unmap == m.stack_unmap);
   CHECK(r.tlb_shootdown == m.tlb_shootdown);
+  CHECK(r.wake_pack_util == Approx(0.7));
   CHECK(r.source == file.string());
   // The shipped profile survives a write and read too.
   const MachineProfile d = load_machine_profile("default", shipped());
@@ -548,6 +550,8 @@ TEST_CASE("loader: a profile without the runtime costs takes the default profile
   CHECK(small.stack_map == d.stack_map);
   CHECK(small.stack_unmap == d.stack_unmap);
   CHECK(small.tlb_shootdown == d.tlb_shootdown);
+  CHECK(d.wake_pack_util == 0);  // mainline: no packing
+  CHECK(small.wake_pack_util == d.wake_pack_util);
   // An inline map without base: the old fields are required, the new ones
   // default; one given is kept.
   const Scenario s = load_scenario_text(
@@ -1112,6 +1116,16 @@ TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
   SECTION("runtime cost negative") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, timer_arm: -1us}\n" + rest),
                          "t.yaml:2:37", "machine.timer_arm", "");
+  }
+  SECTION("wake packing not a fraction") {
+    CHECK_SCENARIO_ERROR(
+        error_of("name: t\nmachine: {base: default, wake_pack_util: lots}\n" + rest),
+        "t.yaml:2:42", "machine.wake_pack_util", "a fraction");
+  }
+  SECTION("wake packing above 100%") {
+    CHECK_SCENARIO_ERROR(
+        error_of("name: t\nmachine: {base: default, wake_pack_util: 150%}\n" + rest),
+        "t.yaml:2:42", "machine.wake_pack_util", "");
   }
   SECTION("stack cache not a size") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, stack_cache: 40}\n" + rest),

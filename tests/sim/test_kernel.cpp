@@ -93,6 +93,41 @@ TEST_CASE("Kernel.Wake.IdleCpuPaysLatencyAndIdleExit", "[mechanism]") {
   CHECK(r.records[0].start == 50us);
 }
 
+TEST_CASE("Kernel.Wake.PackingKeepsTheWokenOnALightlyUsedWakerCpu", "[mechanism]") {
+  // A one-worker pool handed a 5 us task every 10 ms by the submitter. The
+  // worker sleeps between tasks; it first ran on the idle CPU 1.
+  MachineProfile m = zero_machine(2);
+  m.wakeup_latency = 20us;
+  m.idle_exit = 30us;
+  std::vector<Duration> arrivals, work;
+  for (int i = 0; i < 20; ++i) {
+    arrivals.push_back(Duration{10ms * i});
+    work.push_back(5us);
+  }
+  const Workload w = make_workload(ArrivalKind::periodic, arrivals, work);
+  SECTION("mainline (wake_pack_util 0): each wake goes to the idle CPU 1, latency + idle exit") {
+    const RunResult r = sim::simulate(pool_scenario(m, 1), w);
+    for (std::size_t i = 1; i < r.records.size(); ++i)
+      CHECK(r.records[i].start - r.records[i].submit == 50us);
+  }
+  SECTION("packing: the submitter's CPU is almost idle, so the worker is woken onto it and "
+          "runs as soon as the submitter blocks") {
+    m.wake_pack_util = 0.5;
+    const RunResult r = sim::simulate(pool_scenario(m, 1), w);
+    for (std::size_t i = 1; i < r.records.size(); ++i)
+      CHECK(r.records[i].start - r.records[i].submit == 0us);
+  }
+  SECTION("no packing onto a busy waker CPU: above the threshold the idle CPU is woken") {
+    // A threshold only an unused CPU is below: the first wake is packed
+    // (CPU 0 has run nothing yet), the worker's 5 us there make CPU 0's
+    // utilization positive, and every later wake goes to the idle CPU 1.
+    m.wake_pack_util = 1e-12;
+    const RunResult r = sim::simulate(pool_scenario(m, 1), w);
+    CHECK(r.records[1].start - r.records[1].submit == 0us);
+    CHECK(r.records.back().start - r.records.back().submit == 50us);
+  }
+}
+
 TEST_CASE("Kernel.Wake.BusyCpuPreemptsPastDeadline", "[mechanism]") {
   // One CPU. Thread A sleeps 1.5 ms at once; B computes from 0 with a 1 ms
   // slice (tick 1 ms): its deadline passed at 1 ms but nobody was queued, so
