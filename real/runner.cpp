@@ -422,7 +422,8 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   const int total = s.run.warmup + s.run.reps;
   for (int i = 0; i < total; ++i) {
     const bool warmup = i < s.run.warmup;
-    if (opt.progress) opt.progress(i + 1, total, warmup);
+    if (opt.progress)
+      opt.progress(warmup ? i + 1 : i - s.run.warmup + 1, warmup ? s.run.warmup : s.run.reps, warmup);
     RunResult r = run_in_child(s, w, opt, i);
     if (!warmup) out.push_back(std::move(r));
   }

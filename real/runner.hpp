@@ -21,6 +21,8 @@ namespace poolsim::real {
 
 struct RealOptions {
   bool trace = false;
+  // Called before each repetition: its number and the count of its kind
+  // (warmup 1/1, then repetition 1/reps ... reps/reps).
   std::function<void(int rep, int total, bool warmup)> progress;
   // Period of the sampler that records threads_series and runnable_series
   // (a thread outside the counts); 0 disables the series.

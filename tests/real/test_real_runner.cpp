@@ -177,16 +177,20 @@ TEST_CASE("runner.reps: warmups are dropped, measured repetitions returned", "[r
       "backend: {kind: pool, threads: 1}\nrun: {reps: 2, warmup: 1}\n",
       /*default_run=*/false);
   int calls = 0, warmups = 0;
+  std::vector<std::string> labels;
   RealOptions opt;
-  opt.progress = [&](int, int total, bool warm) {
+  opt.progress = [&](int rep, int total, bool warm) {
     ++calls;
     warmups += warm ? 1 : 0;
-    REQUIRE(total == 3);
+    // Counted within their kind: warmup 1/1, then repetition 1/2, 2/2.
+    labels.push_back((warm ? "warmup " : "repetition ") + std::to_string(rep) + "/" +
+                     std::to_string(total));
   };
   const auto rs = run_scenario(s, generate_workload(s), opt);
   REQUIRE(rs.size() == 2);
   REQUIRE(calls == 3);
   REQUIRE(warmups == 1);
+  REQUIRE(labels == std::vector<std::string>{"warmup 1/1", "repetition 1/2", "repetition 2/2"});
 }
 
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
