@@ -93,35 +93,21 @@ __attribute__((no_sanitize_thread)) void* real_symbol(const char* name) {
   return p;
 }
 
-__attribute__((no_sanitize_thread)) JumpFn real_jump() {
-  static JumpFn fn = nullptr;
-  JumpFn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+// The real routine `name`, looked up once (a benign idempotent race: every
+// thread stores the same pointer).
+template <class Fn>
+__attribute__((no_sanitize_thread)) Fn resolved(Fn* cache, const char* name) {
+  Fn f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
   if (f == nullptr) {
-    f = reinterpret_cast<JumpFn>(real_symbol("jump_fcontext"));
-    __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    f = reinterpret_cast<Fn>(real_symbol(name));
+    __atomic_store_n(cache, f, __ATOMIC_RELEASE);
   }
   return f;
 }
 
-__attribute__((no_sanitize_thread)) OntopFn real_ontop() {
-  static OntopFn fn = nullptr;
-  OntopFn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-  if (f == nullptr) {
-    f = reinterpret_cast<OntopFn>(real_symbol("ontop_fcontext"));
-    __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
-
-__attribute__((no_sanitize_thread)) MakeFn real_make() {
-  static MakeFn fn = nullptr;
-  MakeFn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-  if (f == nullptr) {
-    f = reinterpret_cast<MakeFn>(real_symbol("make_fcontext"));
-    __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
+JumpFn g_jump = nullptr;
+OntopFn g_ontop = nullptr;
+MakeFn g_make = nullptr;
 
 __attribute__((no_sanitize_thread)) void lock_registry() {
   while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE) != 0) {
@@ -173,7 +159,7 @@ extern "C" {
 __attribute__((no_sanitize_thread)) fcontext_t make_fcontext(void* sp, std::size_t size,
                                                              void (*fn)(transfer_t)) {
   note_thread();
-  const fcontext_t ctx = real_make()(sp, size, fn);
+  const fcontext_t ctx = resolved(&g_make, "make_fcontext")(sp, size, fn);
   const auto hi = reinterpret_cast<std::uintptr_t>(sp);
   const std::uintptr_t lo = hi - size;
   void* fiber = __tsan_create_fiber(0);
@@ -187,7 +173,7 @@ __attribute__((no_sanitize_thread)) fcontext_t make_fcontext(void* sp, std::size
 
 __attribute__((no_sanitize_thread)) transfer_t jump_fcontext(fcontext_t const to, void* vp) {
   note_thread();
-  const JumpFn jump = real_jump();
+  const JumpFn jump = resolved(&g_jump, "jump_fcontext");
   __tsan_switch_to_fiber(fiber_of(to), 0);
   return jump(to, vp);
 }
@@ -195,7 +181,7 @@ __attribute__((no_sanitize_thread)) transfer_t jump_fcontext(fcontext_t const to
 __attribute__((no_sanitize_thread)) transfer_t ontop_fcontext(fcontext_t const to, void* vp,
                                                               transfer_t (*fn)(transfer_t)) {
   note_thread();
-  const OntopFn ontop = real_ontop();
+  const OntopFn ontop = resolved(&g_ontop, "ontop_fcontext");
   __tsan_switch_to_fiber(fiber_of(to), 0);
   return ontop(to, vp, fn);
 }
