@@ -48,6 +48,15 @@ struct MachineProfile {
   // another CPU is idle, while w's utilization (PELT-style, 32 ms half-life)
   // is below this fraction. 0 = mainline Linux (an idle CPU is preferred).
   double wake_pack_util = 0;
+  // The waker's CPU cost of waking a blocked thread (a futex wake: enqueue
+  // the thread, maybe preempt): wake_cost when it goes to the waker's CPU,
+  // plus wake_ipi when it goes to another CPU (the inter-processor
+  // interrupt; on a VM an APIC write that exits to the hypervisor). Charged
+  // to the waking thread; timer wakes have no waker. A new thread placed on
+  // another CPU costs its creator wake_ipi (the local part is in
+  // thread_create).
+  Duration wake_cost{};
+  Duration wake_ipi{};
 
   // The names of the fields above, in file order (used by the loader, the
   // calibrator's writer and the validator's report).
@@ -56,7 +65,7 @@ struct MachineProfile {
       "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
       "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
       "fiber_switch",   "timer_arm",      "stack_cache",   "stack_map",     "stack_unmap",
-      "tlb_shootdown",  "wake_pack_util"};
+      "tlb_shootdown",  "wake_pack_util", "wake_cost",     "wake_ipi"};
   // kFields[kFirstOptional...] may be missing from a profile file: they were
   // added later, and a missing one takes the `default` profile's value.
   static constexpr std::size_t kFirstOptional = 13;

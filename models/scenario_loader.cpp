@@ -339,6 +339,10 @@ struct ProfileLoader {
           m.stack_unmap = d;
         else if (f == "tlb_shootdown")
           m.tlb_shootdown = d;
+        else if (f == "wake_cost")
+          m.wake_cost = d;
+        else if (f == "wake_ipi")
+          m.wake_ipi = d;
 
       }
     }
@@ -378,6 +382,10 @@ struct ProfileLoader {
           m.tlb_shootdown = d->tlb_shootdown;
         else if (f == "wake_pack_util")
           m.wake_pack_util = d->wake_pack_util;
+        else if (f == "wake_cost")
+          m.wake_cost = d->wake_cost;
+        else if (f == "wake_ipi")
+          m.wake_ipi = d->wake_ipi;
 
       }
     }
@@ -1316,6 +1324,8 @@ std::string machine_profile_yaml(const MachineProfile& m, const std::string& com
   char pack[32];
   std::snprintf(pack, sizeof pack, "%.3g", m.wake_pack_util);
   out += "wake_pack_util: " + std::string(pack) + "\n";
+  out += "wake_cost: " + exact_duration(m.wake_cost) + "\n";
+  out += "wake_ipi: " + exact_duration(m.wake_ipi) + "\n";
 
   return out;
 }

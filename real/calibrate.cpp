@@ -77,11 +77,19 @@
 //                   value is the midpoint between the last level at which
 //                   most wakes were packed and the first at which most were
 //                   not (0: not packed even at d = 0).
+//   wake_cost       the waker's thread CPU time across one FUTEX_WAKE of a
+//                   thread blocked in FUTEX_WAIT on the waker's own CPU (both
+//                   pinned to CPU 0, a wake every 2 ms), median, minus an
+//                   empty pair of clock reads.
+//   wake_ipi        the same with the waiter pinned to the idle CPU 1, minus
+//                   wake_cost (the inter-processor interrupt).
 #include "real/calibrate.hpp"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -778,6 +786,58 @@ Measurement measure_wake_packing(int cpus, int wakes) {
                                seen, wakes));
 }
 
+// The waker's CPU time (seconds, median) for one futex wake of a thread
+// waiting on CPU `to`; the waker runs on CPU 0.
+double waker_cpu_per_wake(int to, int samples) {
+  std::atomic<int> word{0};
+  std::atomic<bool> stop{false}, waiting{false};
+  std::thread waiter([&] {
+    pin_self(to);
+    while (!stop.load()) {
+      waiting.store(true);
+      while (word.load() == 0 && !stop.load())
+        syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+      word.store(0);
+    }
+  });
+  pin_self(0);
+  std::vector<double> cpu;
+  for (int i = 0; i < samples; ++i) {
+    timespec gap{0, 2'000'000};
+    nanosleep(&gap, nullptr);
+    while (!waiting.exchange(false)) {
+    }
+    const auto c0 = thread_cpu_ns();
+    word.store(1);
+    syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    cpu.push_back((thread_cpu_ns() - c0) * 1e-9);
+  }
+  stop.store(true);
+  word.store(1);
+  syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  waiter.join();
+  return quantile(cpu, 0.5);
+}
+
+std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
+  std::vector<double> reads;
+  for (int i = 0; i < 200; ++i) {
+    const auto c0 = thread_cpu_ns();
+    reads.push_back((thread_cpu_ns() - c0) * 1e-9);
+  }
+  const double read = quantile(reads, 0.5);
+  const double local = waker_cpu_per_wake(0, samples);
+  Measurement wc = summarize("wake_cost", {std::max(0.0, local - read)}, "s",
+                             fmt::format("waker CPU per futex wake of a thread on its own CPU, median of {} "
+                                         "({:.3g} us) less a clock-read pair ({:.3g} us)",
+                                         samples, local * 1e6, read * 1e6));
+  if (cpus < 2) return {wc, summarize("wake_ipi", {0.0}, "s", "one CPU: no other CPU to interrupt")};
+  const double remote = waker_cpu_per_wake(1, samples);
+  return {wc, summarize("wake_ipi", {std::max(0.0, remote - local)}, "s",
+                        fmt::format("the same for a thread on the idle CPU 1 ({:.3g} us), less the above",
+                                    remote * 1e6))};
+}
+
 Duration dur(double seconds) { return from_seconds(seconds); }
 
 
@@ -866,6 +926,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms))) ms.push_back(std::move(m));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
+  step("wake-up costs to the waker");
+  auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
+  ms.push_back(wake_cost);
+  ms.push_back(wake_ipi);
   step("runtime costs (real pool, virtual threads, event loop)");
   unpin_self(cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
@@ -900,6 +964,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   p.stack_unmap = dur(get("stack_unmap"));
   p.tlb_shootdown = dur(get("tlb_shootdown"));
   p.wake_pack_util = get("wake_pack_util");
+  p.wake_cost = dur(get("wake_cost"));
+  p.wake_ipi = dur(get("wake_ipi"));
   unpin_self(cpus);
   return rep;
 }

@@ -260,7 +260,17 @@ void Kernel::wake(ThreadId id, int waker_cpu) {
   if (m_.wake_pack_util > 0 && waker_cpu >= 0 && c != waker_cpu && !group_throttled_ &&
       cpu_util(waker_cpu) < m_.wake_pack_util)
     c = waker_cpu;
+  charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   enqueue_woken(cpus_[c], id, false, waker_cpu);
+}
+
+// The waking (or creating) thread pays for the wake: CPU time it spends
+// before its next operation progresses (Thread::overhead, consumed first by
+// its next compute, or when it next runs if it blocks now). Only in a
+// thread's own step: a timer wake has no waker.
+void Kernel::charge_waker(Duration cost) {
+  if (current_ == kNoThread || exec_cpu_ < 0 || cost.count() <= 0) return;
+  threads_[current_].overhead += cost.count();
 }
 
 // PELT-style utilization of a CPU: the running fraction of its recent past,
@@ -309,6 +319,9 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
       }
     }
   }
+  // The creator's wake of its new thread on another CPU sends an IPI
+  // (wake_up_new_task); the local part is in thread_create.
+  if (creator_cpu >= 0 && best != creator_cpu) charge_waker(m_.wake_ipi);
   enqueue_woken(cpus_[best], id, true, creator_cpu);
 }
 

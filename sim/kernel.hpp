@@ -396,6 +396,7 @@ class Kernel {
 
   // wake-ups and waits
   void wake(ThreadId t, int waker_cpu);
+  void charge_waker(Duration cost);
   void place_new(ThreadId t, int creator_cpu);
   int select_cpu(int target) const;
   void util_update(Cpu& c);

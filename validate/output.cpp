@@ -73,6 +73,8 @@ ordered_json machine_json(const MachineProfile& m) {
   j["stack_unmap"] = to_seconds(m.stack_unmap);
   j["tlb_shootdown"] = to_seconds(m.tlb_shootdown);
   j["wake_pack_util"] = m.wake_pack_util;
+  j["wake_cost"] = to_seconds(m.wake_cost);
+  j["wake_ipi"] = to_seconds(m.wake_ipi);
   return j;
 }
 

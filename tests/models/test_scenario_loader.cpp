@@ -491,6 +491,8 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.stack_unmap = 7us;
   m.tlb_shootdown = Duration{0};
   m.wake_pack_util = 0.7;
+  m.wake_cost = Duration{4321};
+  m.wake_ipi = 12us;
   const fs::path dir = fs::temp_directory_path() / ("poolsim-loader-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "odd.yaml";
@@ -523,6 +525,8 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   CHECK(r.stack_unmap == m.stack_unmap);
   CHECK(r.tlb_shootdown == m.tlb_shootdown);
   CHECK(r.wake_pack_util == Approx(0.7));
+  CHECK(r.wake_cost == m.wake_cost);
+  CHECK(r.wake_ipi == m.wake_ipi);
   CHECK(r.source == file.string());
   // The shipped profile survives a write and read too.
   const MachineProfile d = load_machine_profile("default", shipped());
@@ -552,6 +556,8 @@ TEST_CASE("loader: a profile without the runtime costs takes the default profile
   CHECK(small.tlb_shootdown == d.tlb_shootdown);
   CHECK(d.wake_pack_util == 0);  // mainline: no packing
   CHECK(small.wake_pack_util == d.wake_pack_util);
+  CHECK(small.wake_cost == d.wake_cost);
+  CHECK(small.wake_ipi == d.wake_ipi);
   // An inline map without base: the old fields are required, the new ones
   // default; one given is kept.
   const Scenario s = load_scenario_text(
