@@ -9,9 +9,10 @@
 // Calibration: units_per_ns() measures the loop once per process (about
 // 60 ms): seven trials of kTrialUnits iterations (~8 ms, two ticks, each),
 // timed on the thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID, so a
-// preemption during calibration does not skew it), keeping the median: the
-// sustained rate a long phase runs at, ticks and interference included (the
-// fastest short trial overstated it by 2-4%, see cpu_work.cpp). The result is cached; the runner calibrates in the parent
+// preemption during calibration does not skew it), keeping the fastest:
+// every trial spans ticks, so the rate includes what ticks cost a long
+// phase, and a trial slowed by other work is discarded (seven more trials
+// when they disagree by over 15%; see cpu_work.cpp for the history). The result is cached; the runner calibrates in the parent
 // before forking so every repetition uses the same rate, and the lead's
 // `poolsim calibrate` may call calibrate_cpu_work() to record it.
 // Left out: frequency scaling and SMT sharing are not corrected for; they are
