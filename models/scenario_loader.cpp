@@ -56,6 +56,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "models/metrics.hpp"
 #include "models/yaml_reader.hpp"
@@ -121,6 +124,35 @@ fs::path host_profile_path() {
 }
 
 namespace {
+
+// The machine profile's duration fields by name (every field of kFields but
+// cores, the three sizes and wake_pack_util).
+template <class Profile>
+auto* duration_field(Profile& m, std::string_view f) {
+  static constexpr std::pair<std::string_view, Duration MachineProfile::*> kDurations[] = {
+      {"slice", &MachineProfile::slice},
+      {"tick", &MachineProfile::tick},
+      {"switch_cost", &MachineProfile::switch_cost},
+      {"cache_refill", &MachineProfile::cache_refill},
+      {"migration_cost", &MachineProfile::migration_cost},
+      {"wakeup_latency", &MachineProfile::wakeup_latency},
+      {"idle_exit", &MachineProfile::idle_exit},
+      {"timer_slack", &MachineProfile::timer_slack},
+      {"thread_create", &MachineProfile::thread_create},
+      {"thread_exit", &MachineProfile::thread_exit},
+      {"queue_handover", &MachineProfile::queue_handover},
+      {"fiber_create", &MachineProfile::fiber_create},
+      {"fiber_switch", &MachineProfile::fiber_switch},
+      {"timer_arm", &MachineProfile::timer_arm},
+      {"stack_map", &MachineProfile::stack_map},
+      {"stack_unmap", &MachineProfile::stack_unmap},
+      {"tlb_shootdown", &MachineProfile::tlb_shootdown},
+      {"wake_cost", &MachineProfile::wake_cost},
+      {"wake_ipi", &MachineProfile::wake_ipi}};
+  for (const auto& [name, member] : kDurations)
+    if (name == f) return &(m.*member);
+  throw std::logic_error("machine profile: no duration field '" + std::string(f) + "'");
+}
 
 // ---------------------------------------------------------------------------
 // Files and parsing
@@ -304,46 +336,7 @@ struct ProfileLoader {
       } else if (f == "wake_pack_util") {
         m.wake_pack_util = yaml::fraction(*fv);
       } else {
-        const Duration d = yaml::duration(*fv);
-        if (f == "slice")
-          m.slice = d;
-        else if (f == "tick")
-          m.tick = d;
-        else if (f == "switch_cost")
-          m.switch_cost = d;
-        else if (f == "cache_refill")
-          m.cache_refill = d;
-        else if (f == "migration_cost")
-          m.migration_cost = d;
-        else if (f == "wakeup_latency")
-          m.wakeup_latency = d;
-        else if (f == "idle_exit")
-          m.idle_exit = d;
-        else if (f == "timer_slack")
-          m.timer_slack = d;
-        else if (f == "thread_create")
-          m.thread_create = d;
-        else if (f == "thread_exit")
-          m.thread_exit = d;
-        else if (f == "queue_handover")
-          m.queue_handover = d;
-        else if (f == "fiber_create")
-          m.fiber_create = d;
-        else if (f == "fiber_switch")
-          m.fiber_switch = d;
-        else if (f == "timer_arm")
-          m.timer_arm = d;
-        else if (f == "stack_map")
-          m.stack_map = d;
-        else if (f == "stack_unmap")
-          m.stack_unmap = d;
-        else if (f == "tlb_shootdown")
-          m.tlb_shootdown = d;
-        else if (f == "wake_cost")
-          m.wake_cost = d;
-        else if (f == "wake_ipi")
-          m.wake_ipi = d;
-
+        *duration_field(m, f) = yaml::duration(*fv);
       }
     }
     for (std::size_t i = 0; i < MachineProfile::kFirstOptional; ++i)
@@ -363,29 +356,13 @@ struct ProfileLoader {
           r.require(MachineProfile::kFields[i],
                     "the `default` profile, which supplies missing runtime costs, is being "
                     "loaded or does not exist, so this profile needs every field");
-        const std::string f = MachineProfile::kFields[i];
-        if (f == "queue_handover")
-          m.queue_handover = d->queue_handover;
-        else if (f == "fiber_create")
-          m.fiber_create = d->fiber_create;
-        else if (f == "fiber_switch")
-          m.fiber_switch = d->fiber_switch;
-        else if (f == "timer_arm")
-          m.timer_arm = d->timer_arm;
-        else if (f == "stack_cache")
+        const std::string_view f = MachineProfile::kFields[i];
+        if (f == "stack_cache")
           m.stack_cache = d->stack_cache;
-        else if (f == "stack_map")
-          m.stack_map = d->stack_map;
-        else if (f == "stack_unmap")
-          m.stack_unmap = d->stack_unmap;
-        else if (f == "tlb_shootdown")
-          m.tlb_shootdown = d->tlb_shootdown;
         else if (f == "wake_pack_util")
           m.wake_pack_util = d->wake_pack_util;
-        else if (f == "wake_cost")
-          m.wake_cost = d->wake_cost;
-        else if (f == "wake_ipi")
-          m.wake_ipi = d->wake_ipi;
+        else
+          *duration_field(m, f) = *duration_field(*d, f);
 
       }
     }
