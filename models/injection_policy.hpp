@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
 
 #include "models/scenario.hpp"
@@ -25,8 +26,9 @@ struct InjectionParams {
 
   static InjectionParams from(const BackendSpec& b) {
     InjectionParams p;
-    p.min_threads = b.min_threads;
-    p.max_threads = b.max_threads;
+    // At least one thread, and max no lower than min (both twins use this).
+    p.min_threads = std::max(1, b.min_threads);
+    p.max_threads = std::max(p.min_threads, b.max_threads);
     p.gate_period = b.injection_delay;
     return p;
   }

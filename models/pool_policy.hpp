@@ -14,6 +14,7 @@
 // start lazily, as in Java).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -35,8 +36,11 @@ struct PoolLimits {
   RejectPolicy reject = RejectPolicy::abort;
   Duration keep_alive = std::chrono::seconds(60);
 
+  // At least one core thread, and max no lower than core: the simulated pool
+  // and its real twin both take their limits from here.
   static PoolLimits from(const BackendSpec& b) {
-    return PoolLimits{b.threads, b.max_threads, b.queue, b.reject, b.keep_alive};
+    const int core = std::max(1, b.threads);
+    return PoolLimits{core, std::max(core, b.max_threads), b.queue, b.reject, b.keep_alive};
   }
 };
 

@@ -42,10 +42,7 @@ namespace {
 class InjectingPool final : public Runtime {
  public:
   explicit InjectingPool(const SimContext& ctx)
-      : k_(ctx.kernel), driver_(ctx.driver), params_(InjectionParams::from(ctx.scenario.backend)) {
-    params_.min_threads = std::max(1, params_.min_threads);
-    params_.max_threads = std::max(params_.min_threads, params_.max_threads);
-  }
+      : k_(ctx.kernel), driver_(ctx.driver), params_(InjectionParams::from(ctx.scenario.backend)) {}
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

@@ -38,10 +38,7 @@ namespace {
 class Pool final : public Runtime {
  public:
   explicit Pool(const SimContext& ctx)
-      : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {
-    if (limits_.core < 1) limits_.core = 1;
-    if (limits_.max < limits_.core) limits_.max = limits_.core;
-  }
+      : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {}
 
   Co submit(std::uint32_t task) override {
     switch (decide_submit(limits_, live_, static_cast<std::int64_t>(queue_.size()))) {
