@@ -88,4 +88,10 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
+void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title) {
+  std::ofstream f(path);
+  if (!f) throw Usage("cannot write trace '" + path.string() + "'");
+  write_chrome_trace(f, t, title);
+}
+
 }  // namespace poolsim::app

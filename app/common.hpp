@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -46,6 +47,9 @@ struct Refused : std::runtime_error {
 struct Usage : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Writes `t` as Chrome trace-event JSON to `path` (Usage if it cannot).
+void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title);
 
 // Runs a command body, mapping exceptions to exit codes and messages.
 int guarded(const std::function<int()>& body);

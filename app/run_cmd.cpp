@@ -49,11 +49,8 @@ void register_run(CLI::App& app, std::function<int()>& action) {
                   << "backend " << validate::backend_json(s.backend).dump() << ", measured on this machine\n\n";
       if (flags->common.json != "-") std::cout << validate::measured_table(stats);
       if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::measured_json(s, stats, reps));
-      if (!flags->trace.empty() && !reps.empty()) {
-        std::ofstream f(flags->trace);
-        if (!f) throw Usage("cannot write trace '" + flags->trace + "'");
-        write_chrome_trace(f, reps.front().trace, s.name + " (measured)");
-      }
+      if (!flags->trace.empty() && !reps.empty())
+        write_trace(flags->trace, reps.front().trace, s.name + " (measured)");
       return kExitOk;
     };
   });

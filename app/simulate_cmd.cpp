@@ -39,11 +39,7 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
       }
       if (flags->common.json != "-") std::cout << validate::simulated_table(m, r);
       if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::simulated_json(s, w, m, r));
-      if (opt.trace) {
-        std::ofstream f(flags->trace);
-        if (!f) throw Usage("cannot write trace '" + flags->trace + "'");
-        write_chrome_trace(f, r.trace, s.name + " (simulated)");
-      }
+      if (opt.trace) write_trace(flags->trace, r.trace, s.name + " (simulated)");
       return kExitOk;
     };
   });

@@ -48,12 +48,6 @@ std::string timestamp() {
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
   return buf;
 }
-
-void write_trace(const std::filesystem::path& p, const Trace& t, const std::string& title) {
-  std::ofstream f(p);
-  if (!f) throw Usage("cannot write trace '" + p.string() + "'");
-  write_chrome_trace(f, t, title);
-}
 }  // namespace
 
 void register_validate(CLI::App& app, std::function<int()>& action) {
