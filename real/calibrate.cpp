@@ -386,30 +386,35 @@ Measurement measure_switch(int batches, int round_trips) {
                                round_trips, batches));
 }
 
-// Signal-to-running latency of a condition-variable wake onto CPU `to`.
-std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
+// The condition-variable wake both wake experiments time: `samples` times,
+// the waker, pinned to `waker_cpu`, signals a waiter every `gap_ns` (a skipped
+// beat, when the waiter is not yet waiting, is retried at the next one).
+// The waiter runs `before_wait` before each wait (under the lock) and
+// `on_woken(signal time)` when it runs again.
+void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns, const std::function<void()>& before_wait,
+              const std::function<void(std::int64_t)>& on_woken) {
   std::mutex m;
   std::condition_variable cv;
   bool go = false, done = false, waiting = false;
   std::int64_t t_signal = 0;
-  std::vector<double> out;
-  std::thread wakee([&] {
-    pin_self(to);
+  std::thread waiter([&] {
     std::unique_lock lk(m);
     while (!done) {
+      before_wait();
       waiting = true;
       cv.wait(lk, [&] { return go || done; });
       if (done) break;
-      const auto t = now_ns();
-      out.push_back((t - t_signal) * 1e-9);
+      on_woken(t_signal);
       go = false;
       waiting = false;
     }
   });
-  pin_self(to == 0 ? 1 : 0);
+  pin_self(waker_cpu);
+  std::int64_t next = now_ns();
   for (int i = 0; i < samples; ++i) {
-    timespec gap{0, static_cast<long>(gap_ns)};
-    nanosleep(&gap, nullptr);
+    next += gap_ns;  // a fixed schedule: the signal's phase does not follow the waiter
+    const timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
     std::unique_lock lk(m);
     if (!waiting) {
       --i;
@@ -424,7 +429,20 @@ std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
     done = true;
   }
   cv.notify_one();
-  wakee.join();
+  waiter.join();
+}
+
+// Signal-to-running latency of a condition-variable wake onto CPU `to`.
+std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
+  std::vector<double> out;
+  bool pinned = false;
+  cv_wakes(
+      to == 0 ? 1 : 0, samples, gap_ns,
+      [&] {
+        if (!pinned) pin_self(to);
+        pinned = true;
+      },
+      [&](std::int64_t t_signal) { out.push_back((now_ns() - t_signal) * 1e-9); });
   return out;
 }
 
@@ -722,43 +740,19 @@ double packed_fraction(double duty, int wakes) {
       }
     });
   }
-  std::mutex m;
-  std::condition_variable cv;
-  bool go = false, done = false, waiting = false;
   int packed = 0, woken = 0;
-  std::thread waiter([&] {
-    std::unique_lock lk(m);
-    while (!done) {
+  cv_wakes(
+      0, wakes, 3'000'000,
       // Every wake starts from CPU 1 (the waiter's previous CPU, idle since
       // it blocked): moved there, then allowed both CPUs again.
-      pin_self(1);
-      unpin_self(2);
-      waiting = true;
-      cv.wait(lk, [&] { return go || done; });
-      if (done) break;
-      ++woken;
-      packed += sched_getcpu() == 0 ? 1 : 0;
-      go = false;
-      waiting = false;
-    }
-  });
-  pin_self(0);
-  std::int64_t next = now_ns();
-  for (int i = 0; i < wakes; ++i) {
-    next += 3'000'000;
-    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
-    std::unique_lock lk(m);
-    if (!waiting) continue;
-    go = true;
-    cv.notify_one();
-  }
-  {
-    std::unique_lock lk(m);
-    done = true;
-  }
-  cv.notify_one();
-  waiter.join();
+      [] {
+        pin_self(1);
+        unpin_self(2);
+      },
+      [&](std::int64_t) {
+        ++woken;
+        packed += sched_getcpu() == 0 ? 1 : 0;
+      });
   stop = true;
   if (load.joinable()) load.join();
   return woken > 0 ? static_cast<double>(packed) / woken : 0.0;
