@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "sim_fixtures.hpp"
 
 namespace poolsim::test {
@@ -26,6 +28,13 @@ inline MachineProfile costly_machine(int cores) {
   m.thread_exit = 10us;
   m.stack_touch = 16 * 1024;
   return m;
+}
+
+// A runtime's extra counter (RunResult::extra); the test fails if missing.
+inline double extra(const RunResult& r, const char* key) {
+  const auto it = r.extra.find(key);
+  REQUIRE(it != r.extra.end());
+  return it->second;
 }
 
 inline Scenario backend_scenario(const MachineProfile& m, BackendKind kind, int threads) {

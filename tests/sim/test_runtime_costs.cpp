@@ -154,11 +154,6 @@ MachineProfile stack_machine(int cores, Bytes cache) {
   return m;
 }
 RunResult tpt(const MachineProfile& m, const Workload& w) { return sim::simulate(tpt_scenario(m), w); }
-double extra_of(const RunResult& r, const char* key) {
-  const auto it = r.extra.find(key);
-  REQUIRE(it != r.extra.end());
-  return it->second;
-}
 }  // namespace
 
 TEST_CASE("StackCache.NoCache.EveryThreadMapsAndUnmaps", "[runtime][costs][stacks]") {
@@ -170,8 +165,8 @@ TEST_CASE("StackCache.NoCache.EveryThreadMapsAndUnmaps", "[runtime][costs][stack
   // ends when the last task completes, so the unmaps of the last thread or
   // two (after their task) may fall outside the measured CPU time.
   const RunResult one = tpt(stack_machine(1, 0), w);
-  CHECK(extra_of(one, "stacks_mapped") == kN);
-  CHECK(extra_of(one, "stacks_unmapped") == kN);
+  CHECK(extra(one, "stacks_mapped") == kN);
+  CHECK(extra(one, "stacks_unmapped") == kN);
   CHECK(one.counters.cpu_time - base1 <= kN * (10us + 4us));
   CHECK(one.counters.cpu_time - base1 >= kN * 10us + (kN - 2) * 4us);
   // Two CPUs: every munmap also shoots down the other CPU's TLB.
@@ -187,15 +182,15 @@ TEST_CASE("StackCache.CachedStacksAreReused", "[runtime][costs][stacks]") {
   // A cache that holds every stack: nothing is ever unmapped, and a stack
   // is mapped only when every earlier one is still in use.
   const RunResult big = tpt(stack_machine(2, kN * stack), w);
-  CHECK(extra_of(big, "stacks_unmapped") == 0);
-  CHECK(extra_of(big, "stacks_mapped") >= 1);
-  CHECK(extra_of(big, "stacks_mapped") <= big.counters.threads_peak);
+  CHECK(extra(big, "stacks_unmapped") == 0);
+  CHECK(extra(big, "stacks_mapped") >= 1);
+  CHECK(extra(big, "stacks_mapped") <= big.counters.threads_peak);
   // glibc's default, five 8 MiB stacks: the stacks in the cache at the end
   // (mapped - unmapped) never exceed five, and fewer maps than without it.
   const RunResult five = tpt(stack_machine(2, 5 * stack), w);
-  const double kept = extra_of(five, "stacks_mapped") - extra_of(five, "stacks_unmapped");
+  const double kept = extra(five, "stacks_mapped") - extra(five, "stacks_unmapped");
   CHECK(kept >= 0);
   CHECK(kept <= 5);
-  CHECK(extra_of(five, "stacks_mapped") < kN);
+  CHECK(extra(five, "stacks_mapped") < kN);
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
 }

@@ -15,14 +15,6 @@ using namespace poolsim;
 using namespace poolsim::test;
 using namespace std::chrono_literals;
 
-namespace {
-double extra(const RunResult& r, const char* key) {
-  const auto it = r.extra.find(key);
-  REQUIRE(it != r.extra.end());
-  return it->second;
-}
-}  // namespace
-
 TEST_CASE("VirtualThreads.Wait.UnmountsAndFreesTheCarrier", "[runtime][vt]") {
   // 10,000 tasks of 10 ms wait on 2 carriers: all wait at once.
   const Workload w = phased(10000, [](int) { return std::vector<Phase>{wait(10ms)}; });

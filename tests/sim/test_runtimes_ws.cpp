@@ -12,11 +12,6 @@ using namespace poolsim::test;
 using namespace std::chrono_literals;
 
 namespace {
-double extra(const RunResult& r, const char* key) {
-  const auto it = r.extra.find(key);
-  REQUIRE(it != r.extra.end());
-  return it->second;
-}
 
 // A root that releases n children (a star: each child's only predecessor is
 // the root), every task `work` of CPU.
