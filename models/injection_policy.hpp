@@ -10,9 +10,11 @@
 // blocking starvation, the gate dominates), cooperative blocking hints.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "models/scenario.hpp"
 
@@ -51,5 +53,30 @@ inline bool should_inject(const InjectionParams& p, std::int64_t queued, Duratio
 inline bool should_retire(const InjectionParams& p, int live_workers) {
   return live_workers > p.min_threads;
 }
+
+// The worker bookkeeping of an injecting pool, shared by the simulated pool
+// and its real twin (which keeps it under its lock): live workers, and the
+// counters both report in RunResult::extra.
+struct InjectingPoolCounts {
+  int live = 0;  // started and not retired
+  int started = 0, retired = 0, injections = 0, workers_peak = 0;
+
+  // Returns the new worker's number (1, 2, ...).
+  int worker_started() {
+    ++live;
+    workers_peak = std::max(workers_peak, live);
+    return ++started;
+  }
+  void worker_retired() {
+    --live;
+    ++retired;
+  }
+  void report(std::map<std::string, double>& extra) const {
+    extra["injections"] = injections;
+    extra["threads_started"] = started;
+    extra["threads_retired"] = retired;
+    extra["workers_peak"] = workers_peak;
+  }
+};
 
 }  // namespace poolsim

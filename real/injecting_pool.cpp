@@ -11,7 +11,7 @@
 // while should_retire() holds (above min_threads).
 // The gate thread is a real OS thread of the runtime and counts in the
 // run's threads (as .NET's gate thread does).
-// Invariants (under mu_): live_ = workers started and not retired;
+// Invariants (under mu_): counts_.live = workers started and not retired;
 // dequeues_ only grows; the queue is in enqueue order; nothing calls into
 // the RunContext under mu_ but its clock (now()).
 // Left out: hill climbing (throughput-driven goal changes), the
@@ -65,19 +65,12 @@ class InjectingPool final : public Backend {
     for (pthread_t t : threads) ctx_->join(t);
   }
 
-  void report(std::map<std::string, double>& extra) const override {
-    extra["injections"] = static_cast<double>(injections_);
-    extra["threads_started"] = static_cast<double>(started_);
-    extra["threads_retired"] = static_cast<double>(retired_);
-    extra["workers_peak"] = static_cast<double>(workers_peak_);
-  }
+  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
 
  private:
   // Called and returns with mu_ held (released around the spawn).
   void start_worker(std::unique_lock<std::mutex>& lk) {
-    ++live_;
-    workers_peak_ = std::max(workers_peak_, live_);
-    const int n = ++started_;
+    const int n = counts_.worker_started();
     lk.unlock();
     const pthread_t t =
         ctx_->spawn("worker " + std::to_string(n), stack_, [this] { worker_loop(); });
@@ -92,8 +85,8 @@ class InjectingPool final : public Backend {
       gate_cv_.wait_until(lk, wake, [this] { return stopping_; });
       if (stopping_) return;
       const Duration oldest = queue_.empty() ? Duration{0} : ctx_->now() - queue_.front().second;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, live_)) {
-        ++injections_;
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, counts_.live)) {
+        ++counts_.injections;
         start_worker(lk);
       }
     }
@@ -118,14 +111,13 @@ class InjectingPool final : public Backend {
       while (queue_.empty() && !stopping_) {
         if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() &&
             !stopping_) {
-          retire = should_retire(params_, live_);
+          retire = should_retire(params_, counts_.live);
           break;
         }
       }
       --idle_;
       if (retire) {
-        --live_;
-        ++retired_;
+        counts_.worker_retired();
         return;
       }
     }
@@ -141,11 +133,10 @@ class InjectingPool final : public Backend {
   std::condition_variable gate_cv_;
   std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at (run clock)
   std::uint64_t dequeues_ = 0;
-  int live_ = 0;
   int idle_ = 0;
   bool stopping_ = false;
   std::vector<pthread_t> threads_;
-  int started_ = 0, retired_ = 0, injections_ = 0, workers_peak_ = 0;
+  InjectingPoolCounts counts_;  // under mu_
 };
 
 }  // namespace

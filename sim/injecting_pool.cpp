@@ -20,7 +20,7 @@
 //   the deadline is fixed when it goes idle, as in the real twin.
 // Hand-over cost: machine.queue_handover of CPU on the submitter per push and
 // on the worker per pop (the twin's locked deque), as in sim/pool.cpp.
-// Invariants: live_ = workers started and not retired; dequeues_ only grows;
+// Invariants: counts_.live = workers started and not retired; dequeues_ only grows;
 // the queue is in enqueue order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
 // workers_peak (workers alive at once; the gate and the submitter are not
@@ -55,20 +55,13 @@ class InjectingPool final : public Runtime {
     co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
   }
 
-  void report(std::map<std::string, double>& extra) const override {
-    extra["injections"] = static_cast<double>(injections_);
-    extra["threads_started"] = static_cast<double>(started_threads_);
-    extra["threads_retired"] = static_cast<double>(retired_);
-    extra["workers_peak"] = static_cast<double>(workers_peak_);
-  }
+  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
 
  private:
   // The calling thread pays thread_create. The count is raised before the
   // new worker runs (the real twin counts it under its lock before spawning).
   Co start_worker() {
-    ++live_;
-    ++started_threads_;
-    workers_peak_ = std::max(workers_peak_, live_);
+    counts_.worker_started();
     co_await k_.spawn(worker(), "worker");
   }
 
@@ -76,8 +69,8 @@ class InjectingPool final : public Runtime {
     for (;;) {
       co_await k_.sleep_for(params_.gate_period);
       const Duration oldest = queue_.empty() ? Duration{0} : k_.now() - queue_.front().second;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, live_)) {
-        ++injections_;
+      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, counts_.live)) {
+        ++counts_.injections;
         co_await start_worker();
       }
     }
@@ -99,14 +92,13 @@ class InjectingPool final : public Runtime {
       while (queue_.empty()) {
         const bool woken = co_await k_.wait_until(idle_q_, deadline);
         if (!woken && queue_.empty()) {
-          retire = should_retire(params_, live_);
+          retire = should_retire(params_, counts_.live);
           break;
         }
       }
       --idle_;
       if (retire) {
-        --live_;
-        ++retired_;
+        counts_.worker_retired();
         co_return;
       }
     }
@@ -117,11 +109,10 @@ class InjectingPool final : public Runtime {
   InjectionParams params_;
   std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at
   std::uint64_t dequeues_ = 0;
-  int live_ = 0;
   int idle_ = 0;
   bool started_ = false;
   WaitQueue idle_q_;
-  int started_threads_ = 0, retired_ = 0, injections_ = 0, workers_peak_ = 0;
+  InjectingPoolCounts counts_;
 };
 
 }  // namespace
