@@ -190,8 +190,6 @@ __attribute__((no_sanitize_thread)) transfer_t ontop_fcontext(fcontext_t const t
 
 namespace poolsim::real {
 
-bool fcontext_tsan_active() { return true; }
-
 __attribute__((no_sanitize_thread)) void fcontext_tsan_stack_freed(void* lo, std::size_t size) {
   const auto l = reinterpret_cast<std::uintptr_t>(lo);
   lock_registry();
@@ -205,7 +203,6 @@ __attribute__((no_sanitize_thread)) void fcontext_tsan_stack_freed(void* lo, std
 
 namespace poolsim::real {
 
-bool fcontext_tsan_active() { return false; }
 void fcontext_tsan_stack_freed(void*, std::size_t) {}
 
 }  // namespace poolsim::real
