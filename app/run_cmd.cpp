@@ -9,6 +9,7 @@
 #include "models/workload.hpp"
 #include "real/runner.hpp"
 #include "validate/output.hpp"
+#include "validate/speed_report.hpp"
 
 namespace poolsim::app {
 namespace {
@@ -25,6 +26,7 @@ real::RealOptions real_options(const CommonFlags& f, bool trace) {
   o.progress = [&f](int rep, int total, bool warmup) {
     log_line(f, fmt::format("  {} {}/{}", warmup ? "warmup" : "repetition", rep, total));
   };
+  o.note = [&f](const std::string& line) { log_line(f, "  " + line); };
   return o;
 }
 
@@ -47,8 +49,13 @@ void register_run(CLI::App& app, std::function<int()>& action) {
       if (!flags->common.quiet)
         std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
                   << "backend " << validate::backend_json(s.backend).dump() << ", measured on this machine\n\n";
-      if (flags->common.json != "-") std::cout << validate::measured_table(stats);
-      if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::measured_json(s, stats, reps));
+      if (flags->common.json != "-")
+        std::cout << validate::measured_table(stats) << validate::speed_lines(reps);
+      if (!flags->common.json.empty()) {
+        auto j = validate::measured_json(s, stats, reps);
+        j["machine_speed"] = validate::speed_json(reps);
+        validate::write_json(flags->common.json, j);
+      }
       if (!flags->trace.empty() && !reps.empty())
         write_trace(flags->trace, reps.front().trace, s.name + " (measured)");
       return kExitOk;

@@ -18,6 +18,7 @@
 #include "validate/compare.hpp"
 #include "validate/html_report.hpp"
 #include "validate/output.hpp"
+#include "validate/speed_report.hpp"
 
 namespace poolsim::app {
 namespace {
@@ -74,19 +75,27 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       const Metrics pm = compute_metrics(predicted);
       log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name, s.run.warmup, s.run.reps));
       const auto measured = real::run_scenario(s, w, real_options(cf, trace));
+      // Verdicts come from the repetitions run at the calibrated speed only
+      // (validate/speed_report.hpp); with too few of those, none is drawn.
+      const auto speed = validate::split_by_speed(measured);
       std::vector<Metrics> mm;
-      for (const auto& r : measured) mm.push_back(compute_metrics(r));
+      for (const auto& r : speed.verdict_possible ? speed.usable : measured) mm.push_back(compute_metrics(r));
       const auto stats = summarize(mm);
-      const auto cmp = validate::compare(pm, stats, s.tolerance);
+      auto cmp = validate::compare(pm, stats, s.tolerance);
+      if (!speed.verdict_possible) validate::mark_disturbed(cmp);
 
       if (cf.json != "-") {
         if (!cf.quiet)
           std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
                     << "backend " << validate::backend_json(s.backend).dump() << ", machine '" << s.machine.name
                     << "' (" << s.machine.cores << " cores)\n\n";
-        std::cout << validate::comparison_table(cmp);
+        std::cout << validate::comparison_table(cmp) << validate::speed_lines(measured);
       }
-      if (!cf.json.empty()) validate::write_json(cf.json, validate::comparison_json(s, cmp));
+      if (!cf.json.empty()) {
+        auto j = validate::comparison_json(s, cmp);
+        j["machine_speed"] = validate::speed_json(measured);
+        validate::write_json(cf.json, j);
+      }
       if (!flags->trace_dir.empty()) {
         std::filesystem::create_directories(flags->trace_dir);
         write_trace(std::filesystem::path(flags->trace_dir) / "simulated.json", predicted.trace, s.name + " (simulated)");
@@ -115,6 +124,11 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         }
         std::filesystem::rename(tmp, flags->html);
         log_line(cf, "report written to " + flags->html);
+      }
+      if (cmp.overall == validate::Verdict::disturbed) {
+        std::cerr << "poolsim: the machine refused: it did not run at its calibrated speed in enough "
+                     "repetitions (see 'machine speed' above; docs/validation.md)\n";
+        return kExitRefused;
       }
       return cmp.overall == validate::Verdict::diverge ? kExitDiverges : kExitOk;
     };

@@ -80,6 +80,21 @@ struct Trace {
 // nanosecond decimals, one pid for CPUs and one for threads).
 void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string& title);
 
+// The calibrated work loop's speed around and during one measured
+// repetition, each as a fraction of the rate its `cpu` phases were sized
+// with (1 = as calibrated; real/speed_check.hpp measures it). A repetition
+// outside the band is run again; if it stays outside it is `disturbed` and no
+// verdict is drawn from it.
+struct SpeedCheck {
+  bool measured = false;   // false: simulated, or a measurement without the check
+  double before = 0;       // canary loop in the parent, right before the repetition
+  double during = 0;       // sampled `cpu` phases of the repetition itself
+  bool during_sampled = false;  // false: no phase was long enough to be timed
+  double after = 0;        // canary loop right after it
+  std::int32_t attempts = 0;    // runs it took (1 = first try within the band)
+  bool disturbed = false;  // still outside the band after the last attempt
+};
+
 struct RunResult {
   std::string mode = "simulated";  // "simulated" | "measured"
   double cpus_available = 1;       // capacity the scenario could use (for cpu_utilization)
@@ -89,6 +104,7 @@ struct RunResult {
   std::vector<Sample> threads_series;   // live OS threads over time
   std::vector<Sample> runnable_series;  // runnable + running threads over time
   Trace trace;                          // filled only when a trace was asked for
+  SpeedCheck speed;                     // measured runs: the machine's speed (see above)
 };
 
 }  // namespace poolsim

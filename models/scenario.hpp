@@ -132,6 +132,13 @@ struct RunOptions {
   int warmup = 1;
   Duration timeout = std::chrono::seconds(60);
   int max_threads = 20000;
+  // The machine-speed check of every measured repetition (real/speed_check):
+  // a repetition whose work loop ran outside 1 +- speed_band of its
+  // calibrated speed is run again, up to speed_retries more times, after
+  // waiting up to speed_wait for the machine to come back within the band.
+  double speed_band = 0.25;
+  int speed_retries = 2;
+  Duration speed_wait = std::chrono::seconds(20);
 };
 
 struct Tolerance {

@@ -29,18 +29,44 @@ constexpr std::uint64_t kTrialUnits = std::uint64_t{1} << 22;
 constexpr int kTrials = 7;
 constexpr double kDisturbed = 1.15;  // fastest / slowest trial beyond this: measure again
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 std::atomic<double> g_rate{0};
 std::once_flag g_once;
 // Sink for the chain value so the optimiser must compute it.
 std::atomic<std::uint64_t> g_sink{0};
 
+// Speed probe: a phase is timed when it is at least 2^15 iterations long
+// (~60 us here: two clock reads of ~0.3 us each are then under 1% of it, and
+// the thread CPU clock's resolution is far finer) and it is the 8th such
+// phase of its thread: under 0.2% of the run's CPU time in all.
+constexpr std::uint64_t kProbeMinUnits = std::uint64_t{1} << 15;
+constexpr std::uint32_t kProbeEvery = 8;
+std::atomic<bool> g_probe_on{false};
+std::atomic<std::uint64_t> g_probe_units{0};
+std::atomic<std::int64_t> g_probe_ns{0};
+std::atomic<std::uint64_t> g_probe_phases{0};
+thread_local std::uint32_t t_probe_count = 0;
+
 }  // namespace
+
+std::int64_t thread_cpu_clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void start_speed_probe() {
+  g_probe_units.store(0, std::memory_order_relaxed);
+  g_probe_ns.store(0, std::memory_order_relaxed);
+  g_probe_phases.store(0, std::memory_order_relaxed);
+  g_probe_on.store(true, std::memory_order_release);
+}
+
+WorkSample stop_speed_probe() {
+  g_probe_on.store(false, std::memory_order_release);
+  return WorkSample{g_probe_units.load(std::memory_order_acquire),
+                    g_probe_ns.load(std::memory_order_acquire),
+                    g_probe_phases.load(std::memory_order_acquire)};
+}
 
 std::uint64_t burn_units(std::uint64_t units) {
   // xorshift64: each step depends on the previous one (no vectorisation, no
@@ -58,13 +84,13 @@ std::uint64_t burn_units(std::uint64_t units) {
 CpuWorkCalibration calibrate_cpu_work() {
   CpuWorkCalibration c;
   std::vector<double> rates;
-  const std::int64_t t_begin = thread_cpu_ns();
+  const std::int64_t t_begin = thread_cpu_clock_ns();
   burn_units(kTrialUnits / 16);  // warm up (frequency ramp, page in the code)
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < kTrials; ++i) {
-      const std::int64_t t0 = thread_cpu_ns();
+      const std::int64_t t0 = thread_cpu_clock_ns();
       g_sink.fetch_xor(burn_units(kTrialUnits), std::memory_order_relaxed);
-      const std::int64_t dt = std::max<std::int64_t>(1, thread_cpu_ns() - t0);
+      const std::int64_t dt = std::max<std::int64_t>(1, thread_cpu_clock_ns() - t0);
       rates.push_back(static_cast<double>(kTrialUnits) / static_cast<double>(dt));
     }
     const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
@@ -72,7 +98,7 @@ CpuWorkCalibration calibrate_cpu_work() {
   }
   c.units_per_ns = *std::max_element(rates.begin(), rates.end());
   c.trials = static_cast<int>(rates.size());
-  c.measured = Duration{thread_cpu_ns() - t_begin};
+  c.measured = Duration{thread_cpu_clock_ns() - t_begin};
   return c;
 }
 
@@ -91,8 +117,20 @@ void set_units_per_ns(double rate) {
 
 void burn(Duration work) {
   if (work.count() <= 0) return;
-  const double units = std::round(static_cast<double>(work.count()) * units_per_ns());
-  const std::uint64_t v = burn_units(static_cast<std::uint64_t>(units));
+  const auto units = static_cast<std::uint64_t>(
+      std::round(static_cast<double>(work.count()) * units_per_ns()));
+  if (units >= kProbeMinUnits && g_probe_on.load(std::memory_order_relaxed) &&
+      ++t_probe_count % kProbeEvery == 0) {
+    const std::int64_t t0 = thread_cpu_clock_ns();
+    const std::uint64_t v = burn_units(units);
+    const std::int64_t dt = thread_cpu_clock_ns() - t0;
+    asm volatile("" : : "r"(v));
+    g_probe_units.fetch_add(units, std::memory_order_relaxed);
+    g_probe_ns.fetch_add(dt, std::memory_order_relaxed);
+    g_probe_phases.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t v = burn_units(units);
   asm volatile("" : : "r"(v));  // consume the chain without touching shared memory
 }
 

@@ -15,6 +15,11 @@
 // when they disagree by over 15%; see cpu_work.cpp for the history). The result is cached; the runner calibrates in the parent
 // before forking so every repetition uses the same rate, and the lead's
 // `poolsim calibrate` may call calibrate_cpu_work() to record it.
+// Speed probe: while a measured repetition runs, burn() times one phase in
+// kProbeEvery (per thread) of those at least kProbeMinUnits long on the
+// thread's CPU clock and adds it to process-wide totals, so the loop's speed
+// DURING the run is known at the cost of two clock reads every few phases
+// (real/speed_check.hpp turns it into the repetition's speed check).
 // Left out: frequency scaling and SMT sharing are not corrected for; they are
 // part of what the machine does to real code.
 #pragma once
@@ -43,5 +48,18 @@ void set_units_per_ns(double rate);
 std::uint64_t burn_units(std::uint64_t units);
 // Runs the amount of work that takes `work` of CPU time on this machine.
 void burn(Duration work);
+
+// Loop iterations and the thread CPU time they took, summed over the phases
+// the speed probe timed.
+struct WorkSample {
+  std::uint64_t units = 0;
+  std::int64_t cpu_ns = 0;
+  std::uint64_t phases = 0;
+};
+// Starts timing sampled phases (clears the totals); stop returns them.
+void start_speed_probe();
+WorkSample stop_speed_probe();
+// The calling thread's CPU clock in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+std::int64_t thread_cpu_clock_ns();
 
 }  // namespace poolsim::real

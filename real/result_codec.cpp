@@ -15,6 +15,7 @@ static_assert(std::is_trivially_copyable_v<TaskRecord>);
 static_assert(std::is_trivially_copyable_v<TraceSpan>);
 static_assert(std::is_trivially_copyable_v<Sample>);
 static_assert(std::is_trivially_copyable_v<RunCounters>);
+static_assert(std::is_trivially_copyable_v<SpeedCheck>);
 
 class Writer {
  public:
@@ -97,6 +98,7 @@ std::string encode_result(const RunResult& r) {
     w.pod<std::uint8_t>(t.is_cpu ? 1 : 0);
   }
   w.array(r.trace.spans);
+  w.pod(r.speed);
   return w.take();
 }
 
@@ -124,6 +126,7 @@ RunResult decode_result(std::string_view bytes) {
     r.trace.tracks.push_back(std::move(t));
   }
   r.trace.spans = rd.array<TraceSpan>();
+  r.speed = rd.pod<SpeedCheck>();
   if (!rd.at_end()) throw std::runtime_error("result payload: trailing bytes");
   return r;
 }

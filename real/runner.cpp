@@ -55,9 +55,12 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
 #include "real/result_codec.hpp"
+#include "real/speed_check.hpp"
 
 namespace poolsim::real {
 namespace {
@@ -358,8 +361,10 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   ctx.set_origin_now();
   const Usage u0 = usage(RUSAGE_SELF);
   sampler.begin();
+  start_speed_probe();
   ctx.drive_arrivals();
   backend->stop();
+  const WorkSample probe = stop_speed_probe();
   // Detached threads (thread-per-task) leave the count at the very end of
   // their body; wait for the stragglers so the usage includes them.
   while (ctx.live_threads() > 1) std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -382,6 +387,10 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.threads_peak = ctx.peak_threads();
   r.counters.memory_peak = std::max<Bytes>(0, hwm - file_end - anon0);
   backend->report(r.extra);
+  if (probe.phases > 0 && probe.cpu_ns > 0) {
+    r.speed.during_sampled = true;
+    r.speed.during = static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) / units_per_ns();
+  }
   r.threads_series = std::move(sampler.threads);
   r.runnable_series = std::move(sampler.runnable);
   if (opt.trace) r.trace = ctx.collect_trace();
@@ -409,6 +418,36 @@ int estimated_peak_threads(const Scenario& s, const Workload& w) {
   return static_cast<int>(std::ceil(rate * mean_len)) + 1;
 }
 
+namespace {
+
+// One repetition with its speed check: wait for the machine to be within the
+// band, run, and run again (up to run.speed_retries times) while the canary
+// before or after it, or its own sampled phases, were outside the band.
+RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& opt, int rep,
+                      const std::string& label) {
+  const RunOptions& ro = s.run;
+  for (int attempt = 1;; ++attempt) {
+    const double before = wait_for_speed(ro.speed_band, ro.speed_wait, opt.note);
+    RunResult r = run_in_child(s, w, opt, rep);
+    r.speed.measured = true;
+    r.speed.before = before;
+    r.speed.after = canary_speed();
+    r.speed.attempts = attempt;
+    if (within_band(r.speed, ro.speed_band)) return r;
+    const bool last = attempt > ro.speed_retries;
+    if (opt.note)
+      opt.note(fmt::format("{} ran outside {:.0f}% of the calibrated speed ({}): {}", label,
+                           ro.speed_band * 100, describe_speed(r.speed),
+                           last ? "marked disturbed" : "running it again"));
+    if (last) {
+      r.speed.disturbed = true;
+      return r;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const RealOptions& opt) {
   const int est = estimated_peak_threads(s, w);
   if (s.run.max_threads > 0 && est > s.run.max_threads)
@@ -422,10 +461,14 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   const int total = s.run.warmup + s.run.reps;
   for (int i = 0; i < total; ++i) {
     const bool warmup = i < s.run.warmup;
-    if (opt.progress)
-      opt.progress(warmup ? i + 1 : i - s.run.warmup + 1, warmup ? s.run.warmup : s.run.reps, warmup);
-    RunResult r = run_in_child(s, w, opt, i);
-    if (!warmup) out.push_back(std::move(r));
+    const int number = warmup ? i + 1 : i - s.run.warmup + 1;
+    const int of = warmup ? s.run.warmup : s.run.reps;
+    if (opt.progress) opt.progress(number, of, warmup);
+    if (warmup) {
+      run_in_child(s, w, opt, i);
+      continue;
+    }
+    out.push_back(run_checked(s, w, opt, i, fmt::format("repetition {}/{}", number, of)));
   }
   return out;
 }

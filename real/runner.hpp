@@ -6,10 +6,14 @@
 // through a child cgroup (real/cgroup.hpp) that the parent creates, the child
 // joins before the workload starts, and the parent removes after reading its
 // cpu.stat. The child ships its RunResult back over a pipe (real/result_codec).
+// Each measured repetition carries a machine-speed check (real/speed_check):
+// one run while the CPU was not at its calibrated speed is repeated, and
+// marked disturbed when repeating does not help.
 // Details and the measurement's own overhead: docs/real-backends.md.
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/result.hpp"
@@ -24,6 +28,9 @@ struct RealOptions {
   // Called before each repetition: its number and the count of its kind
   // (warmup 1/1, then repetition 1/reps ... reps/reps).
   std::function<void(int rep, int total, bool warmup)> progress;
+  // Called with a line for the user (the machine-speed check's waits and
+  // repeats; real/speed_check.hpp).
+  std::function<void(const std::string&)> note;
   // Period of the sampler that records threads_series and runnable_series
   // (a thread outside the counts); 0 disables the series.
   Duration sample_period = std::chrono::milliseconds(1);

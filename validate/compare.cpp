@@ -15,6 +15,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::match: return "match";
     case Verdict::diverge: return "diverge";
     case Verdict::noisy: return "noisy";
+    case Verdict::disturbed: return "disturbed";
   }
   return "?";
 }
@@ -46,11 +47,18 @@ Comparison compare(const Metrics& predicted, const std::array<MetricStats, kMetr
       case Verdict::match: ++c.matched; break;
       case Verdict::diverge: ++c.diverged; break;
       case Verdict::noisy: ++c.noisy; break;
+      case Verdict::disturbed: break;
     }
     c.rows.push_back(row);
   }
   c.overall = c.diverged > 0 ? Verdict::diverge : Verdict::match;
   return c;
+}
+
+void mark_disturbed(Comparison& c) {
+  for (auto& r : c.rows) r.verdict = Verdict::disturbed;
+  c.overall = Verdict::disturbed;
+  c.matched = c.diverged = c.noisy = 0;
 }
 
 namespace {
@@ -69,9 +77,14 @@ std::string comparison_table(const Comparison& c) {
                format_metric(r.metric, r.measured.min), format_metric(r.metric, r.measured.max), pct(r.error),
                fmt::format("{:.0f}%", r.tolerance * 100), std::string(to_string(r.verdict))});
   }
+  const int n = c.rows.empty() ? 0 : c.rows.front().measured.n;
+  if (c.overall == Verdict::disturbed)
+    return t.str() + fmt::format(
+                         "\nverdict: disturbed (the machine did not run at its calibrated speed; "
+                         "no verdict drawn; n = {} measured repetitions)\n",
+                         n);
   return t.str() + fmt::format("\nverdict: {} ({} match, {} diverge, {} noisy; n = {} measured repetitions)\n",
-                               to_string(c.overall), c.matched, c.diverged, c.noisy,
-                               c.rows.empty() ? 0 : c.rows.front().measured.n);
+                               to_string(c.overall), c.matched, c.diverged, c.noisy, n);
 }
 
 nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c) {

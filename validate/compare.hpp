@@ -8,6 +8,9 @@
 //   match    |error| <= tolerance;
 //   diverge  otherwise. A measured mean of 0 matches only a prediction of 0
 //            (error 0); anything else diverges with an infinite error.
+//   disturbed  the machine did not run at its calibrated speed in enough of
+//            the measured repetitions (validate/speed_report.hpp): no
+//            verdict is drawn, for any metric (mark_disturbed).
 // Metrics listed as ignored in the scenario's tolerance are skipped. The run
 // diverges when any metric diverges (exit 1); noisy metrics do not fail it.
 #pragma once
@@ -24,7 +27,7 @@
 
 namespace poolsim::validate {
 
-enum class Verdict { match, diverge, noisy };
+enum class Verdict { match, diverge, noisy, disturbed };
 std::string_view to_string(Verdict v);
 
 struct MetricComparison {
@@ -39,12 +42,16 @@ struct MetricComparison {
 
 struct Comparison {
   std::vector<MetricComparison> rows;
-  Verdict overall = Verdict::match;  // match or diverge
+  Verdict overall = Verdict::match;  // match, diverge, or disturbed
   int matched = 0, diverged = 0, noisy = 0;
 };
 
 Comparison compare(const Metrics& predicted, const std::array<MetricStats, kMetricCount>& measured,
                    const Tolerance& tolerance);
+
+// No verdict can be drawn: every row and the whole run become `disturbed`
+// (the measured figures stay, for the record).
+void mark_disturbed(Comparison& c);
 
 // The verdict table for the terminal.
 std::string comparison_table(const Comparison& c);

@@ -22,6 +22,7 @@
 // Deliberately left out: interactivity (zoom, tooltips) and any JavaScript;
 // for exploring a schedule, --trace-dir writes Perfetto traces.
 #include "validate/html_report.hpp"
+#include "validate/speed_report.hpp"
 
 #include <fmt/format.h>
 
@@ -61,6 +62,8 @@ std::string_view verdict_color(Verdict v) {
       return "#cf222e";
     case Verdict::noisy:
       return "#9a6700";
+    case Verdict::disturbed:
+      return "#6e7781";
   }
   return "#555";
 }
@@ -525,6 +528,15 @@ std::string render_html_report(const ReportInput& in) {
       "|error| is within its tolerance; it is noisy when the measurement's own spread (sd / mean) "
       "is wider "
       "than the tolerance, so no verdict can be drawn from it.</p>\n";
+  if (in.measured != nullptr) {
+    const std::string speed = speed_lines(*in.measured);
+    if (!speed.empty())
+      out += fmt::format("<p class=\"speed\"><strong>Machine speed.</strong> {}</p>\n",
+                         escape_xml(speed));
+  }
+  if (c.overall == Verdict::disturbed)
+    out += "<p class=\"speed\">No verdict is drawn: too few repetitions ran at the machine's "
+           "calibrated speed (docs/validation.md, \"Disturbed runs\").</p>\n";
   if (c.rows.empty())
     out += absent("No metric was compared (every metric is ignored by the tolerance).");
   else

@@ -1,0 +1,74 @@
+// speed_check.cpp: the machine-speed canary (design comment in speed_check.hpp).
+#include "real/speed_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "real/cpu_work.hpp"
+
+namespace poolsim::real {
+namespace {
+
+// 2^20 iterations: ~2 ms here (0.52 iterations/ns), long enough that the
+// clock reads and a tick's interrupt are a small part of it, short enough
+// that three trials before and after each repetition cost ~12 ms of CPU.
+constexpr std::uint64_t kCanaryUnits = std::uint64_t{1} << 20;
+constexpr int kCanaryTrials = 3;
+std::atomic<std::uint64_t> g_sink{0};
+
+}  // namespace
+
+double canary_speed() {
+  const double rate = units_per_ns();
+  std::array<double, kCanaryTrials> speeds{};
+  for (double& s : speeds) {
+    const std::int64_t t0 = thread_cpu_clock_ns();
+    g_sink.fetch_xor(burn_units(kCanaryUnits), std::memory_order_relaxed);
+    const std::int64_t dt = std::max<std::int64_t>(1, thread_cpu_clock_ns() - t0);
+    s = static_cast<double>(kCanaryUnits) / static_cast<double>(dt) / rate;
+  }
+  std::sort(speeds.begin(), speeds.end());
+  return speeds[kCanaryTrials / 2];
+}
+
+bool within_band(double speed, double band) { return std::fabs(speed - 1.0) <= band; }
+
+bool within_band(const SpeedCheck& s, double band) {
+  return within_band(s.before, band) && within_band(s.after, band) &&
+         (!s.during_sampled || within_band(s.during, band));
+}
+
+double wait_for_speed(double band, Duration limit,
+                      const std::function<void(const std::string&)>& note) {
+  double speed = canary_speed();
+  if (within_band(speed, band)) return speed;
+  if (note)
+    note(
+        fmt::format("the machine runs at {} of its calibrated speed: waiting up to {:.0f} s for it",
+                    format_speed(speed), to_seconds(limit)));
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!within_band(speed, band) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    speed = canary_speed();
+  }
+  return speed;
+}
+
+std::string format_speed(double speed) { return fmt::format("{:.2f}x", speed); }
+
+std::string describe_speed(const SpeedCheck& s) {
+  if (!s.measured) return "not checked";
+  std::string out = "before " + format_speed(s.before);
+  out += s.during_sampled ? ", during " + format_speed(s.during) : ", during: no phase sampled";
+  out += ", after " + format_speed(s.after);
+  out += fmt::format(", {} attempt{}", s.attempts, s.attempts == 1 ? "" : "s");
+  return out;
+}
+
+}  // namespace poolsim::real

@@ -1,0 +1,60 @@
+// speed_check.hpp: is this machine running at the speed it was calibrated
+// at? The canary of every measured repetition.
+//
+// Why: on this project's virtual machines a vCPU's speed changes under us
+// with no steal time reported: the same 20M-iteration loop took 7.5 ms of
+// thread CPU time, then 35-50 ms a minute later, then 7.5 ms again, with
+// nothing else running in the guest. A `cpu` phase is an amount of work sized
+// with the rate real/cpu_work calibrated, so in such a minute every phase runs
+// several times too long and the validator would report `diverge` for a
+// machine that changed, not a model that is wrong.
+//
+// Mechanism:
+// - canary_speed(): the work loop's speed now, as a fraction of the rate the
+//   phases are sized with (units_per_ns()): the median of three 2^20-iteration
+//   trials (~2 ms each here) on the thread's CPU clock, so time the thread
+//   spends preempted or throttled does not count, only a slower CPU does.
+// - The runner measures it in the parent right before a repetition (waiting,
+//   up to run.speed_wait, for the machine to come back within the band) and
+//   right after it; during it, cpu_work's speed probe times a sample of the
+//   repetition's own `cpu` phases (about one in eight of those over ~60 us).
+// - A repetition is within the band when all three figures are within
+//   1 +- run.speed_band (default 25%: the canary's own spread here is a few
+//   percent, the slowdowns seen are 4-6x). One outside it is run again, up
+//   to run.speed_retries more times; if the last attempt is still outside it
+//   is kept and marked `disturbed`, and no verdict is drawn from the run.
+// Left out: a slowdown shorter than a repetition that hits no sampled phase
+// and neither canary goes unseen; a workload without `cpu` phases of 60 us or
+// more is checked by the two canaries only.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "models/result.hpp"
+#include "models/scenario.hpp"
+#include "models/units.hpp"
+
+namespace poolsim::real {
+
+// The work loop's speed now relative to the calibrated rate (1 = as
+// calibrated); about 6 ms of this thread's CPU.
+double canary_speed();
+
+// Whether a speed figure lies within 1 +- band.
+bool within_band(double speed, double band);
+// Whether every figure of a checked repetition lies within the band.
+bool within_band(const SpeedCheck& s, double band);
+
+// Waits (sleeping 1 s between canaries) until the canary is within the band
+// or `limit` has passed; returns the last canary. `note` hears one line when
+// it starts waiting.
+double wait_for_speed(double band, Duration limit,
+                      const std::function<void(const std::string&)>& note);
+
+// "0.31x" style text of a speed figure, and a one-line account of a check
+// ("before 0.98x, during 0.31x, after 0.95x, 3 attempts").
+std::string format_speed(double speed);
+std::string describe_speed(const SpeedCheck& s);
+
+}  // namespace poolsim::real

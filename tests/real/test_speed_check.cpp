@@ -1,0 +1,96 @@
+// The machine-speed check (real/speed_check.hpp): the canary reads 1x at the
+// calibrated rate, a rate that is not the machine's is seen before, during
+// and after a repetition, and such a repetition is retried and then marked
+// disturbed. A wrong rate stands in for a slowed vCPU: both make the loop
+// run at a fraction of the speed its phases were sized with.
+#include <string>
+
+#include "real/cpu_work.hpp"
+#include "real/speed_check.hpp"
+#include "real_test_util.hpp"
+
+using namespace poolsim;
+using namespace poolsim::real;
+using poolsim::real::test::scenario;
+
+namespace {
+
+// Restores the calibrated rate when a test that pretends it was another ends.
+struct RateGuard {
+  double saved = units_per_ns();
+  ~RateGuard() { set_units_per_ns(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("speed_check.canary: the loop at its calibrated rate reads about 1x", "[real][speed]") {
+  units_per_ns();
+  // The canary is the median of three trials on the thread CPU clock, so
+  // other processes' load does not move it; a hypervisor slowdown would, so
+  // the bound is wide.
+  const double s = canary_speed();
+  REQUIRE(s > 0.5);
+  REQUIRE(s < 2.0);
+}
+
+TEST_CASE("speed_check.band: 1 +- band, every figure of a check", "[real][speed]") {
+  REQUIRE(within_band(1.2, 0.25));
+  REQUIRE(within_band(0.75, 0.25));
+  REQUIRE_FALSE(within_band(0.74, 0.25));
+  REQUIRE_FALSE(within_band(1.26, 0.25));
+  SpeedCheck c;
+  c.measured = true;
+  c.before = 1.0;
+  c.after = 1.0;
+  c.during = 0.3;
+  REQUIRE(within_band(c, 0.25));  // during not sampled: only the canaries count
+  c.during_sampled = true;
+  REQUIRE_FALSE(within_band(c, 0.25));
+  REQUIRE(describe_speed(c) == "before 1.00x, during 0.30x, after 1.00x, 0 attempts");
+}
+
+TEST_CASE(
+    "speed_check.runner: a repetition at a third of the calibrated speed is retried, then "
+    "disturbed",
+    "[real][speed]") {
+  RateGuard guard;
+  // Pretend the loop was calibrated three times faster than it runs: every
+  // phase then runs at 0.33x of "its" speed, as in a slowed vCPU's minute.
+  set_units_per_ns(guard.saved * 3);
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 40}\n  task: [{cpu: 300us}]\n"
+      "backend: {kind: pool, threads: 2}\n"
+      "run: {reps: 1, warmup: 0, speed_retries: 1, speed_wait: 0s}\n",
+      /*default_run=*/false);
+  const Workload w = generate_workload(s);
+  RealOptions opt;
+  int notes = 0;
+  opt.note = [&notes](const std::string&) { ++notes; };
+  const auto reps = run_scenario(s, w, opt);
+  REQUIRE(reps.size() == 1);
+  const SpeedCheck& c = reps[0].speed;
+  REQUIRE(c.measured);
+  REQUIRE(c.attempts == 2);
+  REQUIRE(c.disturbed);
+  REQUIRE(c.before < 0.6);
+  REQUIRE(c.after < 0.6);
+  REQUIRE(c.during_sampled);  // 40 phases on 2 threads: one in eight per thread is timed
+  REQUIRE(c.during < 0.6);
+  REQUIRE(notes >= 2);  // the wait before each attempt, and the retry/disturbed lines
+}
+
+TEST_CASE("speed_check.runner: a repetition at the calibrated speed passes at its first attempt",
+          "[real][speed]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 4}\n  task: [{cpu: 200us}]\n"
+      "backend: {kind: pool, threads: 2}\nrun: {reps: 2, warmup: 0}\n",
+      /*default_run=*/false);
+  const Workload w = generate_workload(s);
+  const auto reps = run_scenario(s, w);
+  REQUIRE(reps.size() == 2);
+  for (const auto& r : reps) {
+    REQUIRE(r.speed.measured);
+    REQUIRE(r.speed.attempts >= 1);
+    REQUIRE(r.speed.before > 0);
+  }
+}

@@ -1,0 +1,67 @@
+// Disturbed repetitions in reports (validate/speed_report.hpp): verdicts come
+// from the undisturbed repetitions only, and none is drawn when too few remain.
+#include <catch2/catch.hpp>
+
+#include "validate/compare.hpp"
+#include "validate/speed_report.hpp"
+
+using namespace poolsim;
+using namespace poolsim::validate;
+
+namespace {
+RunResult rep(bool disturbed, int attempts, double during = 1.0) {
+  RunResult r;
+  r.mode = "measured";
+  r.speed.measured = true;
+  r.speed.before = 1.0;
+  r.speed.during = during;
+  r.speed.during_sampled = true;
+  r.speed.after = 1.0;
+  r.speed.attempts = attempts;
+  r.speed.disturbed = disturbed;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("speed_report: disturbed repetitions are left out, the others give the verdict",
+          "[speed]") {
+  const std::vector<RunResult> reps = {rep(false, 1), rep(true, 3, 0.27), rep(false, 2)};
+  const auto s = split_by_speed(reps);
+  REQUIRE(s.usable.size() == 2);
+  REQUIRE(s.disturbed == 1);
+  REQUIRE(s.repeated == 2);
+  REQUIRE(s.verdict_possible);
+  REQUIRE(speed_lines(reps) ==
+          "machine speed: repetition 2 was disturbed, left out of the verdict (before 1.00x, "
+          "during 0.27x, after 1.00x, 3 attempts)\n"
+          "machine speed: repetition 3 was run again until the machine ran at its calibrated "
+          "speed (before 1.00x, during 1.00x, after 1.00x, 2 attempts)\n");
+  const auto j = speed_json(reps);
+  REQUIRE(j.size() == 3);
+  REQUIRE(j[1]["disturbed"] == true);
+  REQUIRE(j[1]["attempts"] == 3);
+}
+
+TEST_CASE("speed_report: with fewer than two undisturbed repetitions no verdict is drawn",
+          "[speed]") {
+  REQUIRE_FALSE(split_by_speed({rep(false, 1), rep(true, 3)}).verdict_possible);
+  REQUIRE(split_by_speed({rep(false, 1)}).verdict_possible);  // one asked for, one usable
+  REQUIRE_FALSE(split_by_speed({rep(true, 3)}).verdict_possible);
+  REQUIRE(speed_lines({rep(false, 1), rep(false, 1)}).empty());  // nothing to say
+}
+
+TEST_CASE("speed_report: a disturbed comparison has no verdict in any row", "[speed]") {
+  Metrics p;
+  for (auto& v : p.values) v = 1.0;
+  std::array<MetricStats, kMetricCount> m{};
+  for (auto& s : m) s = MetricStats{2.0, 0.0, 2.0, 2.0, 1};
+  auto c = compare(p, m, Tolerance{});
+  REQUIRE(c.overall == Verdict::diverge);
+  mark_disturbed(c);
+  REQUIRE(c.overall == Verdict::disturbed);
+  REQUIRE(c.diverged == 0);
+  for (const auto& r : c.rows) REQUIRE(r.verdict == Verdict::disturbed);
+  REQUIRE(comparison_table(c).find(
+              "verdict: disturbed (the machine did not run at its calibrated speed") !=
+          std::string::npos);
+}

@@ -1,0 +1,56 @@
+// speed_report.cpp: disturbed repetitions in reports (design comment in the header).
+#include "validate/speed_report.hpp"
+
+#include <fmt/format.h>
+
+#include "real/speed_check.hpp"
+
+namespace poolsim::validate {
+
+SpeedSummary split_by_speed(const std::vector<RunResult>& reps) {
+  SpeedSummary out;
+  for (const RunResult& r : reps) {
+    if (r.speed.attempts > 1) ++out.repeated;
+    if (r.speed.disturbed) {
+      ++out.disturbed;
+      continue;
+    }
+    out.usable.push_back(r);
+  }
+  const std::size_t needed = reps.size() >= 2 ? 2 : reps.size();
+  out.verdict_possible = out.usable.size() >= needed && !out.usable.empty();
+  return out;
+}
+
+std::string speed_lines(const std::vector<RunResult>& reps) {
+  std::string out;
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    const SpeedCheck& s = reps[i].speed;
+    if (!s.measured || (s.attempts <= 1 && !s.disturbed)) continue;
+    out += fmt::format("machine speed: repetition {} {} ({})\n", i + 1,
+                       s.disturbed ? "was disturbed, left out of the verdict"
+                                   : "was run again until the machine ran at its calibrated speed",
+                       real::describe_speed(s));
+  }
+  return out;
+}
+
+nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const RunResult& r : reps) {
+    const SpeedCheck& s = r.speed;
+    nlohmann::ordered_json e;
+    e["before"] = s.before;
+    if (s.during_sampled)
+      e["during"] = s.during;
+    else
+      e["during"] = nullptr;
+    e["after"] = s.after;
+    e["attempts"] = s.attempts;
+    e["disturbed"] = s.disturbed;
+    arr.push_back(e);
+  }
+  return arr;
+}
+
+}  // namespace poolsim::validate
