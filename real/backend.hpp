@@ -51,10 +51,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/completion.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
@@ -213,12 +215,16 @@ class RunContext {
   // Snapshot of the slots' spans and names into a Trace (after stop()).
   Trace collect_trace();
   std::uint64_t finalized() const { return finalized_.load(std::memory_order_acquire); }
+  // Final outcomes so far (never-issued closed-client tasks as not_run).
+  OutcomeCounts outcomes() const;
   // Threads that ever registered (trace tracks), the submitter included.
   std::size_t thread_count_registered();
 
  private:
   friend struct ThreadTrampoline;
-  void finalize(std::uint32_t task, bool completed);
+  void finalize(std::uint32_t task, TaskOutcome outcome);
+  void mark_final(std::uint32_t task);
+  void count_finalized(std::uint64_t n);
   void release_successors(std::uint32_t task, bool completed);
   void on_client_task_done(std::uint32_t task);
   void notify_submitter();
@@ -234,10 +240,11 @@ class RunContext {
 
   std::vector<TaskRecord> records_;
   std::unique_ptr<std::mutex[]> locks_;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> preds_left_;  // graph
-  std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;   // finalized once
-  std::unique_ptr<std::atomic<std::uint8_t>[]> doomed_;       // graph: a predecessor was rejected
+  std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;  // finalized once
+  std::mutex graph_mu_;
+  std::optional<GraphRelease> graph_;  // graph workloads, under graph_mu_
   std::atomic<std::uint64_t> finalized_{0};
+  std::atomic<std::uint64_t> completed_{0}, rejected_{0}, not_run_{0};
   std::uint64_t expected_final_ = 0;             // tasks that must be finalized
   std::atomic<std::int64_t> active_clients_{0};  // closed
 

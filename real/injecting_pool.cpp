@@ -8,15 +8,18 @@
 // worker count: work queued whose head waited a full period (every worker
 // is blocked or busy on long tasks) -> start one more worker, up to
 // max_threads. A worker idle for InjectionParams::idle_timeout retires
-// while should_retire() holds (above min_threads).
+// while should_retire() holds (above min_threads); the idle period's
+// deadline is models/idle_policy.hpp's, as in the simulated twin.
 // The gate thread is a real OS thread of the runtime and counts in the
 // run's threads (as .NET's gate thread does).
-// Invariants (under mu_): counts_.live = workers started and not retired;
-// dequeues_ only grows; the queue is in enqueue order; nothing calls into
-// the RunContext under mu_ but its clock (now()).
+// Invariants (under mu_): counts_.live = workers started and not retired,
+// at most max_threads (asserted); idle_ <= counts_.live; the queue is in
+// enqueue order; nothing calls into the RunContext under mu_ but its clock
+// (now()).
 // Left out: hill climbing (throughput-driven goal changes), the
 // cooperative-blocking hints, and the immediate starts below the minimum
 // (the minimum is started up front).
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +27,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/idle_policy.hpp"
 #include "models/injection_policy.hpp"
 #include "real/backend.hpp"
 
@@ -71,6 +75,7 @@ class InjectingPool final : public Backend {
   // Called and returns with mu_ held (released around the spawn).
   void start_worker(std::unique_lock<std::mutex>& lk) {
     const int n = counts_.worker_started();
+    assert(counts_.live <= params_.max_threads);
     lk.unlock();
     const pthread_t t =
         ctx_->spawn("worker " + std::to_string(n), stack_, [this] { worker_loop(); });
@@ -98,7 +103,6 @@ class InjectingPool final : public Backend {
       if (!queue_.empty()) {
         const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
-        ++dequeues_;
         lk.unlock();
         ctx_->execute(t);
         lk.lock();
@@ -106,12 +110,17 @@ class InjectingPool final : public Backend {
       }
       if (stopping_) return;
       ++idle_;
-      const auto deadline = std::chrono::steady_clock::now() + params_.idle_timeout;
+      assert(idle_ <= counts_.live);
+      IdlePeriod idle;
       bool retire = false;
       while (queue_.empty() && !stopping_) {
-        if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() &&
-            !stopping_) {
-          retire = should_retire(params_, counts_.live);
+        const Duration deadline = *idle.deadline(params_.idle_timeout, RunContext::monotonic_now());
+        const auto until = std::chrono::steady_clock::time_point(
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline));
+        const bool timed_out = cv_.wait_until(lk, until) == std::cv_status::timeout;
+        if (!queue_.empty() || stopping_) break;
+        if (idle.after_wait(timed_out, should_retire(params_, counts_.live)) == IdleStep::retire) {
+          retire = true;
           break;
         }
       }
@@ -132,7 +141,6 @@ class InjectingPool final : public Backend {
   std::condition_variable cv_;
   std::condition_variable gate_cv_;
   std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at (run clock)
-  std::uint64_t dequeues_ = 0;
   int idle_ = 0;
   bool stopping_ = false;
   std::vector<pthread_t> threads_;

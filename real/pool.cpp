@@ -4,7 +4,8 @@
 // asks models/pool_policy.hpp decide_submit() with the live worker count and
 // the queue length: start a core thread with the task as its first task;
 // else enqueue (waking one idle worker, if any); else, the queue being full,
-// start an extra thread up to max_threads; else reject per policy:
+// start an extra thread up to max_threads; else reject per policy
+// (decide_reject(), counted in PoolCounts with the simulated pool's names):
 //   abort          the task is recorded as rejected (Java throws to the caller);
 //   discard        dropped, recorded as rejected;
 //   discard-oldest the oldest queued task is dropped (rejected) and the new
@@ -12,17 +13,22 @@
 //   caller-runs    the submitting thread runs it (the submitter, or the
 //                  worker whose completion released it).
 // A worker runs its first task, then takes tasks from the FIFO queue; when
-// the queue is empty it waits, for keep_alive if idle_wait_limit() says so
-// (it is above the core size), and retires if should_retire() still holds
-// when that wait times out with no work. Core threads start lazily, as in
-// Java (no prestart).
-// Invariants (under mu_): live_ = workers started and not retired, counted
-// from the decision that starts one (as Java's ctl CAS), idle_ <= live_,
-// queue_.size() <= queue capacity. Nothing calls into the RunContext while
-// holding mu_ (a completion may re-enter submit()).
+// the queue is empty it is idle (models/idle_policy.hpp, as the simulated
+// pool): it waits until keep_alive after the idle period began if
+// idle_wait_limit() says so (it is above the core size), and retires if
+// should_retire() holds when that deadline passes with no work. Core
+// threads start lazily, as in Java (no prestart).
+// Invariants (under mu_, asserted): counts_.live = workers started and not
+// retired, counted from the decision that starts one (as Java's ctl CAS), at
+// most max_threads; idle_ <= counts_.live; queue_.size() <= queue capacity.
+// Nothing calls into the RunContext while holding mu_ (a completion may
+// re-enter submit()).
+// Counters (RunResult::extra): threads_started, threads_retired, rejections,
+// caller_runs.
 // Left out: Java's lock-free fast path (ctl CAS, double-check of the run
 // state): decisions here are taken under one mutex, which serialises
 // submitters more than Java does; allowCoreThreadTimeOut; shutdown states.
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -30,6 +36,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/idle_policy.hpp"
 #include "models/pool_policy.hpp"
 #include "real/backend.hpp"
 
@@ -45,36 +52,31 @@ class Pool final : public Backend {
   void submit(std::uint32_t task) override {
     std::unique_lock lk(mu_);
     for (;;) {
-      switch (decide_submit(limits_, live_, static_cast<std::int64_t>(queue_.size()))) {
+      const auto queued = static_cast<std::int64_t>(queue_.size());
+      switch (decide_submit(limits_, counts_.live, queued)) {
         case SubmitAction::start_core_thread:
         case SubmitAction::start_extra_thread:
           start_worker(lk, task);
           return;
         case SubmitAction::enqueue:
           queue_.push_back(task);
+          assert(!limits_.queue_capacity ||
+                 static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity);
           if (idle_ > 0) cv_.notify_one();
           return;
         case SubmitAction::reject:
           break;
       }
-      ++rejections_;
-      switch (limits_.reject) {
-        case RejectPolicy::abort:
-        case RejectPolicy::discard:
+      switch (counts_.rejected(limits_.reject, queued)) {
+        case RejectAction::reject_new:
           lk.unlock();
           ctx_->task_rejected(task);
           return;
-        case RejectPolicy::caller_runs:
-          ++caller_runs_;
+        case RejectAction::run_on_caller:
           lk.unlock();
           ctx_->execute(task);
           return;
-        case RejectPolicy::discard_oldest: {
-          if (queue_.empty()) {  // nothing to drop (queue capacity 0): the new task goes
-            lk.unlock();
-            ctx_->task_rejected(task);
-            return;
-          }
+        case RejectAction::drop_oldest: {
           const std::uint32_t oldest = queue_.front();
           queue_.pop_front();
           lk.unlock();
@@ -100,18 +102,13 @@ class Pool final : public Backend {
     for (pthread_t t : threads) ctx_->join(t);
   }
 
-  void report(std::map<std::string, double>& extra) const override {
-    extra["threads_started"] = static_cast<double>(started_);
-    extra["threads_retired"] = static_cast<double>(retired_);
-    extra["rejections"] = static_cast<double>(rejections_);
-    extra["caller_runs"] = static_cast<double>(caller_runs_);
-  }
+  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
 
  private:
   // Called with mu_ held; returns with it released.
   void start_worker(std::unique_lock<std::mutex>& lk, std::uint32_t first) {
-    ++live_;
-    const int n = ++started_;
+    const int n = counts_.worker_started();
+    assert(counts_.live <= limits_.max);
     lk.unlock();
     const pthread_t t =
         ctx_->spawn("worker " + std::to_string(n), stack_, [this, first] { worker_loop(first); });
@@ -134,8 +131,7 @@ class Pool final : public Backend {
       }
       if (stopping_) return;
       if (idle_until_work_or_retire(lk)) {
-        --live_;
-        ++retired_;
+        counts_.worker_retired();
         return;
       }
     }
@@ -144,28 +140,24 @@ class Pool final : public Backend {
   // Waits for work or stop; true if this worker must retire (keep-alive).
   bool idle_until_work_or_retire(std::unique_lock<std::mutex>& lk) {
     ++idle_;
-    // The keep-alive clock runs from the start of this idle period (Java's
-    // poll(keepAliveTime)); spurious wake-ups do not restart it.
-    bool timing = false;
-    std::chrono::steady_clock::time_point deadline{};
+    assert(idle_ <= counts_.live);
+    IdlePeriod idle;
     bool retire = false;
     while (queue_.empty() && !stopping_) {
-      const auto limit = idle_wait_limit(limits_, live_);
-      if (!limit) {
-        timing = false;
+      const auto deadline =
+          idle.deadline(idle_wait_limit(limits_, counts_.live), RunContext::monotonic_now());
+      bool timed_out = false;
+      if (!deadline) {
         cv_.wait(lk);
-        continue;
+      } else {
+        const auto until = std::chrono::steady_clock::time_point(
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(*deadline));
+        timed_out = cv_.wait_until(lk, until) == std::cv_status::timeout;
       }
-      if (!timing) {
-        deadline = std::chrono::steady_clock::now() + *limit;
-        timing = true;
-      }
-      if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && queue_.empty() && !stopping_) {
-        if (should_retire(limits_, live_)) {
-          retire = true;
-          break;
-        }
-        timing = false;
+      if (!queue_.empty() || stopping_) break;
+      if (idle.after_wait(timed_out, should_retire(limits_, counts_.live)) == IdleStep::retire) {
+        retire = true;
+        break;
       }
     }
     --idle_;
@@ -179,14 +171,10 @@ class Pool final : public Backend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::uint32_t> queue_;
-  int live_ = 0;
+  PoolCounts counts_;
   int idle_ = 0;
   bool stopping_ = false;
   std::vector<pthread_t> threads_;
-  int started_ = 0;
-  int retired_ = 0;
-  std::int64_t rejections_ = 0;
-  std::int64_t caller_runs_ = 0;
 };
 
 }  // namespace

@@ -7,11 +7,14 @@
 //    queue hand-over orders it before the executing thread writes start/end.
 //  - every task is finalized at most once (final_flag_ CAS; a second
 //    finalization is a backend bug and fails the run loudly);
-//  - graph: a successor's pred counter reaches 0 exactly once; the thread that
-//    takes it to 0 submits it, or finalizes it as not_run when a predecessor
-//    was rejected (doomed_), so successors of a rejected task never run;
-//  - closed: a client stops (active_clients_ - 1) when its next task would be
-//    issued at or after closed_duration or it has no task left;
+//  - graph and closed clients follow models/completion.hpp (the simulator's
+//    rules): GraphRelease, under graph_mu_, says which successors a final
+//    task releases; the thread that made them ready submits them after the
+//    lock is released, and successors of a rejected task are finalized as
+//    not_run, never submitted; a client stops (active_clients_ - 1) when
+//    closed_client_next says so;
+//  - completed_ + rejected_ + not_run_ == tasks once all_done() (asserted by
+//    the submitter at the end of the arrivals);
 //  - live_threads_ counts OS threads from just before pthread_create to the
 //    end of the thread's body (the submitter included, the sampler not).
 #include <pthread.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -90,14 +94,7 @@ RunContext::RunContext(const Scenario& s, const Workload& w, ContextOptions opt)
   locks_ = std::make_unique<std::mutex[]>(std::max<std::size_t>(1, w.lock_names.size()));
   final_flag_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   for (std::size_t i = 0; i < n; ++i) final_flag_[i].store(0, std::memory_order_relaxed);
-  if (w.graph) {
-    preds_left_ = std::make_unique<std::atomic<std::uint32_t>[]>(n);
-    doomed_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      preds_left_[i].store(w.tasks[i].pred_count, std::memory_order_relaxed);
-      doomed_[i].store(0, std::memory_order_relaxed);
-    }
-  }
+  if (w.graph) graph_.emplace(w);
   expected_final_ = n;
   if (w.arrival == ArrivalKind::closed && !w.graph)
     active_clients_.store(static_cast<std::int64_t>(w.clients), std::memory_order_relaxed);
@@ -244,7 +241,7 @@ void RunContext::task_finished(std::uint32_t task) {
   r.outcome = TaskOutcome::completed;
   if (opt_.trace && slot != nullptr) span(SpanKind::task, r.start, r.end, task);
   if (slot != nullptr) slot->current_task = TraceSpan::kNoTask;
-  finalize(task, true);
+  finalize(task, TaskOutcome::completed);
 }
 
 void RunContext::task_rejected(std::uint32_t task) {
@@ -252,7 +249,7 @@ void RunContext::task_rejected(std::uint32_t task) {
   r.end = now();
   r.start = r.end;
   r.outcome = TaskOutcome::rejected;
-  finalize(task, false);
+  finalize(task, TaskOutcome::rejected);
 }
 
 void RunContext::run_cpu(Duration work) {
@@ -313,69 +310,69 @@ void RunContext::submit_now(std::uint32_t task) {
   backend_->submit(task);
 }
 
-void RunContext::finalize(std::uint32_t task, bool completed) {
+void RunContext::mark_final(std::uint32_t task) {
   std::uint8_t expected = 0;
   if (!final_flag_[task].compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
     fail("task " + std::to_string(task) + " finalized twice (a backend ran or rejected it twice)");
+}
+
+void RunContext::count_finalized(std::uint64_t n) {
+  const std::uint64_t total = finalized_.fetch_add(n, std::memory_order_acq_rel) + n;
+  assert(total <= expected_final_);
+  if (workload_.arrival != ArrivalKind::closed || workload_.graph) {
+    if (total == expected_final_) notify_submitter();
+  }
+}
+
+void RunContext::finalize(std::uint32_t task, TaskOutcome outcome) {
+  mark_final(task);
+  const bool completed = outcome == TaskOutcome::completed;
+  (completed ? completed_ : rejected_).fetch_add(1, std::memory_order_relaxed);
   if (workload_.graph) {
     release_successors(task, completed);
   } else if (workload_.arrival == ArrivalKind::closed) {
     on_client_task_done(task);
   }
-  const std::uint64_t n = finalized_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (workload_.arrival != ArrivalKind::closed || workload_.graph) {
-    if (n == expected_final_) notify_submitter();
-  }
+  count_finalized(1);
 }
 
 void RunContext::release_successors(std::uint32_t task, bool completed) {
-  // Explicit stack: a long pipeline of doomed nodes must not recurse deeply.
-  std::vector<std::pair<std::uint32_t, bool>> work{{task, completed}};
-  bool first = true;
-  while (!work.empty()) {
-    auto [t, ok] = work.back();
-    work.pop_back();
-    if (!first) {
-      // A doomed successor: finalized here as not_run, never submitted.
-      std::uint8_t expected = 0;
-      if (!final_flag_[t].compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
-        fail("graph task " + std::to_string(t) + " finalized twice");
-    }
-    for (std::uint32_t s : workload_.successors_of(workload_.tasks[t])) {
-      if (!ok) doomed_[s].store(1, std::memory_order_relaxed);
-      if (preds_left_[s].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (doomed_[s].load(std::memory_order_relaxed) != 0) {
-          work.emplace_back(s, false);
-        } else {
-          submit_now(s);
-        }
-      }
-    }
-    if (!first) {
-      const std::uint64_t n = finalized_.fetch_add(1, std::memory_order_acq_rel) + 1;
-      if (n == expected_final_) notify_submitter();
-    }
-    first = false;
+  std::vector<std::uint32_t> ready, not_run;
+  {
+    std::lock_guard lk(graph_mu_);
+    graph_->task_final(task, completed, ready, not_run);
   }
+  // Doomed successors: final as not_run (their records keep that outcome),
+  // never submitted.
+  for (std::uint32_t t : not_run) mark_final(t);
+  if (!not_run.empty()) {
+    not_run_.fetch_add(not_run.size(), std::memory_order_relaxed);
+    count_finalized(not_run.size());
+  }
+  for (std::uint32_t s : ready) submit_now(s);
 }
 
 void RunContext::on_client_task_done(std::uint32_t task) {
-  const Task& t = workload_.tasks[task];
-  const std::uint32_t k = task - t.client * workload_.per_client;
   const Duration done_at = now();
-  if (k + 1 < workload_.per_client) {
-    const std::uint32_t next = task + 1;
-    const Duration think = workload_.tasks[next].think;
-    if (done_at < workload_.closed_duration && think < workload_.closed_duration - done_at) {
-      if (think.count() == 0) {
-        submit_now(next);
-      } else {
-        schedule_submit(next, done_at + think);
-      }
-      return;
+  const ClientStep step = closed_client_next(workload_, task, done_at);
+  if (step.next) {
+    if (step.due == done_at) {
+      submit_now(*step.next);
+    } else {
+      schedule_submit(*step.next, step.due);
     }
+    return;
   }
+  not_run_.fetch_add(step.never_issued, std::memory_order_relaxed);
   if (active_clients_.fetch_sub(1, std::memory_order_acq_rel) == 1) notify_submitter();
+}
+
+OutcomeCounts RunContext::outcomes() const {
+  OutcomeCounts c;
+  c.completed = completed_.load(std::memory_order_acquire);
+  c.rejected = rejected_.load(std::memory_order_acquire);
+  c.not_run = not_run_.load(std::memory_order_acquire);
+  return c;
 }
 
 void RunContext::schedule_submit(std::uint32_t task, Duration due) {

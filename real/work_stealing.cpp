@@ -5,11 +5,12 @@
 // submissions go to one global injection queue (FIFO); a task submitted by a
 // worker (a graph successor or a closed client's next task released by a
 // completion on that worker) goes to that worker's own deque. A worker looks
-// for work in the order of models/steal_policy.hpp: its own deque at the
-// owner end (LIFO, cache-warm), the injection queue (oldest first), then the
-// other workers' deques at the far end (FIFO steal), victims in a random
-// order from StealPolicy::victim; after StealPolicy::spin_rounds failed
-// rounds it parks until a submit wakes it.
+// for work with models/steal_policy.hpp's find_work(), the simulated twin's
+// code: its own deque at the owner end (LIFO, cache-warm), the injection
+// queue (oldest first), then the other workers' deques at the far end (FIFO
+// steal), victims in a random order from StealPolicy::victim; after
+// StealPolicy::spin_rounds failed rounds (SpinThenPark) it parks until a
+// submit wakes it.
 // Deques: a mutex per deque around std::deque, not a lock-free Chase-Lev
 // deque (Chase and Lev, SPAA 2005). The ends are the same (owner LIFO, thief
 // FIFO); the cost differs by an uncontended lock per push/pop (tens of ns),
@@ -18,8 +19,9 @@
 // pending_ then reads sleepers_; a parking worker increments sleepers_ then
 // re-reads pending_ under park_mu_ before waiting; both seq_cst, so at least
 // one of them sees the other, and the notify is issued under park_mu_.
-// Counters (RunResult::extra): steals, failed_steals (a victim found empty),
-// parks, local_pops, injection_pops.
+// Counters (RunResult::extra, StealCounts, the simulated twin's names):
+// steals, failed_steals (a victim found empty), parks, local_pops,
+// injection_pops, spin_rounds (failed rounds followed by a pause).
 // Left out: stealing half a queue (Go, Tokio), the submitter helping (the
 // common ForkJoinPool), a LIFO slot.
 #include <atomic>
@@ -43,8 +45,7 @@ struct alignas(64) WsWorker {
   std::deque<std::uint32_t> deque;  // back = owner end, front = thief end
   int index = 0;
   Rng rng{0};
-  // Written only by the owner; read after join.
-  std::int64_t steals = 0, failed_steals = 0, parks = 0, local_pops = 0, injection_pops = 0;
+  StealCounts c;  // written only by the owner; read after join
 };
 
 thread_local WsWorker* tl_worker = nullptr;
@@ -96,90 +97,75 @@ class WorkStealing final : public Backend {
   }
 
   void report(std::map<std::string, double>& extra) const override {
-    std::int64_t steals = 0, failed = 0, parks = 0, local = 0, inj = 0;
-    for (const auto& w : workers_) {
-      steals += w->steals;
-      failed += w->failed_steals;
-      parks += w->parks;
-      local += w->local_pops;
-      inj += w->injection_pops;
-    }
-    extra["steals"] = static_cast<double>(steals);
-    extra["failed_steals"] = static_cast<double>(failed);
-    extra["parks"] = static_cast<double>(parks);
-    extra["local_pops"] = static_cast<double>(local);
-    extra["injection_pops"] = static_cast<double>(inj);
+    StealCounts sum;
+    for (const auto& w : workers_) sum.add(w->c);
+    sum.report(extra);
   }
 
  private:
   void worker_loop(WsWorker& w) {
     tl_worker = &w;
     tl_owner = this;
-    int failed_rounds = 0;
+    SpinThenPark idle(policy_.spin_rounds);
+    Queues queues{*this};
     for (;;) {
-      if (auto t = find_task(w)) {
-        failed_rounds = 0;
+      if (auto t = find_work(
+              queues, w.index, threads_, true, [&w] { return w.rng.next(); }, w.c)) {
+        idle.found();
         ctx_->execute(*t);
         continue;
       }
       if (stopping_.load(std::memory_order_acquire)) break;
-      if (++failed_rounds < policy_.spin_rounds) {
+      if (idle.missed() == SpinThenPark::Next::spin) {
+        ++w.c.spins;
         cpu_relax();
         continue;
       }
-      failed_rounds = 0;
       park(w);
     }
     tl_worker = nullptr;
     tl_owner = nullptr;
   }
 
-  // The chain of models/steal_policy.hpp: local, injection, steal.
-  std::optional<std::uint32_t> find_task(WsWorker& w) {
-    {
+  // The queues as find_work() sees them: each deque under its own mutex.
+  struct Queues {
+    WorkStealing& ws;
+    std::optional<std::uint32_t> pop_local(int self) {
+      WsWorker& w = *ws.workers_[static_cast<std::size_t>(self)];
       std::lock_guard lk(w.mu);
-      if (!w.deque.empty()) {
-        const std::uint32_t t = w.deque.back();
-        w.deque.pop_back();
-        ++w.local_pops;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
-        return t;
-      }
+      if (w.deque.empty()) return std::nullopt;
+      const std::uint32_t t = w.deque.back();
+      w.deque.pop_back();
+      return taken(t);
     }
-    {
-      std::lock_guard lk(inj_mu_);
-      if (!injection_.empty()) {
-        const std::uint32_t t = injection_.front();
-        injection_.pop_front();
-        ++w.injection_pops;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
-        return t;
-      }
+    std::optional<std::uint32_t> pop_injection() {
+      std::lock_guard lk(ws.inj_mu_);
+      return take_front(ws.injection_);
     }
-    if (threads_ < 2) return std::nullopt;
-    const std::uint64_t start = w.rng.next();
-    for (int k = 0; k < threads_ - 1; ++k) {
-      WsWorker& v =
-          *workers_[static_cast<std::size_t>(StealPolicy::victim(w.index, threads_, start, k))];
+    std::optional<std::uint32_t> steal(int victim) {
+      WsWorker& v = *ws.workers_[static_cast<std::size_t>(victim)];
       std::lock_guard lk(v.mu);
-      if (!v.deque.empty()) {
-        const std::uint32_t t = v.deque.front();
-        v.deque.pop_front();
-        ++w.steals;
-        pending_.fetch_sub(1, std::memory_order_relaxed);
-        return t;
-      }
-      ++w.failed_steals;
+      return take_front(v.deque);
     }
-    return std::nullopt;
-  }
+    // Called with the deque's mutex held.
+    std::optional<std::uint32_t> take_front(std::deque<std::uint32_t>& d) {
+      if (d.empty()) return std::nullopt;
+      const std::uint32_t t = d.front();
+      d.pop_front();
+      return taken(t);
+    }
+    std::uint32_t taken(std::uint32_t t) {
+      ws.pending_.fetch_sub(1, std::memory_order_relaxed);
+      return t;
+    }
+  };
 
   void park(WsWorker& w) {
     std::unique_lock lk(park_mu_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (pending_.load(std::memory_order_seq_cst) == 0 &&
         !stopping_.load(std::memory_order_seq_cst)) {
-      ++w.parks;
+      ++w.c.parks;
       park_cv_.wait(lk);
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);

@@ -2,6 +2,7 @@
 #include "sim/driver.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 namespace poolsim::sim {
@@ -12,10 +13,7 @@ Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workloa
       workload_(workload),
       records_(workload.tasks.size()),
       locks_(workload.lock_names.size()) {
-  if (workload_.graph) {
-    preds_left_.reserve(workload_.tasks.size());
-    for (const Task& t : workload_.tasks) preds_left_.push_back(t.pred_count);
-  }
+  if (workload_.graph) graph_.emplace(workload_);
 }
 
 void Driver::start() {
@@ -30,7 +28,20 @@ void Driver::in_system_step(int delta) {
   in_system_ += delta;
 }
 
-void Driver::make_final(std::uint32_t count) { final_ += count; }
+void Driver::make_final(TaskOutcome outcome, std::uint32_t count) {
+  switch (outcome) {
+    case TaskOutcome::completed:
+      outcomes_.completed += count;
+      break;
+    case TaskOutcome::rejected:
+      outcomes_.rejected += count;
+      break;
+    case TaskOutcome::not_run:
+      outcomes_.not_run += count;
+      break;
+  }
+  assert(outcomes_.final() <= workload_.tasks.size() && "a task was made final twice");
+}
 
 void Driver::check_done() {
   if (finished()) k_.engine().stop();
@@ -48,36 +59,29 @@ Co Driver::submitter() {
     for (std::uint32_t i = 0; i < tasks.size(); ++i)
       if (tasks[i].pred_count == 0) co_await submit(i);
   } else if (workload_.arrival == ArrivalKind::closed) {
-    const std::uint32_t per = workload_.per_client;
     for (std::uint32_t c = 0; c < workload_.clients; ++c) {
-      const std::uint64_t first = static_cast<std::uint64_t>(c) * per;
-      if (per == 0 || first >= tasks.size()) continue;
-      const std::uint32_t last = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(first + per, tasks.size()));
-      const std::int64_t due = tasks[first].think.count();
-      if (due < workload_.closed_duration.count()) {
-        agenda_.push({due, static_cast<std::uint32_t>(first)});
+      const ClientStep first = closed_client_first(workload_, c);
+      if (first.next) {
+        agenda_.push({first.due.count(), *first.next});
         ++clients_active_;
       } else {
-        make_final(last - static_cast<std::uint32_t>(first));
+        make_final(TaskOutcome::not_run, first.never_issued);
       }
     }
-    // Tasks beyond the clients' ranges are never issued.
-    const std::uint64_t owned = static_cast<std::uint64_t>(workload_.clients) * per;
-    if (owned < tasks.size()) make_final(static_cast<std::uint32_t>(tasks.size() - owned));
+    make_final(TaskOutcome::not_run, closed_unowned_tasks(workload_));
     check_done();
     while (clients_active_ > 0) {
       if (agenda_.empty()) {
-        submitter_waits_until_ = Kernel::kNever;
+        submitter_asleep_ = AgendaSleep{};
         co_await k_.wait(agenda_q_);
-        submitter_waits_until_ = -1;
+        submitter_asleep_.reset();
         continue;
       }
       const Due next = agenda_.top();
       if (next.t > k_.now().count()) {
-        submitter_waits_until_ = next.t;
+        submitter_asleep_ = AgendaSleep{next.t};
         co_await k_.wait_until(agenda_q_, Duration{next.t});
-        submitter_waits_until_ = -1;
+        submitter_asleep_.reset();
         continue;
       }
       agenda_.pop();
@@ -128,16 +132,35 @@ Co Driver::execute(std::uint32_t task) {
 
 Co Driver::completed(std::uint32_t task) {
   in_system_step(-1);
-  make_final(1);
-  if (workload_.graph) {
-    for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
-      if (--preds_left_[s] == 0) co_await submit(s);
+  make_final(TaskOutcome::completed, 1);
+  if (graph_) {
+    // One successor at a time: a submit may suspend this thread, and the
+    // next successor's count is taken after it (the order is part of the
+    // run's determinism).
+    for (std::uint32_t s : workload_.successors_of(workload_.tasks[task])) {
+      switch (graph_->predecessor_final(s, true)) {
+        case Release::wait:
+          break;
+        case Release::submit:
+          co_await submit(s);
+          break;
+        case Release::not_run:
+          release_not_run(s);
+          break;
+      }
+    }
   }
   if (workload_.arrival == ArrivalKind::closed && !workload_.graph) {
-    const std::int64_t next = client_next(task, true);
-    if (next >= 0) co_await submit(static_cast<std::uint32_t>(next));
+    if (const auto next = client_next(task, true)) co_await submit(*next);
   }
   check_done();
+}
+
+void Driver::release_not_run(std::uint32_t task) {
+  not_run_scratch_.clear();
+  graph_->cascade_not_run(task, not_run_scratch_);
+  // Their records keep outcome not_run and zero times (never submitted).
+  make_final(TaskOutcome::not_run, static_cast<std::uint32_t>(not_run_scratch_.size()));
 }
 
 void Driver::reject(std::uint32_t task) {
@@ -145,43 +168,45 @@ void Driver::reject(std::uint32_t task) {
   rec.outcome = TaskOutcome::rejected;
   rec.start = rec.end = k_.now();
   in_system_step(-1);
-  make_final(1);
+  make_final(TaskOutcome::rejected, 1);
+  if (graph_) {
+    for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
+      if (graph_->predecessor_final(s, false) == Release::not_run) release_not_run(s);
+  }
   // reject() is not a coroutine: its next issue goes through the agenda.
   if (workload_.arrival == ArrivalKind::closed && !workload_.graph) (void)client_next(task, false);
   check_done();
 }
 
-std::int64_t Driver::client_next(std::uint32_t task, bool issue_now) {
-  const auto& tasks = workload_.tasks;
-  const std::uint32_t per = workload_.per_client;
-  const std::uint32_t client = task / per;
-  const std::uint32_t end =
-      static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(client + 1) * per,
-                                                         tasks.size()));
-  const std::uint32_t next = task + 1;
-  const std::int64_t due = next < end ? k_.now().count() + tasks[next].think.count() : 0;
-  if (next >= end || due >= workload_.closed_duration.count()) {
-    make_final(end - next);  // the client stops: its remaining tasks are never issued
+std::optional<std::uint32_t> Driver::client_next(std::uint32_t task, bool issue_now) {
+  const ClientStep step = closed_client_next(workload_, task, k_.now());
+  if (!step.next) {
+    make_final(TaskOutcome::not_run, step.never_issued);  // the client stops
+    assert(clients_active_ > 0);
     --clients_active_;
-    if (clients_active_ == 0 && submitter_waits_until_ != -1) {
-      submitter_waits_until_ = -1;
-      k_.notify_one(agenda_q_);
-    }
-    return -1;
+    if (clients_active_ == 0) wake_submitter_before(std::nullopt);
+    return std::nullopt;
   }
-  if (issue_now && due == k_.now().count()) return next;
-  agenda_.push({due, next});
-  if (submitter_waits_until_ != -1 && due < submitter_waits_until_) {
-    submitter_waits_until_ = -1;
-    k_.notify_one(agenda_q_);
-  }
-  return -1;
+  if (issue_now && step.due == k_.now()) return step.next;
+  agenda_.push({step.due.count(), *step.next});
+  wake_submitter_before(step.due.count());
+  return std::nullopt;
+}
+
+void Driver::wake_submitter_before(std::optional<std::int64_t> due) {
+  if (!submitter_asleep_) return;
+  const std::optional<std::int64_t>& deadline = submitter_asleep_->deadline;
+  if (due && deadline && *due >= *deadline) return;  // it wakes by itself first
+  submitter_asleep_.reset();
+  k_.notify_one(agenda_q_);
 }
 
 void Driver::finish(RunResult& r) {
   in_system_step(0);
   const double end = static_cast<double>(k_.now().count());
   extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
+  assert(finished() && "the run ended with tasks not final");
+  assert(outcomes_.consistent(records_));
   r.records = std::move(records_);
   for (auto& [name, value] : extra_) r.extra[name] += value;
 }

@@ -19,9 +19,16 @@
 //   the earliest (a completion that makes an earlier one due wakes it);
 // - graph: the submitter submits the roots; a task's completion releases
 //   each successor whose predecessors are all done, submitted by the
-//   completing thread (as a continuation would be).
+//   completing thread (as a continuation would be); a rejected task's
+//   successors never run: they are final as not_run once their last
+//   predecessor is final (models/completion.hpp, the real runner's rule).
+// The graph and closed-client rules are models/completion.hpp's, shared with
+// the real runner (real/run_context.cpp).
 // After submitting, the submitter blocks (it joins the run); the run ends
-// the instant every task is final (completed, rejected, or never issued).
+// the instant every task is final (completed, rejected, or not_run: never
+// issued, or a successor of a rejected graph task).
+// Invariant (asserted in finish()): at the end, completed + rejected +
+// not_run == tasks, and the records agree with those counts.
 //
 // Records: submit = when the submitter hands the task to the runtime; start
 // = when a thread begins its first phase; end = its last phase finished;
@@ -31,16 +38,16 @@
 // Extra counters: tasks_in_system_mean, the time average of submitted but
 // not yet final tasks, integrated online (Little's law's L, measured apart
 // from the records).
-// Left out: a rejected graph task does not release its successors (they stay
-// never run and the run ends when no event is left).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
 
+#include "models/completion.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
@@ -65,7 +72,7 @@ class Driver {
   // Runtime-specific counters (reported in RunResult::extra).
   void add_extra(const std::string& name, double value) { extra_[name] += value; }
 
-  bool finished() const { return final_ == workload_.tasks.size(); }
+  bool finished() const { return outcomes_.final() == workload_.tasks.size(); }
   // Moves the records and extra counters into r.
   void finish(RunResult& r);
 
@@ -79,12 +86,18 @@ class Driver {
   Co submitter();
   Co submit(std::uint32_t task);
   Co completed(std::uint32_t task);
-  void make_final(std::uint32_t count);
+  // Graph: `task`'s successors that can never run (a predecessor was
+  // rejected) become final as not_run.
+  void release_not_run(std::uint32_t task);
+  void make_final(TaskOutcome outcome, std::uint32_t count);
   void in_system_step(int delta);
   // The client of `task` is done with it: returns the next task when it is
   // due now (think 0) and `issue_now`, for the caller to submit; otherwise
-  // puts it on the submitter's agenda (or ends the client) and returns -1.
-  std::int64_t client_next(std::uint32_t task, bool issue_now);
+  // puts it on the submitter's agenda (or ends the client) and returns none.
+  std::optional<std::uint32_t> client_next(std::uint32_t task, bool issue_now);
+  // Wakes the submitter if it sleeps on the agenda past `due` (nullopt: the
+  // last client stopped).
+  void wake_submitter_before(std::optional<std::int64_t> due);
   void check_done();
 
   Kernel& k_;
@@ -93,9 +106,10 @@ class Driver {
   Runtime* rt_ = nullptr;
   std::vector<TaskRecord> records_;
   std::vector<Mutex> locks_;
-  std::vector<std::uint32_t> preds_left_;
+  std::optional<GraphRelease> graph_;  // graph workloads only
+  std::vector<std::uint32_t> not_run_scratch_;
   std::map<std::string, double> extra_;
-  std::size_t final_ = 0;
+  OutcomeCounts outcomes_;
   // Little's law bookkeeping
   std::int64_t in_system_ = 0;
   std::int64_t last_change_ = 0;
@@ -104,7 +118,12 @@ class Driver {
   std::priority_queue<Due, std::vector<Due>, std::greater<>> agenda_;
   std::uint32_t clients_active_ = 0;
   WaitQueue agenda_q_;
-  std::int64_t submitter_waits_until_ = -1;  // -1: not waiting on the agenda
+  // The submitter's sleep on the agenda: none while it is awake; otherwise
+  // the instant it wakes by itself (or until notified: no deadline).
+  struct AgendaSleep {
+    std::optional<std::int64_t> deadline;  // unset: until notified
+  };
+  std::optional<AgendaSleep> submitter_asleep_;
   WaitQueue park_q_;
 };
 

@@ -17,20 +17,24 @@
 //   steady blocking the pool grows one thread per period, a staircase;
 // - a worker idle for InjectionParams::idle_timeout (20 s, .NET's
 //   ThreadTimeoutMs) retires while should_retire() holds (above min_threads);
-//   the deadline is fixed when it goes idle, as in the real twin.
+//   the deadline is fixed when it goes idle (models/idle_policy.hpp, the
+//   rule of both twins and of the pool).
 // Hand-over cost: machine.queue_handover of CPU on the submitter per push and
 // on the worker per pop (the twin's locked deque), as in sim/pool.cpp.
-// Invariants: counts_.live = workers started and not retired; dequeues_ only grows;
-// the queue is in enqueue order, so its head waited longest.
+// Invariants: counts_.live = workers started and not retired, at most
+// max_threads (asserted); idle_ <= counts_.live; the queue is in enqueue
+// order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
 // workers_peak (workers alive at once; the gate and the submitter are not
 // workers but are OS threads of the run, in threads_peak).
 // Left out: hill climbing (throughput-driven goal changes), cooperative
 // blocking hints, and .NET's CPU-utilisation scaling of the delay.
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <memory>
 
+#include "models/idle_policy.hpp"
 #include "models/injection_policy.hpp"
 #include "sim/driver.hpp"
 #include "sim/runtime.hpp"
@@ -62,6 +66,7 @@ class InjectingPool final : public Runtime {
   // new worker runs (the real twin counts it under its lock before spawning).
   Co start_worker() {
     counts_.worker_started();
+    assert(counts_.live <= params_.max_threads);
     co_await k_.spawn(worker(), "worker");
   }
 
@@ -81,18 +86,20 @@ class InjectingPool final : public Runtime {
       if (!queue_.empty()) {
         const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
-        ++dequeues_;
         co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
         co_await driver_.execute(t);
         continue;
       }
       ++idle_;
-      const Duration deadline = k_.now() + params_.idle_timeout;
+      assert(idle_ <= counts_.live);
+      IdlePeriod idle;
       bool retire = false;
       while (queue_.empty()) {
-        const bool woken = co_await k_.wait_until(idle_q_, deadline);
-        if (!woken && queue_.empty()) {
-          retire = should_retire(params_, counts_.live);
+        const auto deadline = idle.deadline(params_.idle_timeout, k_.now());
+        const bool woken = co_await k_.wait_until(idle_q_, *deadline);
+        if (!queue_.empty()) break;
+        if (idle.after_wait(!woken, should_retire(params_, counts_.live)) == IdleStep::retire) {
+          retire = true;
           break;
         }
       }
@@ -108,7 +115,6 @@ class InjectingPool final : public Runtime {
   Driver& driver_;
   InjectionParams params_;
   std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at
-  std::uint64_t dequeues_ = 0;
   int idle_ = 0;
   bool started_ = false;
   WaitQueue idle_q_;

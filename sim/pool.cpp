@@ -7,16 +7,23 @@
 //   and notify one idle worker (LinkedBlockingQueue.offer signals notEmpty);
 //   or, with the queue full, start an extra thread up to max_threads; or
 //   reject. Starting a thread costs the submitting thread thread_create.
-// - Rejection: abort and discard drop the task (recorded as rejected);
-//   discard-oldest drops the queue's head and submits again; caller-runs
-//   runs the task on the submitting thread (counted in
-//   extra.rejected_caller_runs).
+// - Rejection: decide_reject() (models/pool_policy.hpp): abort and discard
+//   drop the task (recorded as rejected); discard-oldest drops the queue's
+//   head and submits again; caller-runs runs the task on the submitting
+//   thread.
 // - A worker runs its first task, then takes tasks from the queue; with the
-//   queue empty it blocks on the idle wait queue, forever for a core worker,
-//   for at most keep_alive (idle_wait_limit) above the core size, and exits
-//   when should_retire says so after a timed-out wait (getTask()).
+//   queue empty it is idle (models/idle_policy.hpp): it blocks on the idle
+//   wait queue, forever for a core worker, until a deadline keep_alive
+//   (idle_wait_limit) after the idle period began above the core size, and
+//   exits when should_retire says so after that deadline passed with no work
+//   (getTask()).
+// Counters (RunResult::extra, PoolCounts, the real twin's names):
+// threads_started, threads_retired, rejections, caller_runs.
 // The worker count is incremented when a start is decided, before the new
 // thread runs (addWorker's compareAndIncrementWorkerCount).
+// Invariants (asserted): counts_.live = workers started and not retired, at
+// most max_threads; the queue never holds more than its capacity; idle_
+// waiters are workers.
 // Hand-over cost: machine.queue_handover of CPU on the submitting thread per
 // enqueue (after the task is queued and an idle worker notified, as the real
 // twin pushes and signals under its lock) and on the worker per dequeue
@@ -24,9 +31,11 @@
 // never passes through the queue and pays neither.
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
 // run ends when every task is final; idle workers are still alive then).
+#include <cassert>
 #include <deque>
 #include <memory>
 
+#include "models/idle_policy.hpp"
 #include "models/pool_policy.hpp"
 #include "sim/driver.hpp"
 #include "sim/runtime.hpp"
@@ -41,14 +50,18 @@ class Pool final : public Runtime {
       : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {}
 
   Co submit(std::uint32_t task) override {
-    switch (decide_submit(limits_, live_, static_cast<std::int64_t>(queue_.size()))) {
+    const auto queued = static_cast<std::int64_t>(queue_.size());
+    switch (decide_submit(limits_, counts_.live, queued)) {
       case SubmitAction::start_core_thread:
       case SubmitAction::start_extra_thread:
-        ++live_;
+        counts_.worker_started();
+        assert(counts_.live <= limits_.max);
         co_await k_.spawn(worker(task), "worker");
         break;
       case SubmitAction::enqueue:
         queue_.push_back(task);
+        assert(!limits_.queue_capacity ||
+               static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity);
         k_.notify_one(idle_);
         co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
         break;
@@ -58,24 +71,20 @@ class Pool final : public Runtime {
     }
   }
 
+  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
+
  private:
   Co reject(std::uint32_t task) {
-    switch (limits_.reject) {
-      case RejectPolicy::abort:
-      case RejectPolicy::discard:
+    switch (counts_.rejected(limits_.reject, static_cast<std::int64_t>(queue_.size()))) {
+      case RejectAction::reject_new:
         driver_.reject(task);
         break;
-      case RejectPolicy::discard_oldest:
-        if (queue_.empty()) {
-          driver_.reject(task);  // nothing older to drop (a zero-capacity queue)
-        } else {
-          driver_.reject(queue_.front());
-          queue_.pop_front();
-          co_await submit(task);
-        }
+      case RejectAction::drop_oldest:
+        driver_.reject(queue_.front());
+        queue_.pop_front();
+        co_await submit(task);
         break;
-      case RejectPolicy::caller_runs:
-        driver_.add_extra("rejected_caller_runs", 1);
+      case RejectAction::run_on_caller:
         co_await driver_.execute(task);
         break;
     }
@@ -90,10 +99,16 @@ class Pool final : public Runtime {
         co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
         co_await driver_.execute(task);
       }
-      const bool woken = co_await k_.wait(idle_, idle_wait_limit(limits_, live_));
-      if (!woken && queue_.empty() && should_retire(limits_, live_)) {
-        --live_;
-        co_return;
+      IdlePeriod idle;
+      while (queue_.empty()) {
+        const auto deadline = idle.deadline(idle_wait_limit(limits_, counts_.live), k_.now());
+        const bool woken =
+            deadline ? co_await k_.wait_until(idle_, *deadline) : co_await k_.wait(idle_);
+        if (!queue_.empty()) break;
+        if (idle.after_wait(!woken, should_retire(limits_, counts_.live)) == IdleStep::retire) {
+          counts_.worker_retired();
+          co_return;
+        }
       }
     }
   }
@@ -102,7 +117,7 @@ class Pool final : public Runtime {
   Driver& driver_;
   PoolLimits limits_;
   std::deque<std::uint32_t> queue_;
-  int live_ = 0;
+  PoolCounts counts_;
   WaitQueue idle_;
 };
 

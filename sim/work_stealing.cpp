@@ -9,13 +9,13 @@
 // runs on its spawner unless another worker steals it; submit() from any
 // other thread (the submitter) appends to the injection queue. Either way
 // one parked worker is woken (the real twin notifies when a worker sleeps).
-// A worker's search is the chain of models/steal_policy.hpp: its own deque
-// at the back (LIFO), the injection queue's oldest task, then the other
-// deques' oldest tasks, victims in StealPolicy::victim order from a start
-// drawn from the worker's own stream Rng::derive(seed, index) (the real
-// twin's streams, so both try the same victims in the same order). After
-// spin_rounds failed rounds it parks on one wait queue until a submit wakes
-// it.
+// A worker's search is models/steal_policy.hpp's find_work(), the code the
+// real twin runs: its own deque at the back (LIFO), the injection queue's
+// oldest task, then the other deques' oldest tasks, victims in
+// StealPolicy::victim order from a start drawn from the worker's own stream
+// Rng::derive(seed, index) (the real twin's streams, so both try the same
+// victims in the same order). After spin_rounds failed rounds
+// (SpinThenPark) it parks on one wait queue until a submit wakes it.
 // Spinning costs CPU: the rounds between two searches are computed work,
 // together as long as a wake-up of a parked worker (wakeup_latency +
 // idle_exit of the profile), split evenly over the spin_rounds - 1 pauses.
@@ -29,9 +29,9 @@
 // (oneTBB's RML private_server::wake_some wakes at most two, and every woken
 // worker propagates the chain reaction), so creation costs spread over the
 // workers.
-// Invariants: pending_ = tasks in all deques and the injection queue; a
-// worker parks only right after a failed round in the same resume (no
-// event in between), so no wake-up is lost.
+// Invariants: pending_ = tasks in all deques and the injection queue, never
+// negative (asserted); a worker parks only right after a failed round in
+// the same resume (no event in between), so no wake-up is lost.
 // Counters (RunResult::extra): steals, failed_steals (a victim found
 // empty), parks, local_pops, injection_pops, spin_rounds (pauses computed).
 // Left out: the lock-free Chase-Lev deque's races (a steal and a pop never
@@ -40,6 +40,7 @@
 #include "sim/work_stealing.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <optional>
 #include <vector>
@@ -60,8 +61,8 @@ class WorkStealing final : public Runtime {
     flavor_.spin_rounds = std::max(1, flavor_.spin_rounds);
     const auto& m = k_.machine();
     if (flavor_.spin_rounds > 1)
-      spin_pause_ = Duration{(m.wakeup_latency.count() + m.idle_exit.count()) /
-                             (flavor_.spin_rounds - 1)};
+      spin_pause_ =
+          Duration{(m.wakeup_latency.count() + m.idle_exit.count()) / (flavor_.spin_rounds - 1)};
     workers_.resize(static_cast<std::size_t>(flavor_.threads));
     for (int i = 0; i < flavor_.threads; ++i)
       workers_[static_cast<std::size_t>(i)].rng =
@@ -84,32 +85,47 @@ class WorkStealing final : public Runtime {
   }
 
   void report(std::map<std::string, double>& extra) const override {
-    Counters sum;
-    for (const Worker& w : workers_) {
-      sum.steals += w.c.steals;
-      sum.failed_steals += w.c.failed_steals;
-      sum.parks += w.c.parks;
-      sum.local_pops += w.c.local_pops;
-      sum.injection_pops += w.c.injection_pops;
-      sum.spins += w.c.spins;
-    }
-    extra["steals"] = static_cast<double>(sum.steals);
-    extra["failed_steals"] = static_cast<double>(sum.failed_steals);
-    extra["parks"] = static_cast<double>(sum.parks);
-    extra["local_pops"] = static_cast<double>(sum.local_pops);
-    extra["injection_pops"] = static_cast<double>(sum.injection_pops);
-    extra["spin_rounds"] = static_cast<double>(sum.spins);
+    StealCounts sum;
+    for (const Worker& w : workers_) sum.add(w.c);
+    sum.report(extra);
   }
 
  private:
-  struct Counters {
-    std::int64_t steals = 0, failed_steals = 0, parks = 0, local_pops = 0, injection_pops = 0,
-                 spins = 0;
-  };
   struct Worker {
     std::deque<std::uint32_t> deque;  // back = owner end, front = thief end
     Rng rng{0};
-    Counters c;
+    StealCounts c;
+  };
+
+  // The queues as find_work() sees them; the simulator's single event loop
+  // needs no lock.
+  struct Queues {
+    WorkStealing& ws;
+    std::optional<std::uint32_t> pop_local(int self) {
+      return take_back(ws.workers_[static_cast<std::size_t>(self)].deque);
+    }
+    std::optional<std::uint32_t> pop_injection() { return take_front(ws.injection_); }
+    std::optional<std::uint32_t> steal(int victim) {
+      return take_front(ws.workers_[static_cast<std::size_t>(victim)].deque);
+    }
+    std::optional<std::uint32_t> take_back(std::deque<std::uint32_t>& d) {
+      if (d.empty()) return std::nullopt;
+      const std::uint32_t t = d.back();
+      d.pop_back();
+      taken();
+      return t;
+    }
+    std::optional<std::uint32_t> take_front(std::deque<std::uint32_t>& d) {
+      if (d.empty()) return std::nullopt;
+      const std::uint32_t t = d.front();
+      d.pop_front();
+      taken();
+      return t;
+    }
+    void taken() {
+      --ws.pending_;
+      assert(ws.pending_ >= 0);
+    }
   };
 
   // The calling thread pays thread_create; the new worker's id is mapped to
@@ -120,9 +136,7 @@ class WorkStealing final : public Runtime {
     worker_of_[t] = i;
   }
 
-  int worker_index(ThreadId t) const {
-    return t < worker_of_.size() ? worker_of_[t] : -1;
-  }
+  int worker_index(ThreadId t) const { return t < worker_of_.size() ? worker_of_[t] : -1; }
 
   Co worker(int i) {
     if (flavor_.chain_start) {
@@ -130,58 +144,25 @@ class WorkStealing final : public Runtime {
         co_await start_worker(child);
     }
     Worker& w = workers_[static_cast<std::size_t>(i)];
-    int failed_rounds = 0;
+    SpinThenPark idle(flavor_.spin_rounds);
+    Queues queues{*this};
     for (;;) {
-      if (const auto t = find_task(i)) {
-        failed_rounds = 0;
+      const auto t = find_work(
+          queues, i, flavor_.threads, flavor_.all_victims_per_round, [&w] { return w.rng.next(); },
+          w.c);
+      if (t) {
+        idle.found();
         co_await driver_.execute(*t);
         continue;
       }
-      if (++failed_rounds < flavor_.spin_rounds) {
+      if (idle.missed() == SpinThenPark::Next::spin) {
         ++w.c.spins;
         co_await k_.compute(spin_pause_);
         continue;
       }
-      failed_rounds = 0;
       ++w.c.parks;
       co_await k_.wait(park_);
     }
-  }
-
-  // models/steal_policy.hpp's chain: local (LIFO), injection (FIFO), steal
-  // (FIFO from the victim's far end).
-  std::optional<std::uint32_t> find_task(int self) {
-    Worker& w = workers_[static_cast<std::size_t>(self)];
-    if (!w.deque.empty()) {
-      const std::uint32_t t = w.deque.back();
-      w.deque.pop_back();
-      ++w.c.local_pops;
-      --pending_;
-      return t;
-    }
-    if (!injection_.empty()) {
-      const std::uint32_t t = injection_.front();
-      injection_.pop_front();
-      ++w.c.injection_pops;
-      --pending_;
-      return t;
-    }
-    const int n = flavor_.threads;
-    if (n < 2) return std::nullopt;
-    const std::uint64_t start = w.rng.next();
-    const int tries = flavor_.all_victims_per_round ? n - 1 : 1;
-    for (int k = 0; k < tries; ++k) {
-      Worker& v = workers_[static_cast<std::size_t>(StealPolicy::victim(self, n, start, k))];
-      if (!v.deque.empty()) {
-        const std::uint32_t t = v.deque.front();
-        v.deque.pop_front();
-        ++w.c.steals;
-        --pending_;
-        return t;
-      }
-      ++w.c.failed_steals;
-    }
-    return std::nullopt;
   }
 
   Kernel& k_;

@@ -1,0 +1,114 @@
+// completion.cpp: graph release and closed-client rules (design in
+// completion.hpp).
+#include "models/completion.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace poolsim {
+
+GraphRelease::GraphRelease(const Workload& w) : w_(w) {
+  preds_left_.reserve(w.tasks.size());
+  for (const Task& t : w.tasks) preds_left_.push_back(t.pred_count);
+  doomed_.assign(w.tasks.size(), 0);
+}
+
+Release GraphRelease::predecessor_final(std::uint32_t succ, bool completed) {
+  assert(preds_left_[succ] > 0 && "a task released twice: more final predecessors than edges");
+  if (!completed) doomed_[succ] = 1;
+  if (--preds_left_[succ] > 0) return Release::wait;
+  return doomed_[succ] != 0 ? Release::not_run : Release::submit;
+}
+
+void GraphRelease::cascade_not_run(std::uint32_t task, std::vector<std::uint32_t>& not_run) {
+  std::vector<std::uint32_t> stack{task};
+  while (!stack.empty()) {
+    const std::uint32_t t = stack.back();
+    stack.pop_back();
+    assert(preds_left_[t] == 0 && doomed_[t] != 0);
+    not_run.push_back(t);
+    for (std::uint32_t s : w_.successors_of(w_.tasks[t]))
+      if (predecessor_final(s, false) == Release::not_run) stack.push_back(s);
+  }
+}
+
+void GraphRelease::task_final(std::uint32_t task, bool completed, std::vector<std::uint32_t>& ready,
+                              std::vector<std::uint32_t>& not_run) {
+  for (std::uint32_t s : w_.successors_of(w_.tasks[task])) {
+    switch (predecessor_final(s, completed)) {
+      case Release::wait:
+        break;
+      case Release::submit:
+        ready.push_back(s);
+        break;
+      case Release::not_run:
+        cascade_not_run(s, not_run);
+        break;
+    }
+  }
+}
+
+namespace {
+
+// One past client c's last task.
+std::uint32_t client_end(const Workload& w, std::uint32_t client) {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      static_cast<std::uint64_t>(client + 1) * w.per_client, w.tasks.size()));
+}
+
+}  // namespace
+
+ClientStep closed_client_next(const Workload& w, std::uint32_t task, Duration now) {
+  assert(w.per_client > 0);
+  const std::uint32_t end = client_end(w, task / w.per_client);
+  const std::uint32_t next = task + 1;
+  ClientStep step;
+  if (next < end) {
+    step.due = now + w.tasks[next].think;
+    if (step.due < w.closed_duration) {
+      step.next = next;
+      return step;
+    }
+  }
+  step.never_issued = end - next;
+  return step;
+}
+
+ClientStep closed_client_first(const Workload& w, std::uint32_t client) {
+  ClientStep step;
+  const std::uint64_t first = static_cast<std::uint64_t>(client) * w.per_client;
+  if (w.per_client == 0 || first >= w.tasks.size()) return step;  // owns nothing
+  step.due = w.tasks[first].think;
+  if (step.due < w.closed_duration) {
+    step.next = static_cast<std::uint32_t>(first);
+  } else {
+    step.never_issued = client_end(w, client) - static_cast<std::uint32_t>(first);
+  }
+  return step;
+}
+
+std::uint32_t closed_unowned_tasks(const Workload& w) {
+  const std::uint64_t owned = static_cast<std::uint64_t>(w.clients) * w.per_client;
+  return owned < w.tasks.size() ? static_cast<std::uint32_t>(w.tasks.size() - owned) : 0;
+}
+
+bool OutcomeCounts::consistent(const std::vector<TaskRecord>& records) const {
+  OutcomeCounts seen;
+  for (const TaskRecord& r : records) {
+    switch (r.outcome) {
+      case TaskOutcome::completed:
+        ++seen.completed;
+        break;
+      case TaskOutcome::rejected:
+        ++seen.rejected;
+        break;
+      case TaskOutcome::not_run:
+        ++seen.not_run;
+        break;
+    }
+  }
+  return seen.completed == completed && seen.rejected == rejected && seen.not_run == not_run &&
+         final() == records.size();
+}
+
+}  // namespace poolsim
