@@ -1,10 +1,11 @@
 // machine.hpp: a machine profile, every parameter the simulator's kernel model
 // uses. Nothing in sim/ hard-codes a cost: it reads this struct, and
-// `poolsim calibrate` measures each field on a real machine. The meaning of
-// each field is in ../shared/spec/scenario.md ("machine").
+// `poolsim calibrate` measures each field on a real machine. The list of
+// fields with their kinds, meanings, how each is measured and which a file
+// may leave out is models/machine_fields.hpp; a field added here is added
+// there. The user's view is docs/scenarios.md ("Machine profiles").
 #pragma once
 
-#include <cstddef>
 #include <string>
 
 #include "models/units.hpp"
@@ -29,7 +30,7 @@ struct MachineProfile {
   Bytes stack_touch = 0;      // memory actually touched per thread
   // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").
   // Added after the fields above: a profile without them takes the shipped
-  // `default` profile's values (kFirstOptional).
+  // `default` profile's values (FieldPresence::from_default).
   Duration queue_handover{};  // one side (push or pop) of a hand-over through a locked queue
   Duration fiber_create{};    // a user-level thread's creation, first mount and end
   Duration fiber_switch{};    // one user-level switch: an unmount or a remount
@@ -57,18 +58,6 @@ struct MachineProfile {
   // thread_create).
   Duration wake_cost{};
   Duration wake_ipi{};
-
-  // The names of the fields above, in file order (used by the loader, the
-  // calibrator's writer and the validator's report).
-  static constexpr const char* kFields[] = {
-      "cores",          "slice",          "tick",          "switch_cost",   "cache_refill",
-      "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
-      "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
-      "fiber_switch",   "timer_arm",      "stack_cache",   "stack_map",     "stack_unmap",
-      "tlb_shootdown",  "wake_pack_util", "wake_cost",     "wake_ipi"};
-  // kFields[kFirstOptional...] may be missing from a profile file: they were
-  // added later, and a missing one takes the `default` profile's value.
-  static constexpr std::size_t kFirstOptional = 13;
 };
 
 }  // namespace poolsim

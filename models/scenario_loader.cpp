@@ -60,6 +60,7 @@
 #include <string_view>
 #include <utility>
 
+#include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "models/yaml_reader.hpp"
 
@@ -124,35 +125,6 @@ fs::path host_profile_path() {
 }
 
 namespace {
-
-// The machine profile's duration fields by name (every field of kFields but
-// cores, the three sizes and wake_pack_util).
-template <class Profile>
-auto* duration_field(Profile& m, std::string_view f) {
-  static constexpr std::pair<std::string_view, Duration MachineProfile::*> kDurations[] = {
-      {"slice", &MachineProfile::slice},
-      {"tick", &MachineProfile::tick},
-      {"switch_cost", &MachineProfile::switch_cost},
-      {"cache_refill", &MachineProfile::cache_refill},
-      {"migration_cost", &MachineProfile::migration_cost},
-      {"wakeup_latency", &MachineProfile::wakeup_latency},
-      {"idle_exit", &MachineProfile::idle_exit},
-      {"timer_slack", &MachineProfile::timer_slack},
-      {"thread_create", &MachineProfile::thread_create},
-      {"thread_exit", &MachineProfile::thread_exit},
-      {"queue_handover", &MachineProfile::queue_handover},
-      {"fiber_create", &MachineProfile::fiber_create},
-      {"fiber_switch", &MachineProfile::fiber_switch},
-      {"timer_arm", &MachineProfile::timer_arm},
-      {"stack_map", &MachineProfile::stack_map},
-      {"stack_unmap", &MachineProfile::stack_unmap},
-      {"tlb_shootdown", &MachineProfile::tlb_shootdown},
-      {"wake_cost", &MachineProfile::wake_cost},
-      {"wake_ipi", &MachineProfile::wake_ipi}};
-  for (const auto& [name, member] : kDurations)
-    if (name == f) return &(m.*member);
-  throw std::logic_error("machine profile: no duration field '" + std::string(f) + "'");
-}
 
 // ---------------------------------------------------------------------------
 // Files and parsing
@@ -302,16 +274,37 @@ struct ProfileLoader {
     return load_file(*req, v.mark, *v.src, v.path);
   }
 
+  // One field's value, read by the field's kind (machine_fields.hpp).
+  static void read_machine_field(const MachineField& f, const Val& v, MachineProfile& m) {
+    switch (f.kind()) {
+      case FieldKind::count:
+        m.*std::get<int MachineProfile::*>(f.member) =
+            static_cast<int>(yaml::integer(v, 1, 65536, f.name));
+        break;
+      case FieldKind::duration: {
+        const Duration d = yaml::duration(v);
+        if (d < Duration{0}) v.fail(std::string(f.name) + " must not be negative");
+        m.*std::get<Duration MachineProfile::*>(f.member) = d;
+        break;
+      }
+      case FieldKind::size:
+        m.*std::get<Bytes MachineProfile::*>(f.member) = yaml::size(v);
+        break;
+      case FieldKind::fraction:
+        m.*std::get<double MachineProfile::*>(f.member) = yaml::fraction(v);
+        break;
+    }
+  }
+
   // A profile map: optional `name:` and `base:`, then fields. Every field is
   // required once `base:` is resolved.
   MachineProfile read_map(const Val& v, bool is_file) {
     std::vector<std::string> allowed = {"name", "base"};
-    for (const char* f : MachineProfile::kFields) allowed.emplace_back(f);
+    for (const MachineField& f : kMachineFields) allowed.emplace_back(f.name);
     MapReader r(v, allowed, "a machine profile");
     MachineProfile m;
     m.name.clear();
-    constexpr std::size_t kN = std::size(MachineProfile::kFields);
-    std::array<bool, kN> have{};
+    std::array<bool, kMachineFieldCount> have{};
     std::string base_name;
     if (auto b = r.get("base")) {
       m = load_named(*b);
@@ -319,60 +312,29 @@ struct ProfileLoader {
       have.fill(true);
     }
     bool overridden = false;
-    for (std::size_t i = 0; i < kN; ++i) {
-      const std::string f = MachineProfile::kFields[i];
-      auto fv = r.get(f);
+    for (std::size_t i = 0; i < kMachineFieldCount; ++i) {
+      const MachineField& f = kMachineFields[i];
+      auto fv = r.get(f.name);
       if (!fv) continue;
       have[i] = true;
       overridden = true;
-      if (f == "cores") {
-        m.cores = static_cast<int>(yaml::integer(*fv, 1, 65536, "cores"));
-      } else if (f == "stack_reserve") {
-        m.stack_reserve = yaml::size(*fv);
-      } else if (f == "stack_touch") {
-        m.stack_touch = yaml::size(*fv);
-      } else if (f == "stack_cache") {
-        m.stack_cache = yaml::size(*fv);
-      } else if (f == "wake_pack_util") {
-        m.wake_pack_util = yaml::fraction(*fv);
-      } else {
-        *duration_field(m, f) = yaml::duration(*fv);
-      }
+      read_machine_field(f, *fv, m);
     }
-    for (std::size_t i = 0; i < MachineProfile::kFirstOptional; ++i)
-      if (!have[i])
-        r.require(MachineProfile::kFields[i],
+    for (std::size_t i = 0; i < kMachineFieldCount; ++i)
+      if (!have[i] && kMachineFields[i].presence == FieldPresence::required)
+        r.require(kMachineFields[i].name,
                   "a machine profile needs every field, or `base:` naming a profile to start from");
-    // Fields added later (a runtime's per-task costs): a profile written
+    // Fields added later (a runtime's per-task costs...): a profile written
     // before them takes the shipped `default` profile's values.
-    bool missing_optional = false;
-    for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i)
-      missing_optional = missing_optional || !have[i];
-    if (missing_optional) {
-      const std::optional<MachineProfile> d = default_profile();
-      for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
-        if (have[i]) continue;
-        if (!d)
-          r.require(MachineProfile::kFields[i],
-                    "the `default` profile, which supplies missing runtime costs, is being "
-                    "loaded or does not exist, so this profile needs every field");
-        const std::string_view f = MachineProfile::kFields[i];
-        if (f == "stack_cache")
-          m.stack_cache = d->stack_cache;
-        else if (f == "wake_pack_util")
-          m.wake_pack_util = d->wake_pack_util;
-        else
-          *duration_field(m, f) = *duration_field(*d, f);
-
-      }
-    }
-    for (std::size_t i = MachineProfile::kFirstOptional; i < kN; ++i) {
-      if (std::string_view(MachineProfile::kFields[i]) == "stack_cache" ||
-          std::string_view(MachineProfile::kFields[i]) == "wake_pack_util")
-        continue;  // a size, a fraction (checked by its parser)
-      auto fv = r.get(MachineProfile::kFields[i]);
-      if (fv && yaml::duration(*fv) < Duration{0})
-        fv->fail(std::string(MachineProfile::kFields[i]) + " must not be negative");
+    std::optional<MachineProfile> d;
+    for (std::size_t i = 0; i < kMachineFieldCount; ++i) {
+      if (have[i]) continue;
+      if (!d) d = default_profile();
+      if (!d)
+        r.require(kMachineFields[i].name,
+                  "the `default` profile, which supplies missing runtime costs, is being "
+                  "loaded or does not exist, so this profile needs every field");
+      copy_machine_field(kMachineFields[i], m, *d);
     }
     if (m.slice <= Duration{0})
       r.require("slice").fail("the scheduler slice must be greater than 0ns");
@@ -1258,24 +1220,6 @@ MachineProfile load_machine_profile(const std::string& name_or_path, const LoadO
   return pl.load_file(*req, YAML::Mark::null_mark(), src, "machine");
 }
 
-namespace {
-std::string exact_duration(Duration d) {
-  const std::int64_t ns = d.count();
-  if (ns != 0 && ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + "s";
-  if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-  if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
-  return std::to_string(ns) + "ns";
-}
-std::string exact_size(Bytes b) {
-  constexpr Bytes kKiB = 1024;
-  if (b != 0 && b % (kKiB * kKiB * kKiB) == 0)
-    return std::to_string(b / (kKiB * kKiB * kKiB)) + "GiB";
-  if (b != 0 && b % (kKiB * kKiB) == 0) return std::to_string(b / (kKiB * kKiB)) + "MiB";
-  if (b != 0 && b % kKiB == 0) return std::to_string(b / kKiB) + "KiB";
-  return std::to_string(b) + "B";
-}
-}  // namespace
-
 std::string machine_profile_yaml(const MachineProfile& m, const std::string& comment) {
   std::string out;
   std::istringstream lines(comment);
@@ -1284,37 +1228,8 @@ std::string machine_profile_yaml(const MachineProfile& m, const std::string& com
   YAML::Emitter name;
   name << m.name;
   out += "name: " + std::string(name.c_str()) + "\n";
-  out += "cores: " + std::to_string(m.cores) + "\n";
-  const std::pair<const char*, Duration> durations[] = {{"slice", m.slice},
-                                                        {"tick", m.tick},
-                                                        {"switch_cost", m.switch_cost},
-                                                        {"cache_refill", m.cache_refill},
-                                                        {"migration_cost", m.migration_cost},
-                                                        {"wakeup_latency", m.wakeup_latency},
-                                                        {"idle_exit", m.idle_exit},
-                                                        {"timer_slack", m.timer_slack},
-                                                        {"thread_create", m.thread_create},
-                                                        {"thread_exit", m.thread_exit}};
-  for (const auto& [k, d] : durations) out += std::string(k) + ": " + exact_duration(d) + "\n";
-  out += "stack_reserve: " + exact_size(m.stack_reserve) + "\n";
-  out += "stack_touch: " + exact_size(m.stack_touch) + "\n";
-  const std::pair<const char*, Duration> runtime_costs[] = {{"queue_handover", m.queue_handover},
-                                                            {"fiber_create", m.fiber_create},
-                                                            {"fiber_switch", m.fiber_switch},
-                                                            {"timer_arm", m.timer_arm}};
-  for (const auto& [k, d] : runtime_costs)
-    out += std::string(k) + ": " + exact_duration(d) + "\n";
-  out += "stack_cache: " + exact_size(m.stack_cache) + "\n";
-  const std::pair<const char*, Duration> stack_costs[] = {{"stack_map", m.stack_map},
-                                                          {"stack_unmap", m.stack_unmap},
-                                                          {"tlb_shootdown", m.tlb_shootdown}};
-  for (const auto& [k, d] : stack_costs) out += std::string(k) + ": " + exact_duration(d) + "\n";
-  char pack[32];
-  std::snprintf(pack, sizeof pack, "%.3g", m.wake_pack_util);
-  out += "wake_pack_util: " + std::string(pack) + "\n";
-  out += "wake_cost: " + exact_duration(m.wake_cost) + "\n";
-  out += "wake_ipi: " + exact_duration(m.wake_ipi) + "\n";
-
+  for (const MachineField& f : kMachineFields)
+    out += std::string(f.name) + ": " + machine_field_yaml(f, m) + "\n";
   return out;
 }
 

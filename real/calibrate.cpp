@@ -85,6 +85,7 @@
 //                   wake_cost (the inter-processor interrupt).
 #include "real/calibrate.hpp"
 
+#include <fmt/format.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -107,8 +108,7 @@
 #include <sstream>
 #include <thread>
 
-#include <fmt/format.h>
-
+#include "models/machine_fields.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 #include "real/runner.hpp"
@@ -150,14 +150,29 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-Measurement summarize(std::string field, std::vector<double> samples, std::string unit, std::string method) {
+// The unit a measurement of a field of this kind is reported in.
+std::string unit_of(FieldKind k) {
+  switch (k) {
+    case FieldKind::count:
+      return "";
+    case FieldKind::duration:
+      return "s";
+    case FieldKind::size:
+      return "B";
+    case FieldKind::fraction:
+      return "fraction";
+  }
+  return "";
+}
+
+Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method) {
   Measurement m;
-  m.field = std::move(field);
+  m.field = std::string(field.field().name);
+  m.unit = unit_of(field.field().kind());
   m.samples = static_cast<int>(samples.size());
   m.median = quantile(samples, 0.5);
   m.p10 = quantile(samples, 0.1);
   m.p90 = quantile(samples, 0.9);
-  m.unit = std::move(unit);
   m.method = std::move(method);
   return m;
 }
@@ -166,13 +181,14 @@ Measurement summarize(std::string field, std::vector<double> samples, std::strin
 // states without delaying a normal thread woken there.
 class IdleSpinner {
  public:
-  explicit IdleSpinner(int cpu) : t_([this, cpu] {
-    pin_self(cpu);
-    sched_param p{};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
-    while (!stop_.load(std::memory_order_relaxed)) {
-    }
-  }) {}
+  explicit IdleSpinner(int cpu)
+      : t_([this, cpu] {
+          pin_self(cpu);
+          sched_param p{};
+          pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+          while (!stop_.load(std::memory_order_relaxed)) {
+          }
+        }) {}
   ~IdleSpinner() {
     stop_ = true;
     t_.join();
@@ -212,7 +228,8 @@ int config_hz() {
   struct utsname u {};
   uname(&u);
   const std::string boot = std::string("/boot/config-") + u.release;
-  for (const std::string& cmd : {std::string("zcat /proc/config.gz 2>/dev/null"), "cat " + boot + " 2>/dev/null"}) {
+  for (const std::string& cmd :
+       {std::string("zcat /proc/config.gz 2>/dev/null"), "cat " + boot + " 2>/dev/null"}) {
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) continue;
     char buf[512];
@@ -243,7 +260,7 @@ Measurement measure_tick(int rounds) {
       for (double c : {100.0, 250.0, 300.0, 1000.0})
         if (std::fabs(hz - c) / c < 0.05) hz = c;
     for (auto& hz : samples) hz = 1.0 / hz;
-    return summarize("tick", samples, "s", "jiffies per second (/proc/timer_list)");
+    return summarize("tick", samples, "jiffies per second (/proc/timer_list)");
   }
   // Else: local timer interrupts on a busy CPU (other hrtimers can only add
   // to the count, so the rate is an upper bound on HZ).
@@ -256,7 +273,8 @@ Measurement measure_tick(int rounds) {
       while (now_ns() - t0 < 300'000'000) {
       }
       const long long after = read_loc_interrupts(0);
-      if (before >= 0 && after > before) hz = static_cast<double>(after - before) / ((now_ns() - t0) * 1e-9);
+      if (before >= 0 && after > before)
+        hz = static_cast<double>(after - before) / ((now_ns() - t0) * 1e-9);
     });
     t.join();
     if (hz > 0) samples.push_back(hz);
@@ -264,7 +282,9 @@ Measurement measure_tick(int rounds) {
   std::string method = "local timer interrupts (LOC) on a busy CPU";
   if (samples.empty()) {
     const int hz = config_hz();
-    if (hz <= 0) throw std::runtime_error("calibrate: cannot determine the scheduler tick (no LOC counter, no kernel config)");
+    if (hz <= 0)
+      throw std::runtime_error(
+          "calibrate: cannot determine the scheduler tick (no LOC counter, no kernel config)");
     samples.push_back(hz);
     method = "CONFIG_HZ from the kernel config";
   }
@@ -274,7 +294,7 @@ Measurement measure_tick(int rounds) {
     for (double c : {100.0, 250.0, 300.0, 1000.0})
       if (std::fabs(hz - c) / c < 0.15) hz = c;
   for (auto& hz : samples) hz = 1.0 / hz;
-  return summarize("tick", samples, "s", method);
+  return summarize("tick", samples, method);
 }
 
 // Run lengths of two CPU-bound threads sharing CPU 0. A run ends when the
@@ -338,14 +358,18 @@ Measurement measure_slice(double tick, double seconds, int cpus) {
   double slice = base * factor;
   const double expected = tick > 0 ? std::ceil(slice / tick - 1e-9) * tick : slice;
   if (!quanta.empty() && std::fabs(quantum - expected) > 0.25 * expected) {
-    method = fmt::format("observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; the kernel default x{} "
-                         "would give {:.3g} ms)", quantum * 1e3, factor, expected * 1e3);
+    method = fmt::format(
+        "observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; the kernel default x{} "
+        "would give {:.3g} ms)",
+        quantum * 1e3, factor, expected * 1e3);
     slice = quantum;
   } else {
-    method += fmt::format(" x{} (1+ilog2 CPUs); 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, "
-                          "p90 {:.3g})", factor, quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
+    method += fmt::format(
+        " x{} (1+ilog2 CPUs); 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, "
+        "p90 {:.3g})",
+        factor, quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
   }
-  Measurement m = summarize("slice", {slice}, "s", method);
+  Measurement m = summarize("slice", {slice}, method);
   if (!quanta.empty()) {
     m.p10 = quantile(quanta, 0.1);
     m.p90 = quantile(quanta, 0.9);
@@ -381,9 +405,11 @@ Measurement measure_switch(int batches, int round_trips) {
     for (int fd : {ping[0], ping[1], pong[0], pong[1]}) close(fd);
     samples.push_back(per / 2);
   }
-  return summarize("switch_cost", samples, "s",
-                   fmt::format("pipe ping-pong pinned to one CPU, {} round trips x {} batches, half a round trip",
-                               round_trips, batches));
+  return summarize(
+      "switch_cost", samples,
+      fmt::format(
+          "pipe ping-pong pinned to one CPU, {} round trips x {} batches, half a round trip",
+          round_trips, batches));
 }
 
 // The condition-variable wake both wake experiments time: `samples` times,
@@ -391,7 +417,8 @@ Measurement measure_switch(int batches, int round_trips) {
 // beat, when the waiter is not yet waiting, is retried at the next one).
 // The waiter runs `before_wait` before each wait (under the lock) and
 // `on_woken(signal time)` when it runs again.
-void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns, const std::function<void()>& before_wait,
+void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns,
+              const std::function<void()>& before_wait,
               const std::function<void(std::int64_t)>& on_woken) {
   std::mutex m;
   std::condition_variable cv;
@@ -413,7 +440,8 @@ void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns, const std::functi
   std::int64_t next = now_ns();
   for (int i = 0; i < samples; ++i) {
     next += gap_ns;  // a fixed schedule: the signal's phase does not follow the waiter
-    const timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+    const timespec at{static_cast<time_t>(next / 1'000'000'000),
+                      static_cast<long>(next % 1'000'000'000)};
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
     std::unique_lock lk(m);
     if (!waiting) {
@@ -458,8 +486,9 @@ Measurement measure_timer_slack(int samples) {
     }
   });
   t.join();
-  return summarize("timer_slack", over, "s",
-                   fmt::format("overshoot of a 1 ms clock_nanosleep on an awake CPU, {} sleeps", samples));
+  return summarize(
+      "timer_slack", over,
+      fmt::format("overshoot of a 1 ms clock_nanosleep on an awake CPU, {} sleeps", samples));
 }
 
 void* empty_thread(void*) { return nullptr; }
@@ -481,8 +510,9 @@ std::pair<Measurement, Measurement> measure_thread_costs(int samples, double swi
     }
   });
   t.join();
-  return {summarize("thread_create", create, "s", fmt::format("creator CPU time in pthread_create, {} threads", samples)),
-          summarize("thread_exit", exit_cost, "s",
+  return {summarize("thread_create", create,
+                    fmt::format("creator CPU time in pthread_create, {} threads", samples)),
+          summarize("thread_exit", exit_cost,
                     "create-to-join wall time on one CPU minus creation and two switches")};
 }
 
@@ -517,8 +547,12 @@ std::pair<Measurement, Measurement> measure_cache(int samples, int cpus) {
   });
   t.join();
   if (migrate.empty()) migrate.push_back(0);
-  return {summarize("cache_refill", refill, "s", "256 KiB working set re-read after a 16 MiB buffer evicted it, minus a warm pass"),
-          summarize("migration_cost", migrate, "s", "256 KiB working set re-read right after moving to another CPU, minus a warm pass")};
+  return {
+      summarize("cache_refill", refill,
+                "256 KiB working set re-read after a 16 MiB buffer evicted it, minus a warm pass"),
+      summarize(
+          "migration_cost", migrate,
+          "256 KiB working set re-read right after moving to another CPU, minus a warm pass")};
 }
 
 long long vm_rss_bytes() {
@@ -570,8 +604,10 @@ std::pair<Measurement, Measurement> measure_stacks(int rounds) {
     for (auto& t : ts) t.join();
     touch.push_back(std::max(0.0, static_cast<double>(after - before) / kThreads));
   }
-  return {summarize("stack_reserve", {static_cast<double>(reserve)}, "B", "glibc default thread stack (pthread_attr_getstacksize)"),
-          summarize("stack_touch", touch, "B", fmt::format("VmRSS added per blocked thread, {} threads", kThreads))};
+  return {summarize("stack_reserve", {static_cast<double>(reserve)},
+                    "glibc default thread stack (pthread_attr_getstacksize)"),
+          summarize("stack_touch", touch,
+                    fmt::format("VmRSS added per blocked thread, {} threads", kThreads))};
 }
 
 // CPU seconds per task of the real backend `backend` (a YAML flow map) running
@@ -594,7 +630,8 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
     const RunResult r = run_repetition(s, w, opt);
     std::int64_t done = 0;
     for (const TaskRecord& rec : r.records) done += rec.outcome == TaskOutcome::completed;
-    if (done < count) throw std::runtime_error("calibrate: a runtime-cost run completed too few tasks");
+    if (done < count)
+      throw std::runtime_error("calibrate: a runtime-cost run completed too few tasks");
     if (t > 0) out.push_back(to_seconds(r.counters.cpu_time) / static_cast<double>(done));
   }
   return out;
@@ -605,10 +642,12 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
 std::vector<Measurement> measure_runtime_costs(int trials, int count) {
   const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
   constexpr int kClients = 1000;
-  const std::string closed =
-      fmt::format("{{kind: closed, clients: {}, think: 0ms, duration: 60s, count: {}}}", kClients, count);
-  const std::string vt = "{kind: virtual-threads, carriers: 1}", el = "{kind: event-loop, loops: 1}";
-  const auto pool = backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
+  const std::string closed = fmt::format(
+      "{{kind: closed, clients: {}, think: 0ms, duration: 60s, count: {}}}", kClients, count);
+  const std::string vt = "{kind: virtual-threads, carriers: 1}",
+                    el = "{kind: event-loop, loops: 1}";
+  const auto pool =
+      backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
   const auto el0 = backend_cpu_per_task(el, closed, "cpu: 0ns", count, trials);
@@ -624,18 +663,27 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count) {
   }
   const auto us = [](const std::vector<double>& v) { return quantile(v, 0.5) * 1e6; };
   return {
-      summarize("queue_handover", qh, "s",
-                fmt::format("real pool, 1 worker, a batch of {} empty tasks: CPU per task ({:.3g} us) / 2 "
-                            "(push + pop)", count, us(pool))),
-      summarize("fiber_create", fc, "s",
-                fmt::format("real virtual threads, 1 carrier, {} closed clients, {} empty requests: CPU per "
-                            "request ({:.3g} us) - 2 queue_handover", kClients, count, us(vt0))),
-      summarize("fiber_switch", fs, "s",
-                fmt::format("the same with `wait: 1ms` requests ({:.3g} us): half the extra (unmount + "
-                            "remount, {} fibers alive)", us(vt1), kClients)),
-      summarize("timer_arm", ta, "s",
-                fmt::format("real event loop, 1 loop, {} closed clients: CPU per request with `wait: 1ms` "
-                            "({:.3g} us) - without ({:.3g} us)", kClients, us(el1), us(el0)))};
+      summarize("queue_handover", qh,
+                fmt::format(
+                    "real pool, 1 worker, a batch of {} empty tasks: CPU per task ({:.3g} us) / 2 "
+                    "(push + pop)",
+                    count, us(pool))),
+      summarize(
+          "fiber_create", fc,
+          fmt::format(
+              "real virtual threads, 1 carrier, {} closed clients, {} empty requests: CPU per "
+              "request ({:.3g} us) - 2 queue_handover",
+              kClients, count, us(vt0))),
+      summarize(
+          "fiber_switch", fs,
+          fmt::format("the same with `wait: 1ms` requests ({:.3g} us): half the extra (unmount + "
+                      "remount, {} fibers alive)",
+                      us(vt1), kClients)),
+      summarize("timer_arm", ta,
+                fmt::format(
+                    "real event loop, 1 loop, {} closed clients: CPU per request with `wait: 1ms` "
+                    "({:.3g} us) - without ({:.3g} us)",
+                    kClients, us(el1), us(el0)))};
 }
 
 // glibc's stack cache limit in bytes (the tunable's current value).
@@ -648,7 +696,8 @@ std::pair<double, std::string> stack_cache_size() {
     double v = -1;
     while (fgets(buf, sizeof buf, p)) {
       const char* k = "glibc.pthread.stack_cache_size: ";
-      if (std::strncmp(buf, k, std::strlen(k)) == 0) v = static_cast<double>(std::strtoull(buf + std::strlen(k), nullptr, 0));
+      if (std::strncmp(buf, k, std::strlen(k)) == 0)
+        v = static_cast<double>(std::strtoull(buf + std::strlen(k), nullptr, 0));
     }
     pclose(p);
     if (v >= 0) return {v, "glibc.pthread.stack_cache_size (ld.so --list-tunables)"};
@@ -658,7 +707,8 @@ std::pair<double, std::string> stack_cache_size() {
 
 // Map, touch and unmap `rounds` stacks of `size` bytes the way glibc's
 // allocate_stack and free_stacks do; wall times in seconds.
-void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map, std::vector<double>& unmap) {
+void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map,
+                      std::vector<double>& unmap) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   for (int i = 0; i < rounds; ++i) {
     const auto t0 = now_ns();
@@ -711,14 +761,17 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
   for (double u : unmap_shared) shoot.push_back(std::max(0.0, u - alone));
   if (shoot.empty()) shoot.push_back(0);
   const auto [cache, cache_how] = stack_cache_size();
-  return {summarize("stack_cache", {cache}, "B", cache_how),
-          summarize("stack_map", map, "s",
-                    fmt::format("mmap {} PROT_NONE + mprotect all but the guard + touch 2 pages, {} stacks",
-                                format_bytes(static_cast<double>(size)), rounds)),
-          summarize("stack_unmap", unmap, "s", "munmap of that stack, no other thread of the process running"),
-          summarize("tlb_shootdown", shoot, "s",
-                    cpus > 1 ? "munmap while a thread of the process spins on CPU 1, minus stack_unmap"
-                             : "one CPU: no other CPU to interrupt")};
+  return {
+      summarize("stack_cache", {cache}, cache_how),
+      summarize(
+          "stack_map", map,
+          fmt::format("mmap {} PROT_NONE + mprotect all but the guard + touch 2 pages, {} stacks",
+                      format_bytes(static_cast<double>(size)), rounds)),
+      summarize("stack_unmap", unmap,
+                "munmap of that stack, no other thread of the process running"),
+      summarize("tlb_shootdown", shoot,
+                cpus > 1 ? "munmap while a thread of the process spins on CPU 1, minus stack_unmap"
+                         : "one CPU: no other CPU to interrupt")};
 }
 
 // One level of the wake-packing experiment (see the header): the fraction
@@ -759,8 +812,7 @@ double packed_fraction(double duty, int wakes) {
 }
 
 Measurement measure_wake_packing(int cpus, int wakes) {
-  if (cpus < 2)
-    return summarize("wake_pack_util", {0.0}, "fraction", "one CPU: nothing to pack");
+  if (cpus < 2) return summarize("wake_pack_util", {0.0}, "one CPU: nothing to pack");
   const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
   std::string seen;
   double threshold = 1.0;
@@ -774,10 +826,11 @@ Measurement measure_wake_packing(int cpus, int wakes) {
     }
     prev = d;
   }
-  return summarize("wake_pack_util", {threshold}, "fraction",
-                   fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
-                               "CPU 0's load: {} ({} wakes each)",
-                               seen, wakes));
+  return summarize(
+      "wake_pack_util", {threshold},
+      fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
+                  "CPU 0's load: {} ({} wakes each)",
+                  seen, wakes));
 }
 
 // The waker's CPU time (seconds, median) for one futex wake of a thread
@@ -821,23 +874,41 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
   }
   const double read = quantile(reads, 0.5);
   const double local = waker_cpu_per_wake(0, samples);
-  Measurement wc = summarize("wake_cost", {std::max(0.0, local - read)}, "s",
-                             fmt::format("waker CPU per futex wake of a thread on its own CPU, median of {} "
-                                         "({:.3g} us) less a clock-read pair ({:.3g} us)",
-                                         samples, local * 1e6, read * 1e6));
-  if (cpus < 2) return {wc, summarize("wake_ipi", {0.0}, "s", "one CPU: no other CPU to interrupt")};
+  Measurement wc =
+      summarize("wake_cost", {std::max(0.0, local - read)},
+                fmt::format("waker CPU per futex wake of a thread on its own CPU, median of {} "
+                            "({:.3g} us) less a clock-read pair ({:.3g} us)",
+                            samples, local * 1e6, read * 1e6));
+  if (cpus < 2) return {wc, summarize("wake_ipi", {0.0}, "one CPU: no other CPU to interrupt")};
   const double remote = waker_cpu_per_wake(1, samples);
-  return {wc, summarize("wake_ipi", {std::max(0.0, remote - local)}, "s",
-                        fmt::format("the same for a thread on the idle CPU 1 ({:.3g} us), less the above",
-                                    remote * 1e6))};
+  return {wc, summarize(
+                  "wake_ipi", {std::max(0.0, remote - local)},
+                  fmt::format("the same for a thread on the idle CPU 1 ({:.3g} us), less the above",
+                              remote * 1e6))};
 }
 
-Duration dur(double seconds) { return from_seconds(seconds); }
-
+// The profile: every field of the table from the measurement of that name
+// (each field has exactly one).
+MachineProfile profile_from(const std::vector<Measurement>& ms) {
+  MachineProfile p;
+  p.name = "host";
+  p.source = "poolsim calibrate";
+  for (const MachineField& f : kMachineFields) {
+    const auto it =
+        std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == f.name; });
+    if (it == ms.end())
+      throw std::logic_error("calibrate: no measurement of " + std::string(f.name));
+    set_machine_field_si(f, p, it->median);
+  }
+  // Resident memory comes in whole pages.
+  constexpr double kPage = 4096;
+  p.stack_touch = static_cast<Bytes>(std::llround(p.stack_touch / kPage) * kPage);
+  return p;
+}
 
 double get_reserve(const std::vector<Measurement>& ms) {
   for (const auto& m : ms)
-    if (m.field == "stack_reserve") return m.median;
+    if (m.field == MachineFieldName("stack_reserve").field().name) return m.median;
   return 0;
 }
 
@@ -863,7 +934,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   };
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   auto& ms = rep.measurements;
-  ms.push_back(summarize("cores", {static_cast<double>(cpus)}, "", "online CPUs (sysconf)"));
+  ms.push_back(summarize("cores", {static_cast<double>(cpus)}, "online CPUs (sysconf)"));
   step("scheduler tick");
   ms.push_back(measure_tick(opt.quick ? 2 : 5));
   const double tick = ms.back().median;
@@ -882,13 +953,15 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     step("wake-up latency to an idle CPU");
     idle = wake_latencies(1, 150 * scale, 5'000'000);
   }
-  Measurement wl = summarize("wakeup_latency", awake.empty() ? std::vector<double>{switch_cost} : awake, "s",
-                             awake.empty() ? "one CPU: a wake is a switch"
-                                           : "condition-variable signal to running, on another CPU kept awake");
+  Measurement wl =
+      summarize("wakeup_latency", awake.empty() ? std::vector<double>{switch_cost} : awake,
+                awake.empty() ? "one CPU: a wake is a switch"
+                              : "condition-variable signal to running, on another CPU kept awake");
   const double idle_med = idle.empty() ? wl.median : quantile(idle, 0.5);
-  Measurement ie = summarize("idle_exit", {std::max(0.0, idle_med - wl.median)}, "s",
-                             fmt::format("the same wake onto an idle CPU ({:.3g} us median) minus the awake wake",
-                                         idle_med * 1e6));
+  Measurement ie = summarize(
+      "idle_exit", {std::max(0.0, idle_med - wl.median)},
+      fmt::format("the same wake onto an idle CPU ({:.3g} us median) minus the awake wake",
+                  idle_med * 1e6));
   if (!idle.empty()) {
     ie.p10 = std::max(0.0, quantile(idle, 0.1) - wl.median);
     ie.p90 = std::max(0.0, quantile(idle, 0.9) - wl.median);
@@ -917,7 +990,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(touch);
 
   step("thread stacks outside glibc's cache");
-  for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms))) ms.push_back(std::move(m));
+  for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms)))
+    ms.push_back(std::move(m));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   step("wake-up costs to the waker");
@@ -925,47 +999,18 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
   step("runtime costs (real pool, virtual threads, event loop)");
-  unpin_self(cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
+  unpin_self(
+      cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
 
-  auto get = [&](const char* f) {
-    for (const auto& m : ms)
-      if (m.field == f) return m.median;
-    return 0.0;
-  };
-  MachineProfile& p = rep.profile;
-  p.name = "host";
-  p.source = "poolsim calibrate";
-  p.cores = cpus;
-  p.tick = dur(get("tick"));
-  p.slice = dur(get("slice"));
-  p.switch_cost = dur(get("switch_cost"));
-  p.cache_refill = dur(get("cache_refill"));
-  p.migration_cost = dur(get("migration_cost"));
-  p.wakeup_latency = dur(get("wakeup_latency"));
-  p.idle_exit = dur(get("idle_exit"));
-  p.timer_slack = dur(get("timer_slack"));
-  p.thread_create = dur(get("thread_create"));
-  p.thread_exit = dur(get("thread_exit"));
-  p.stack_reserve = static_cast<Bytes>(get("stack_reserve"));
-  p.stack_touch = static_cast<Bytes>(std::llround(get("stack_touch") / 4096.0) * 4096);
-  p.queue_handover = dur(get("queue_handover"));
-  p.fiber_create = dur(get("fiber_create"));
-  p.fiber_switch = dur(get("fiber_switch"));
-  p.timer_arm = dur(get("timer_arm"));
-  p.stack_cache = static_cast<Bytes>(get("stack_cache"));
-  p.stack_map = dur(get("stack_map"));
-  p.stack_unmap = dur(get("stack_unmap"));
-  p.tlb_shootdown = dur(get("tlb_shootdown"));
-  p.wake_pack_util = get("wake_pack_util");
-  p.wake_cost = dur(get("wake_cost"));
-  p.wake_ipi = dur(get("wake_ipi"));
+  rep.profile = profile_from(ms);
   unpin_self(cpus);
   return rep;
 }
 
 void write_profile(const CalibrationReport& r, const std::filesystem::path& path) {
-  std::string comment = fmt::format("Measured by `poolsim calibrate` on {} (kernel {}).\n", r.cpu_model, r.kernel);
+  std::string comment =
+      fmt::format("Measured by `poolsim calibrate` on {} (kernel {}).\n", r.cpu_model, r.kernel);
   for (const auto& m : r.measurements) comment += fmt::format("{}: {}\n", m.field, m.method);
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   const auto tmp = path.string() + ".tmp";

@@ -50,6 +50,15 @@
 //   `wakeup_latency + idle_exit` before the thread runs; a thread queued
 //   behind a running one pays only the switch when it is picked (this covers
 //   a wake onto the waker's own CPU).
+// - Wake-up packing (machine profile wake_pack_util, docs/simulator.md): a
+//   thread woken by another thread goes to the waker's CPU instead, even
+//   when another CPU is idle, while the waker's CPU utilization (PELT-style
+//   geometric average, weights halving every 32 ms) is below
+//   wake_pack_util; 0 = mainline placement. Timer wakes have no waker.
+// - The waker's cost: a thread that wakes another pays wake_cost of CPU
+//   time, plus wake_ipi when the woken thread goes to another CPU (the
+//   inter-processor interrupt); a creator placing its new thread on another
+//   CPU pays wake_ipi.
 // - Sleepers: a thread that blocks records its lag V - vruntime
 //   (update_entity_lag from dequeue_entity). One owed service (lag >= 0) is
 //   dequeued and on its wake placed at V - lag * (n + 1) / n, its lag
@@ -99,8 +108,8 @@
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
 // periodic load balancing of busy CPUs (only newidle pulls), the 5 ms
 // per-CPU bandwidth slice and its up-to-1 ms overrun (the pool drains
-// exactly), cache-hot resistance to migration, interrupts, the cost of a
-// wake-up to the waker, and memory other than stacks.
+// exactly), cache-hot resistance to migration, interrupts, and memory other
+// than stacks.
 //
 // Thread rules: everything runs on the engine's single thread. A coroutine
 // only runs inside Kernel::resume_current (called from a CPU event), while

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "validate/output.hpp"
 #include "validate/svg_chart.hpp"
@@ -169,13 +170,26 @@ std::string limits_text(const Limits& l) {
 }
 
 std::string machine_table(const MachineProfile& m) {
-  const auto j = machine_json(m);
   std::string out = "<table class=\"machine\"><tbody>";
-  for (const char* field : MachineProfile::kFields) {
-    const auto it = j.find(field);
-    if (it == j.end()) continue;
-    out += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td></tr>", escape_xml(field),
-                       escape_xml(json_value_text(field, *it)));
+  for (const MachineField& f : kMachineFields) {
+    const double v = machine_field_si(f, m);
+    std::string text;
+    switch (f.kind()) {
+      case FieldKind::count:
+        text = fmt::format("{}", static_cast<long long>(v));
+        break;
+      case FieldKind::duration:
+        text = format_seconds(v);
+        break;
+      case FieldKind::size:
+        text = format_bytes(v);
+        break;
+      case FieldKind::fraction:
+        text = fmt::format("{:g}%", 100 * v);
+        break;
+    }
+    out += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td></tr>", escape_xml(f.name),
+                       escape_xml(text));
   }
   return out + "</tbody></table>";
 }

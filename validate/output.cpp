@@ -4,8 +4,12 @@
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
+
+#include "models/machine_fields.hpp"
 
 #include "validate/sizing.hpp"
 #include "validate/table.hpp"
@@ -51,30 +55,19 @@ ordered_json backend_json(const BackendSpec& b) {
 ordered_json machine_json(const MachineProfile& m) {
   ordered_json j;
   j["name"] = m.name;
-  j["cores"] = m.cores;
-  j["slice"] = to_seconds(m.slice);
-  j["tick"] = to_seconds(m.tick);
-  j["switch_cost"] = to_seconds(m.switch_cost);
-  j["cache_refill"] = to_seconds(m.cache_refill);
-  j["migration_cost"] = to_seconds(m.migration_cost);
-  j["wakeup_latency"] = to_seconds(m.wakeup_latency);
-  j["idle_exit"] = to_seconds(m.idle_exit);
-  j["timer_slack"] = to_seconds(m.timer_slack);
-  j["thread_create"] = to_seconds(m.thread_create);
-  j["thread_exit"] = to_seconds(m.thread_exit);
-  j["stack_reserve"] = m.stack_reserve;
-  j["stack_touch"] = m.stack_touch;
-  j["queue_handover"] = to_seconds(m.queue_handover);
-  j["fiber_create"] = to_seconds(m.fiber_create);
-  j["fiber_switch"] = to_seconds(m.fiber_switch);
-  j["timer_arm"] = to_seconds(m.timer_arm);
-  j["stack_cache"] = m.stack_cache;
-  j["stack_map"] = to_seconds(m.stack_map);
-  j["stack_unmap"] = to_seconds(m.stack_unmap);
-  j["tlb_shootdown"] = to_seconds(m.tlb_shootdown);
-  j["wake_pack_util"] = m.wake_pack_util;
-  j["wake_cost"] = to_seconds(m.wake_cost);
-  j["wake_ipi"] = to_seconds(m.wake_ipi);
+  // Counts and sizes as integers, durations in seconds, fractions as they are.
+  for (const MachineField& f : kMachineFields) {
+    const std::string key(f.name);
+    std::visit(
+        [&](auto member) {
+          const auto& v = m.*member;
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Duration>)
+            j[key] = to_seconds(v);
+          else
+            j[key] = v;
+        },
+        f.member);
+  }
   return j;
 }
 

@@ -17,7 +17,7 @@
 //
 // Invariants:
 //   - Deterministic: the output is a pure function of the input; numbers are
-//     printed with fixed precision by snprintf, iteration orders are fixed,
+//     printed with fixed precision by fmt, iteration orders are fixed,
 //     nothing depends on addresses, time or locale-dependent containers.
 //   - Bounded size: a line series is reduced to at most max_points points
 //     (per pixel bucket the first, lowest, highest and last samples are kept,

@@ -1,0 +1,174 @@
+// The machine-profile field table (models/machine_fields.hpp): its
+// invariants, and that the loader, the profile writer and the shipped
+// default profile all agree with it field by field.
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/machine_fields.hpp"
+#include "models/scenario_loader.hpp"
+
+using namespace poolsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+LoadOptions shipped() {
+  LoadOptions o;
+  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
+  o.host_profile = fs::path(POOLSIM_TEST_DATA) / "no-such-host.yaml";
+  return o;
+}
+
+// A profile whose every field holds a value no other field holds, none of
+// them a round number (so the writer's exact units are exercised).
+MachineProfile distinct_profile() {
+  MachineProfile m;
+  m.name = "distinct";
+  for (std::size_t i = 0; i < kMachineFieldCount; ++i) {
+    const MachineField& f = kMachineFields[i];
+    const double k = static_cast<double>(i + 1);
+    switch (f.kind()) {
+      case FieldKind::count:
+        set_machine_field_si(f, m, 2 + k);
+        break;
+      case FieldKind::duration:
+        set_machine_field_si(f, m, k * 1.001e-6);
+        break;
+      case FieldKind::size:
+        set_machine_field_si(f, m, 1024 * 1024 * k + k);
+        break;
+      case FieldKind::fraction:
+        set_machine_field_si(f, m, k / 100);
+        break;
+    }
+  }
+  m.stack_touch = 4096;  // must not exceed stack_reserve
+  return m;
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text)
+      : path_(fs::temp_directory_path() / ("poolsim-fields-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(++n_) + ".yaml")) {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { fs::remove(path_); }
+  std::string str() const { return path_.string(); }
+
+ private:
+  static inline int n_ = 0;
+  fs::path path_;
+};
+
+// The profile text without the line of `field`.
+std::string without(const std::string& text, std::string_view field) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(std::string(field) + ":", 0) != 0) out += line + "\n";
+  return out;
+}
+
+}  // namespace
+
+// Compile-time lookup: a misspelt name in a MachineFieldName does not compile.
+static_assert(machine_field_index("cores") == 0);
+static_assert(MachineFieldName("wake_ipi").index == kMachineFieldCount - 1);
+static_assert(kMachineFields[machine_field_index("stack_cache")].kind() == FieldKind::size);
+static_assert(kMachineFields[machine_field_index("slice")].kind() == FieldKind::duration);
+static_assert(kMachineFields[machine_field_index("wake_pack_util")].kind() == FieldKind::fraction);
+
+TEST_CASE("machine_fields: names and members are unique, meanings and methods are given",
+          "[machine_fields]") {
+  std::set<std::string_view> names;
+  std::set<std::size_t> members;
+  MachineProfile probe{};
+  for (const MachineField& f : kMachineFields) {
+    CAPTURE(f.name);
+    CHECK(names.insert(f.name).second);
+    CHECK(!f.meaning.empty());
+    CHECK(!f.measured.empty());
+    CHECK(find_machine_field(f.name) == &f);
+    // Distinct members: each field's storage has its own address.
+    const auto addr = std::visit(
+        [&](auto member) { return reinterpret_cast<std::size_t>(&(probe.*member)); }, f.member);
+    CHECK(members.insert(addr).second);
+  }
+  CHECK(find_machine_field("swich_cost") == nullptr);
+}
+
+TEST_CASE("machine_fields: the shipped default profile gives exactly the table's fields, in order",
+          "[machine_fields]") {
+  const YAML::Node root = YAML::LoadFile(
+      (fs::path(POOLSIM_SOURCE_DIR) / "configs" / "machines" / "default.yaml").string());
+  std::vector<std::string> keys;
+  for (const auto& kv : root)
+    if (kv.first.Scalar() != "name") keys.push_back(kv.first.Scalar());
+  std::vector<std::string> table;
+  for (const MachineField& f : kMachineFields) table.emplace_back(f.name);
+  CHECK(keys == table);
+}
+
+TEST_CASE("machine_fields: every field survives the profile writer and the loader exactly",
+          "[machine_fields]") {
+  const MachineProfile m = distinct_profile();
+  const std::string text = machine_profile_yaml(m, "written by a test");
+  const TempFile file(text);
+  const MachineProfile r = load_machine_profile(file.str(), shipped());
+  for (const MachineField& f : kMachineFields) {
+    CAPTURE(f.name, machine_field_yaml(f, m));
+    CHECK(text.find("\n" + std::string(f.name) + ": " + machine_field_yaml(f, m) + "\n") !=
+          std::string::npos);
+    CHECK(machine_field_si(f, r) == Approx(machine_field_si(f, m)).epsilon(1e-12));
+  }
+  CHECK(same_machine_fields(r, m));
+}
+
+TEST_CASE(
+    "machine_fields: a profile without a required field is refused, one without a from_default "
+    "field takes the default profile's value",
+    "[machine_fields]") {
+  const MachineProfile m = distinct_profile();
+  const MachineProfile d = load_machine_profile("default", shipped());
+  const std::string text = machine_profile_yaml(m);
+  for (const MachineField& f : kMachineFields) {
+    CAPTURE(f.name);
+    const TempFile file(without(text, f.name));
+    if (f.presence == FieldPresence::required) {
+      try {
+        load_machine_profile(file.str(), shipped());
+        FAIL("loaded a profile without " << f.name);
+      } catch (const ScenarioError& e) {
+        CHECK_THAT(e.key(), Catch::EndsWith(std::string(f.name)));
+      }
+    } else {
+      const MachineProfile r = load_machine_profile(file.str(), shipped());
+      CHECK(machine_field_si(f, r) == machine_field_si(f, d));
+      CHECK(machine_field_si(f, r) != machine_field_si(f, m));
+    }
+  }
+}
+
+TEST_CASE("machine_fields: a negative duration is refused for every duration field",
+          "[machine_fields]") {
+  for (const MachineField& f : kMachineFields) {
+    if (f.kind() != FieldKind::duration) continue;
+    CAPTURE(f.name);
+    const TempFile file("base: default\n" + std::string(f.name) + ": -1us\n");
+    try {
+      load_machine_profile(file.str(), shipped());
+      FAIL("accepted a negative " << f.name);
+    } catch (const ScenarioError& e) {
+      CHECK_THAT(e.key(), Catch::EndsWith(std::string(f.name)));
+    }
+  }
+}
