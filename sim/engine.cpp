@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "models/assert.hpp"
+
 namespace poolsim::sim {
 
 EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg) {
@@ -83,6 +85,7 @@ bool Engine::step() {
       continue;
     }
     top_fired_ = true;  // removed lazily: by the next push, or the next step
+    POOLSIM_ASSERT(e.t >= now_, "simulated time goes back");
     now_ = e.t;
     Callback cb = s.cb;
     void* ctx = s.ctx;

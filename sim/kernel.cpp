@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/assert.hpp"
+
 namespace poolsim::sim {
 
 namespace {
@@ -28,6 +30,9 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
     for (int i = 0; i < std::max(1, m_.cores); ++i) hw.push_back(i);
   cpus_.resize(hw.size());
   for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
+  load_idx_ = LevelIndex(cpu_count());
+  pull_idx_ = LevelIndex(cpu_count());
+  for (const Cpu& c : cpus_) reindex(c);
   if (limits.cpus) {
     has_quota_ = true;
     period_ = limits.period.count();
@@ -75,9 +80,29 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   return id;
 }
 
+namespace {
+// The transitions of kernel.hpp's state diagram.
+[[maybe_unused]] bool transition_ok(ThreadState from, ThreadState to) {
+  switch (from) {
+    case ThreadState::runnable:
+      return to == ThreadState::running || to == ThreadState::throttled;
+    case ThreadState::running:
+      return to != ThreadState::running;
+    case ThreadState::blocked:
+      return to == ThreadState::runnable || to == ThreadState::throttled;
+    case ThreadState::throttled:
+      return to == ThreadState::runnable;
+    case ThreadState::exited:
+      return false;
+  }
+  return false;
+}
+}  // namespace
+
 void Kernel::set_state(ThreadId id, ThreadState s) {
   Thread& t = threads_[id];
   if (t.state == s) return;
+  POOLSIM_ASSERT(transition_ok(t.state, s), "thread state transition outside kernel.hpp's diagram");
   const auto is_active = [](ThreadState x) {
     return x == ThreadState::runnable || x == ThreadState::running || x == ThreadState::throttled;
   };
@@ -240,13 +265,23 @@ void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
 
 // ---- placement -------------------------------------------------------------
 
+// select_idle_sibling with one LLC domain holding every CPU: the target if
+// idle, else the first idle CPU after it, wrapping (select_idle_cpu's
+// for_each_cpu_wrap from the target), found in the mask of CPUs with load 0
+// (idle, nothing queued; no CPU is throttled unless the group is).
 int Kernel::select_cpu(int target) const {
-  const int n = cpu_count();
-  for (int i = 0; i < n; ++i) {
-    const int j = (target + i) % n;
-    if (cpu_idle(cpus_[j])) return j;
-  }
-  return target;
+  POOLSIM_ASSERT(!group_throttled_, "select_cpu while the group is throttled");
+  const int j = load_idx_.at(0).first_from(target);
+#ifndef NDEBUG
+  int scan = target;
+  for (int i = 0; i < cpu_count(); ++i)
+    if (cpu_idle(cpus_[(target + i) % cpu_count()])) {
+      scan = (target + i) % cpu_count();
+      break;
+    }
+  POOLSIM_ASSERT(scan == (j >= 0 ? j : target), "idle mask disagrees with the CPUs");
+#endif
+  return j >= 0 ? j : target;
 }
 
 void Kernel::wake(ThreadId id, int waker_cpu) {
@@ -291,6 +326,17 @@ void Kernel::util_update(Cpu& c) {
 void Kernel::set_cpu_state(Cpu& c, CpuState s) {
   util_update(c);
   c.state = s;
+  reindex(c);
+}
+
+// Keeps the CPU's place in the two indexes true after a change of its state
+// or queue length: load (queued + current) for placement, queue length of a
+// non-idle CPU for idle pulls.
+void Kernel::reindex(const Cpu& c) {
+  const int idx = static_cast<int>(&c - cpus_.data());
+  load_idx_.move(idx, static_cast<int>(cpu_load(c)));
+  const bool pullable = c.state != CpuState::idle && !rq_empty(c);
+  pull_idx_.move(idx, pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent);
 }
 
 double Kernel::cpu_util(int cpu) {
@@ -300,24 +346,26 @@ double Kernel::cpu_util(int cpu) {
 }
 
 void Kernel::place_new(ThreadId id, int creator_cpu) {
-  const int n = cpu_count();
+  [[maybe_unused]] const int n = cpu_count();
   const int from = creator_cpu >= 0 ? creator_cpu : 0;
   int best = from;
   if (!group_throttled_) {
+    // find_idlest_cpu: an idle CPU if any (load 0), else the least loaded,
+    // the first after the creator's CPU on ties (wrapping).
+    best = load_idx_.at(load_idx_.min_level()).first_from(from);
+#ifndef NDEBUG
     std::size_t best_load = static_cast<std::size_t>(-1);
+    int scan = from;
     for (int i = 0; i < n; ++i) {
       const int j = (from + i) % n;
-      const Cpu& c = cpus_[j];
-      if (cpu_idle(c)) {
-        best = j;
-        break;
-      }
-      const std::size_t load = rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
+      const std::size_t load = cpu_load(cpus_[j]);
       if (load < best_load) {
         best_load = load;
-        best = j;
+        scan = j;
       }
     }
+    POOLSIM_ASSERT(scan == best, "load index disagrees with the CPUs");
+#endif
   }
   // The creator's wake of its new thread on another CPU sends an IPI
   // (wake_up_new_task); the local part is in thread_create.
@@ -475,6 +523,8 @@ void Kernel::rq_push(Cpu& c, ThreadId id) {
   // avg_vruntime_add
   c.avg_sum += t.vruntime - c.min_vruntime;
   ++c.avg_n;
+  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c), "avg_load counts the queue");
+  reindex(c);
 }
 
 // Removes the front of `heap`, or with `leaf` its last entry (a leaf:
@@ -485,22 +535,31 @@ Kernel::RqEntry Kernel::rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf) {
   heap.pop_back();
   c.avg_sum -= e.v - c.min_vruntime;
   --c.avg_n;
+  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c), "avg_load counts the queue");
+  reindex(c);
   return e;
 }
 
 ThreadId Kernel::rq_pop_min(Cpu& c) { return rq_take(c, *rq_best(c), false).t; }
 
 bool Kernel::pull(Cpu& c) {
-  int src = -1;
+  // newidle_balance's busiest queue: the longest run queue of a CPU that is
+  // not idle, the lowest-numbered on ties (the pull index holds exactly the
+  // non-idle CPUs with a non-empty queue, at their queue length).
+  const int src = pull_idx_.empty() ? -1 : pull_idx_.at(pull_idx_.max_level()).first();
+#ifndef NDEBUG
+  int scan = -1;
   std::size_t most = 0;
   for (int j = 0; j < cpu_count(); ++j) {
     const Cpu& o = cpus_[j];
     if (&o == &c || o.state == CpuState::idle) continue;
     if (rq_size(o) > most) {
       most = rq_size(o);
-      src = j;
+      scan = j;
     }
   }
+  POOLSIM_ASSERT(scan == src, "pull index disagrees with the CPUs");
+#endif
   if (src < 0) return false;
   Cpu& s = cpus_[src];
   if (src != exec_cpu_) account(s);
@@ -533,6 +592,7 @@ std::int64_t Kernel::round_to_tick(std::int64_t t) const {
 void Kernel::account(Cpu& c) {
   if (c.state != CpuState::running) return;
   const std::int64_t d = now().count() - c.seg_start;
+  POOLSIM_ASSERT(d >= 0, "a CPU's accounted run starts in the future");
   if (d <= 0) return;
   Thread& t = threads_[c.curr];
   const std::int64_t o = std::min(d, t.overhead);
@@ -603,6 +663,8 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
 void Kernel::start_on(Cpu& c, ThreadId id) {
   const int idx = static_cast<int>(&c - cpus_.data());
   Thread& t = threads_[id];
+  POOLSIM_ASSERT(!group_throttled_, "a thread starts while the group is throttled");
+  POOLSIM_ASSERT(t.state == ThreadState::runnable, "only a runnable thread starts");
   std::int64_t cost = m_.switch_cost.count();
   if (t.ran) cost += m_.cache_refill.count();
   if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost.count();
@@ -703,6 +765,8 @@ void Kernel::preempt(Cpu& c) {
 }
 
 void Kernel::pick_next(Cpu& c) {
+  POOLSIM_ASSERT(c.curr == kNoThread && c.state == CpuState::idle, "pick_next on a busy CPU");
+  POOLSIM_ASSERT(!c.throttled || group_throttled_, "a CPU is throttled only while the group is");
   if (group_throttled_) {
     if (!rq_empty(c) && !c.throttled) {
       c.throttled = true;

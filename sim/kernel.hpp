@@ -49,7 +49,11 @@
 //   CPU, else to the least loaded one. Starting on an idle CPU costs
 //   `wakeup_latency + idle_exit` before the thread runs; a thread queued
 //   behind a running one pays only the switch when it is picked (this covers
-//   a wake onto the waker's own CPU).
+//   a wake onto the waker's own CPU). The searches (and the idle pull's
+//   busiest queue, below) read CPU masks kept per load level
+//   (sim/cpu_mask.hpp: find-first-set over 64-CPU words, wrapping from the
+//   target like for_each_cpu_wrap), so an event costs the same on 2 or
+//   1,024 CPUs; the choices are those of a scan in CPU order.
 // - Wake-up packing (machine profile wake_pack_util, docs/simulator.md): a
 //   thread woken by another thread goes to the waker's CPU instead, even
 //   when another CPU is idle, while the waker's CPU utilization (PELT-style
@@ -111,6 +115,13 @@
 // exactly), cache-hot resistance to migration, interrupts, and memory other
 // than stacks.
 //
+// Invariants (POOLSIM_ASSERT, checked in Debug and sanitizer builds): a
+// queue's avg_load counts its queued threads; each CPU sits in the load and
+// pull indexes at its current load and queue length, and every indexed
+// search gives the answer of a plain scan; a CPU is throttled only while
+// the group is; thread states follow the transitions above; time never
+// goes back (the engine's own check).
+//
 // Thread rules: everything runs on the engine's single thread. A coroutine
 // only runs inside Kernel::resume_current (called from a CPU event), while
 // its CPU is marked executing; kernel operations it calls that touch that
@@ -128,6 +139,7 @@
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "sim/co.hpp"
+#include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
 #include "sim/step_series.hpp"
 
@@ -411,6 +423,10 @@ class Kernel {
   void util_update(Cpu& c);
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
+  void reindex(const Cpu& c);
+  static std::size_t cpu_load(const Cpu& c) {
+    return rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
+  }
   bool cpu_idle(const Cpu& c) const {
     return c.state == CpuState::idle && rq_empty(c) && !c.throttled;
   }
@@ -435,6 +451,10 @@ class Kernel {
   Engine& engine_;
   MachineProfile m_;
   std::vector<Cpu> cpus_;
+  // CPUs by load (queued + current): level 0 is the idle mask.
+  LevelIndex load_idx_;
+  // Non-idle CPUs with queued threads, by queue length (idle pulls).
+  LevelIndex pull_idx_;
   std::vector<Thread> threads_;
   ThreadId current_ = kNoThread;
   int exec_cpu_ = -1;
