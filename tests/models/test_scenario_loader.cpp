@@ -1080,7 +1080,7 @@ TEST_CASE("loader errors: run and tolerance", "[loader][errors]") {
   SECTION("run is a scalar") {
     CHECK_SCENARIO_ERROR(
         error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
-        "expected run options (a map with keys reps, warmup, timeout, max_threads), got 'fast'");
+        "expected run options (a map with keys reps, warmup, timeout, max_threads, speed_band, speed_retries, speed_wait), got 'fast'");
   }
 }
 
