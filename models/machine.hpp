@@ -58,6 +58,24 @@ struct MachineProfile {
   // thread_create).
   Duration wake_cost{};
   Duration wake_ipi{};
+  // OS noise (sim/noise.hpp, docs/simulator.md "OS noise"): a busy CPU is
+  // interrupted on average every noise_interval of its busy time; each
+  // interruption takes a lognormal stolen time (median, p99) from the thread
+  // running there, and a share noise_preempt of them are switches to another
+  // task (an involuntary switch of that thread). noise_interval 0 = no noise
+  // (idealised machines).
+  Duration noise_interval{};
+  Duration noise_median{};
+  Duration noise_p99{};
+  double noise_preempt = 0;
+  // The work loop that executes `cpu` phases on hardware (real/cpu_work.hpp):
+  // thread CPU time of kWorkLoopUnits (2^20) iterations. The real runner
+  // sizes phases with it and checks the machine's speed against it
+  // (real/speed_check.hpp); 0 = calibrate the loop in each run instead.
+  Duration work_loop{};
 };
+
+// Iterations of the work loop that machine field work_loop times.
+inline constexpr std::int64_t kWorkLoopUnits = std::int64_t{1} << 20;
 
 }  // namespace poolsim

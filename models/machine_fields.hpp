@@ -132,6 +132,21 @@ inline constexpr MachineField kMachineFields[] = {
     {"wake_ipi", &MachineProfile::wake_ipi, FieldPresence::from_default,
      "the extra when the woken thread goes to another CPU (the inter-processor interrupt)",
      "the same with the waiting thread on the idle CPU 1, minus wake_cost"},
+    {"noise_interval", &MachineProfile::noise_interval, FieldPresence::from_default,
+     "mean busy time of a CPU between two interruptions by the OS (0 = no noise)",
+     "fixed-work-quantum spinners on every CPU at once: busy time / interrupted quanta"},
+    {"noise_median", &MachineProfile::noise_median, FieldPresence::from_default,
+     "time an OS interruption takes from the running thread: median",
+     "the same benchmark: median excess of an interrupted quantum over the fastest one"},
+    {"noise_p99", &MachineProfile::noise_p99, FieldPresence::from_default,
+     "time an OS interruption takes from the running thread: 99th percentile",
+     "the same benchmark: 99th percentile of those excesses"},
+    {"noise_preempt", &MachineProfile::noise_preempt, FieldPresence::from_default,
+     "share of OS interruptions that switch to another task (an involuntary switch)",
+     "the spinners' involuntary switches (getrusage) over their interrupted quanta"},
+    {"work_loop", &MachineProfile::work_loop, FieldPresence::from_default,
+     "thread CPU time of 2^20 iterations of the loop that runs cpu phases (0 = calibrate each run)",
+     "the fastest of seven tick-spanning trials of the loop, scaled to 2^20 iterations"},
     // clang-format on
 };
 inline constexpr std::size_t kMachineFieldCount = std::size(kMachineFields);

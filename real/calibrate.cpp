@@ -111,7 +111,10 @@
 #include "models/machine_fields.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
+#include "real/cpu_work.hpp"
+#include "real/os_noise.hpp"
 #include "real/runner.hpp"
+#include "real/speed_check.hpp"
 
 namespace poolsim::real {
 namespace {
@@ -889,6 +892,38 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
 
 // The profile: every field of the table from the measurement of that name
 // (each field has exactly one).
+// OS noise: real/os_noise.hpp's fixed-work-quantum benchmark on every CPU
+// this process may use, at once.
+std::vector<Measurement> measure_noise(Duration window) {
+  const OsNoise n = measure_os_noise(window);
+  std::vector<double> stolen;
+  stolen.reserve(n.stolen.size());
+  for (Duration d : n.stolen) stolen.push_back(to_seconds(d));
+  const std::string how = fmt::format(
+      "{} spinners x {:.1f} s of {:.1f} us quanta: {} of {} quanta interrupted, {} involuntary "
+      "switches",
+      n.cpus, to_seconds(n.window), to_seconds(n.quantum) * 1e6, n.events, n.quanta, n.switches);
+  std::vector<Measurement> out;
+  out.push_back(summarize("noise_interval", {to_seconds(n.interval)}, how));
+  Measurement med = summarize("noise_median", {to_seconds(n.median)},
+                              "median time an interrupted quantum lost");
+  if (!stolen.empty()) {
+    med.p10 = quantile(stolen, 0.1);
+    med.p90 = quantile(stolen, 0.9);
+    med.samples = static_cast<int>(stolen.size());
+  }
+  out.push_back(med);
+  out.push_back(summarize("noise_p99", {to_seconds(n.p99)}, "99th percentile of the same"));
+  out.push_back(summarize("noise_preempt", {n.preempt},
+                          "involuntary switches of the spinners / interrupted quanta"));
+  return out;
+}
+
+// How far the work loop may drift from its speed at the start of a
+// calibration before the measurement is refused: the run check's default
+// band (run.speed_band, docs/validation.md).
+constexpr double kCalibrateSpeedBand = 0.25;
+
 MachineProfile profile_from(const std::vector<Measurement>& ms) {
   MachineProfile p;
   p.name = "host";
@@ -929,12 +964,29 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
         break;
       }
   }
+  // The work loop first: every later step is bracketed by the speed canary
+  // (real/speed_check.hpp) against it, and a profile measured while the
+  // machine ran at another speed is refused rather than written.
+  const CpuWorkCalibration loop = calibrate_cpu_work();
+  set_units_per_ns(loop.units_per_ns);
+  std::string disturbed;
+  auto check_speed = [&](const char* when) {
+    const double speed = canary_speed();
+    if (disturbed.empty() && !within_band(speed, kCalibrateSpeedBand))
+      disturbed = fmt::format("the work loop ran at {} of its calibrated speed {}",
+                              format_speed(speed), when);
+  };
   auto step = [&](const char* what) {
+    check_speed(fmt::format("before '{}'", what).c_str());
     if (!opt.quiet) std::cerr << "calibrate: " << what << "...\n";
   };
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   auto& ms = rep.measurements;
   ms.push_back(summarize("cores", {static_cast<double>(cpus)}, "online CPUs (sysconf)"));
+  ms.push_back(summarize(
+      "work_loop", {static_cast<double>(kWorkLoopUnits) / loop.units_per_ns * 1e-9},
+      fmt::format("fastest of {} tick-spanning trials of the loop, scaled to 2^20 iterations",
+                  loop.trials)));
   step("scheduler tick");
   ms.push_back(measure_tick(opt.quick ? 2 : 5));
   const double tick = ms.back().median;
@@ -998,13 +1050,22 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  step("OS noise (fixed work quanta on every CPU)");
+  for (Measurement& m : measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
+    ms.push_back(std::move(m));
   step("runtime costs (real pool, virtual threads, event loop)");
   unpin_self(
       cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
 
-  rep.profile = profile_from(ms);
+  check_speed("at the end");
   unpin_self(cpus);
+  if (!disturbed.empty())
+    throw MachineRefused("calibrate: the machine's speed changed during the measurement (" +
+                         disturbed +
+                         "): no profile written; wait a minute and run calibrate again "
+                         "(docs/calibration.md)");
+  rep.profile = profile_from(ms);
   return rep;
 }
 

@@ -455,7 +455,13 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
                          " OS threads (backend " + std::string(to_string(s.backend.kind)) +
                          "), more than run.max_threads = " + std::to_string(s.run.max_threads));
   remove_stale_cgroups();
-  units_per_ns();  // calibrate once, before forking, for every repetition
+  // The work loop's rate, once before forking, for every repetition: the
+  // machine profile's (work_loop, measured by calibrate) when it has one, so
+  // that every run sizes its phases alike and the speed check compares the
+  // machine with its profile; else calibrated now.
+  if (s.machine.work_loop > Duration{0})
+    set_units_per_ns(static_cast<double>(kWorkLoopUnits) / static_cast<double>(s.machine.work_loop.count()));
+  units_per_ns();
   SignalGuard guard;
   std::vector<RunResult> out;
   const int total = s.run.warmup + s.run.reps;

@@ -22,7 +22,11 @@ struct RqAfter {
 
 Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limits,
                KernelOptions opt)
-    : engine_(engine), m_(machine), trace_(opt.trace) {
+    : engine_(engine),
+      m_(machine),
+      noise_(machine, opt.seed,
+             limits.cpuset.empty() ? std::max(1, machine.cores) : static_cast<int>(limits.cpuset.size())),
+      trace_(opt.trace) {
   if (m_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
   if (m_.tick.count() < 0) throw std::invalid_argument("machine.tick must not be negative");
   std::vector<int> hw = limits.cpuset;
@@ -327,6 +331,37 @@ void Kernel::set_cpu_state(Cpu& c, CpuState s) {
   util_update(c);
   c.state = s;
   reindex(c);
+  // OS noise runs on busy time: a CPU that starts running a thread arms its
+  // next interruption unless one is pending; one that goes idle drops it (a
+  // Poisson process has no memory, so the next busy stretch draws anew).
+  if (!noise_.on()) return;
+  if (s == CpuState::idle) {
+    engine_.cancel(c.noise_ev);
+    c.noise_ev = {};
+  } else if (s == CpuState::running && !c.noise_ev.valid()) {
+    const int idx = static_cast<int>(&c - cpus_.data());
+    c.noise_ev = engine_.after(noise_.next_gap(idx), &Kernel::on_noise, this,
+                               static_cast<std::uint64_t>(idx));
+  }
+}
+
+// An OS interruption of CPU `arg` (sim/noise.hpp): the thread running there
+// makes no progress for the stolen time.
+void Kernel::on_noise(void* self, std::uint64_t arg) {
+  auto& k = *static_cast<Kernel*>(self);
+  Cpu& c = k.cpus_[arg];
+  c.noise_ev = {};
+  if (c.state != CpuState::running) return;  // idle now: the next run arms a new one
+  k.account(c);
+  const int idx = static_cast<int>(arg);
+  const Interruption i = k.noise_.draw(idx);
+  const std::int64_t from = std::max(k.now().count(), c.stall_until);
+  c.stall_until = from + i.stolen.count();
+  c.slice_end += i.stolen.count();
+  c.protect_end += i.stolen.count();
+  if (i.preempts) ++k.threads_[c.curr].nivcsw;
+  k.arm(c);
+  c.noise_ev = k.engine_.after(k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
 }
 
 // Keeps the CPU's place in the two indexes true after a change of its state
@@ -435,8 +470,19 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   }
   if (deadline_passed)
     resched(c);
+  else if (now().count() >= c.protect_end && wakeup_preempts(c))
+    preempt(c);
   else
     arm(c);
+}
+
+// check_preempt_wakeup_fair past the current thread's protection:
+// pick_eevdf over the queue with the current thread at its present
+// deadline (the renewals it got at ticks, refresh_slice, are its slice_end).
+bool Kernel::wakeup_preempts(Cpu& c) {
+  Thread& cur = threads_[c.curr];
+  cur.deadline = cur.vruntime + std::max<std::int64_t>(0, c.slice_end - now().count());
+  return !keep_current(c);
 }
 
 // The current thread's deadline has passed: it gets a new deadline a slice on
@@ -591,7 +637,9 @@ std::int64_t Kernel::round_to_tick(std::int64_t t) const {
 
 void Kernel::account(Cpu& c) {
   if (c.state != CpuState::running) return;
-  const std::int64_t d = now().count() - c.seg_start;
+  // Time an OS interruption stole (stall_until) is nobody's progress.
+  const std::int64_t from = std::max(c.seg_start, std::min(now().count(), c.stall_until));
+  const std::int64_t d = now().count() - from;
   POOLSIM_ASSERT(d >= 0, "a CPU's accounted run starts in the future");
   if (d <= 0) return;
   Thread& t = threads_[c.curr];
@@ -629,7 +677,7 @@ void Kernel::refresh_slice(Cpu& c) {
 void Kernel::arm(Cpu& c) {
   engine_.cancel(c.ev);
   const Thread& t = threads_[c.curr];
-  std::int64_t at = now().count() + t.overhead + t.work;
+  std::int64_t at = std::max(now().count(), c.stall_until) + t.overhead + t.work;
   if (!rq_empty(c)) {
     refresh_slice(c);
     at = std::min(at, std::max(now().count(), round_to_tick(c.slice_end)));
@@ -678,7 +726,8 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   // The run lasts until the vruntime reaches the deadline: a slice, half of
   // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
   c.seg_start = now().count();
-  c.slice_end = c.seg_start + std::max<std::int64_t>(0, t.deadline - t.vruntime);
+  c.slice_end = std::max(c.seg_start, c.stall_until) + std::max<std::int64_t>(0, t.deadline - t.vruntime);
+  c.protect_end = c.slice_end;  // set_protect_slice: vprot = the deadline it was picked with
   set_state(id, ThreadState::running);
   set_running(true);
   open_cpu_span(c);

@@ -40,9 +40,17 @@
 //   (update_deadline) and is preempted unless it is eligible and its deadline
 //   is strictly the earliest (pick_eevdf). A thread alone on its CPU renews
 //   its slice at ticks.
-// - Wake-up preemption: RUN_TO_PARITY protects the current thread until its
-//   deadline; a wake (enqueue_task_fair -> update_curr) whose current thread
-//   has passed its deadline but not yet seen the tick preempts at once.
+// - Wake-up preemption (check_preempt_wakeup_fair): RUN_TO_PARITY protects
+//   the current thread from a woken one only until the vruntime it was
+//   given when it was picked (set_protect_slice at set_next_entity, 6.17+:
+//   se->vprot = its deadline then); a thread that keeps its CPU, running
+//   alone or re-picked at a tick, renews its deadline (update_deadline) but
+//   not its protection (put_prev_set_next_task skips set_next_task when
+//   prev == next). Past that point a woken thread preempts at once when
+//   pick_eevdf prefers it (eligible, earlier deadline), so a timer-woken
+//   submitter runs right away on a CPU a worker has held for a while. A
+//   wake whose current thread has passed its deadline but not yet seen the
+//   tick also preempts at once (update_curr in enqueue_task_fair).
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
 //   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
@@ -104,6 +112,12 @@
 //   every CPU of the group is throttled until the next boundary. Counted like
 //   cgroup v1 cpu.stat: nr_throttled once per throttled period,
 //   throttled_time summed over each CPU run queue that was throttled.
+// - OS noise (sim/noise.hpp; profile noise_interval, noise_median,
+//   noise_p99, noise_preempt): a CPU running a thread is interrupted at
+//   seeded Poisson instants; until the stolen time has passed
+//   (Cpu::stall_until) no thread on it progresses (account and arm skip the
+//   stall), its slice end moves by as much, and an interruption that was a
+//   switch to another task counts as the thread's involuntary switch.
 // - limits.cpuset: only the listed CPUs exist for the scenario.
 // - Memory: stack_touch per live thread.
 //
@@ -141,6 +155,7 @@
 #include "sim/co.hpp"
 #include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
+#include "sim/noise.hpp"
 #include "sim/step_series.hpp"
 
 namespace poolsim::sim {
@@ -198,6 +213,7 @@ class Mutex {
 
 struct KernelOptions {
   bool trace = false;
+  std::uint64_t seed = 1;  // the scenario's seed: OS noise draws from streams derived from it
 };
 
 class Kernel {
@@ -366,7 +382,10 @@ class Kernel {
     // sum of (vruntime - min_vruntime) and count, like avg_vruntime/avg_load.
     std::int64_t avg_sum = 0, avg_n = 0;
     std::int64_t seg_start = 0;  // start of the unaccounted run
+    std::int64_t stall_until = 0;  // OS noise: no thread progresses here before this
+    EventId noise_ev;              // the CPU's next OS interruption (while it runs a thread)
     std::int64_t slice_end = 0;  // wall time the current thread reaches its deadline
+    std::int64_t protect_end = 0;  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
     EventId ev;
     std::int64_t span_start = 0;  // trace: current running span on this CPU
     double util = 0;              // PELT-style utilization (util_update)
@@ -385,6 +404,7 @@ class Kernel {
   static void on_timer(void* self, std::uint64_t thread);
   static void on_quota_exhausted(void* self, std::uint64_t);
   static void on_period(void* self, std::uint64_t);
+  static void on_noise(void* self, std::uint64_t cpu);
 
   // CPU state machine
   void account(Cpu& c);
@@ -414,6 +434,7 @@ class Kernel {
   ThreadId rq_pop_min(Cpu& c);
   RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
+  bool wakeup_preempts(Cpu& c);
 
   // wake-ups and waits
   void wake(ThreadId t, int waker_cpu);
@@ -450,6 +471,7 @@ class Kernel {
 
   Engine& engine_;
   MachineProfile m_;
+  NoiseSource noise_;
   std::vector<Cpu> cpus_;
   // CPUs by load (queued + current): level 0 is the idle mask.
   LevelIndex load_idx_;

@@ -37,7 +37,7 @@ std::unique_ptr<Runtime> make_runtime(const SimContext& ctx) {
 
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
   Engine engine;
-  Kernel kernel(engine, s.machine, s.limits, KernelOptions{opt.trace});
+  Kernel kernel(engine, s.machine, s.limits, KernelOptions{opt.trace, s.seed});
   Driver driver(kernel, s, w);
   const SimContext ctx{kernel, driver, s, w};
   std::unique_ptr<Runtime> runtime = make_runtime(ctx);

@@ -1,0 +1,132 @@
+// os_noise.cpp: the fixed-work-quantum benchmark (design comment in os_noise.hpp).
+#include "real/os_noise.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "real/cpu_work.hpp"
+
+namespace poolsim::real {
+namespace {
+
+// A quantum of ~20 us: long against a clock read (~30 ns through the vDSO),
+// short against the interruptions it must resolve (a few us to a tick).
+constexpr Duration kQuantum = std::chrono::microseconds(20);
+// An interrupted quantum is longer than the undisturbed one by more than
+// this much and this fraction of it (the loop's own jitter stays under both).
+constexpr Duration kMinExcess = std::chrono::microseconds(2);
+constexpr double kMinExcessFraction = 0.10;
+
+std::int64_t mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::int64_t own_involuntary_switches() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nivcsw;
+}
+
+std::vector<int> usable_cpu_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+struct SpinnerResult {
+  std::vector<std::int64_t> quanta_ns;
+  std::int64_t switches = 0;
+};
+
+// One CPU's spinner: waits for the common start, then times quanta until the
+// window has passed.
+void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomic<bool>& go,
+          SpinnerResult& out) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+  out.quanta_ns.reserve(static_cast<std::size_t>(window_ns / kQuantum.count()) + 16);
+  const std::int64_t sw0 = own_involuntary_switches();
+  const std::int64_t start = mono_ns();
+  std::int64_t t = start;
+  std::uint64_t sink = 0;
+  while (t - start < window_ns) {
+    sink ^= burn_units(units);
+    const std::int64_t t1 = mono_ns();
+    out.quanta_ns.push_back(t1 - t);
+    t = t1;
+  }
+  out.switches = own_involuntary_switches() - sw0;
+  asm volatile("" : : "r"(sink));
+}
+
+Duration quantile(std::vector<Duration> v, double q) {
+  if (v.empty()) return Duration{0};
+  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+  const auto i = std::min(k, v.size() - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  return v[i];
+}
+
+}  // namespace
+
+OsNoise measure_os_noise(Duration window) {
+  const std::vector<int> cpus = usable_cpu_list();
+  const auto units =
+      static_cast<std::uint64_t>(std::llround(static_cast<double>(kQuantum.count()) * units_per_ns()));
+  std::vector<SpinnerResult> results(cpus.size());
+  std::atomic<bool> go{false};
+  {
+    std::vector<std::thread> threads;
+    threads.reserve(cpus.size());
+    for (std::size_t i = 0; i < cpus.size(); ++i)
+      threads.emplace_back(spin, cpus[i], units, window.count(), std::cref(go), std::ref(results[i]));
+    go.store(true, std::memory_order_release);
+    for (auto& t : threads) t.join();
+  }
+  OsNoise n;
+  n.window = window;
+  n.cpus = static_cast<int>(cpus.size());
+  std::vector<Duration> fastest;
+  Duration busy{0};
+  for (const SpinnerResult& r : results) {
+    if (r.quanta_ns.empty()) continue;
+    const std::int64_t q0 = *std::min_element(r.quanta_ns.begin(), r.quanta_ns.end());
+    fastest.push_back(Duration{q0});
+    const auto threshold = std::max<std::int64_t>(
+        kMinExcess.count(), std::llround(kMinExcessFraction * static_cast<double>(q0)));
+    for (std::int64_t d : r.quanta_ns) {
+      busy += Duration{d};
+      if (d - q0 > threshold) n.stolen.push_back(Duration{d - q0});
+    }
+    n.quanta += static_cast<std::int64_t>(r.quanta_ns.size());
+    n.switches += r.switches;
+  }
+  n.quantum = quantile(fastest, 0.5);
+  n.events = static_cast<std::int64_t>(n.stolen.size());
+  if (n.events > 0) {
+    n.interval = Duration{busy.count() / n.events};
+    n.median = quantile(n.stolen, 0.5);
+    n.p99 = quantile(n.stolen, 0.99);
+    n.preempt = std::min(1.0, static_cast<double>(n.switches) / static_cast<double>(n.events));
+  }
+  return n;
+}
+
+}  // namespace poolsim::real

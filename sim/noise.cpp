@@ -1,0 +1,41 @@
+// noise.cpp: the OS-noise source (design comment in noise.hpp).
+#include "sim/noise.hpp"
+
+#include <cmath>
+
+namespace poolsim::sim {
+namespace {
+
+// Stream numbers of Rng::derive for noise: far above any workload stream
+// (classes, clients, graph nodes count from 0), one per CPU.
+constexpr std::uint64_t kNoiseStreamBase = std::uint64_t{1} << 48;
+
+}  // namespace
+
+NoiseSource::NoiseSource(const MachineProfile& m, std::uint64_t seed, int cpus)
+    : on_(m.noise_interval > Duration{0} && m.noise_median > Duration{0}),
+      interval_(m.noise_interval),
+      preempt_(m.noise_preempt) {
+  if (!on_) return;
+  stolen_ = m.noise_p99 > m.noise_median ? Distribution::lognormal(m.noise_median, m.noise_p99)
+                                         : Distribution::fixed(m.noise_median);
+  rng_.reserve(static_cast<std::size_t>(cpus));
+  for (int c = 0; c < cpus; ++c)
+    rng_.push_back(Rng::derive(seed, kNoiseStreamBase + static_cast<std::uint64_t>(c)));
+}
+
+Duration NoiseSource::next_gap(int cpu) {
+  Rng& r = rng_[static_cast<std::size_t>(cpu)];
+  const double gap = -std::log(r.uniform_open0()) * static_cast<double>(interval_.count());
+  return Duration{std::max<std::int64_t>(1, std::llround(gap))};
+}
+
+Interruption NoiseSource::draw(int cpu) {
+  Rng& r = rng_[static_cast<std::size_t>(cpu)];
+  Interruption i;
+  i.stolen = stolen_.sample(r);
+  i.preempts = r.uniform() < preempt_;
+  return i;
+}
+
+}  // namespace poolsim::sim

@@ -1,0 +1,73 @@
+// OS noise (sim/noise.hpp): seeded interruptions of busy CPUs that take time
+// from the running thread and, when they are switches, count as its
+// involuntary switches; none on an idealised profile.
+#include <catch2/catch.hpp>
+
+#include "models/metrics.hpp"
+#include "sim_fixtures.hpp"
+
+using namespace poolsim;
+using namespace poolsim::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+MachineProfile noisy(int cores, double preempt) {
+  MachineProfile m = zero_machine(cores);
+  m.noise_interval = 1ms;
+  m.noise_median = 10us;
+  m.noise_p99 = 10us;  // p99 = median: every interruption takes exactly 10 us
+  m.noise_preempt = preempt;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("noise: every interruption of a lone busy thread delays it by its stolen time",
+          "[sim][noise]") {
+  Scenario s = pool_scenario(noisy(1, 1.0), 1);
+  s.seed = 7;
+  const Workload w = batch(1, 100ms);
+  const RunResult r = sim::simulate(s, w);
+  const Metrics m = compute_metrics(r);
+  // preempt = 1: every interruption is an involuntary switch of the worker.
+  const auto n = static_cast<std::int64_t>(m[Metric::switches_involuntary]);
+  // A Poisson process of mean 1 ms over ~100 ms of busy time: about 100.
+  REQUIRE(n > 60);
+  REQUIRE(n < 140);
+  // Exactly 10 us stolen per interruption; the submitter's own run is
+  // interrupted too but its work is nil, so only the worker's run counts.
+  const Duration end = r.records[0].end;
+  REQUIRE(end >= 100ms);
+  REQUIRE((end - 100ms).count() % 10000 == 0);
+  REQUIRE((end - 100ms) <= Duration{n * 10000});
+  REQUIRE(m[Metric::cpu_utilization] < 1.0);
+}
+
+TEST_CASE("noise: interrupts that are not switches stretch the run without counting switches",
+          "[sim][noise]") {
+  Scenario s = pool_scenario(noisy(1, 0.0), 1);
+  const RunResult r = sim::simulate(s, batch(1, 100ms));
+  const Metrics m = compute_metrics(r);
+  REQUIRE(m[Metric::switches_involuntary] == 0);
+  REQUIRE(r.records[0].end > 100ms + 500us);  // ~100 interruptions of 10 us
+}
+
+TEST_CASE("noise: same seed same run, another seed other interruptions", "[sim][noise]") {
+  Scenario s = pool_scenario(noisy(2, 0.5), 2);
+  const Workload w = batch(8, 20ms);
+  s.seed = 11;
+  const RunResult a = sim::simulate(s, w), b = sim::simulate(s, w);
+  REQUIRE(compute_metrics(a).values == compute_metrics(b).values);
+  s.seed = 12;
+  const RunResult c = sim::simulate(s, w);
+  REQUIRE(compute_metrics(a).values != compute_metrics(c).values);
+}
+
+TEST_CASE("noise: an idealised profile (noise_interval 0) has none", "[sim][noise]") {
+  MachineProfile m = noisy(1, 1.0);
+  m.noise_interval = Duration{0};
+  const RunResult r = sim::simulate(pool_scenario(m, 1), batch(1, 100ms));
+  REQUIRE(r.records[0].end == 100ms);
+  REQUIRE(compute_metrics(r)[Metric::switches_involuntary] == 0);
+}
