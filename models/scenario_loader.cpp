@@ -15,7 +15,7 @@
 // Invariants: the returned Scenario has every default filled in and every
 // thread count resolved to an int; the first problem found is thrown as a
 // ScenarioError(where = "file:line:col" or "--set ...", key path, message).
-// Source: the user contract ../shared/spec/scenario.md (keys, defaults, value
+// Source: the user contract docs/scenarios.md (keys, defaults, value
 // forms); ThreadPoolExecutor's parameter rules (core <= max, reject
 // policies) for `pool`; mechanisms.md for the machine-profile fields.
 //

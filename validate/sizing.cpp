@@ -24,7 +24,7 @@ namespace {
 
 using queueing::ServiceShape;
 
-// The loader's default run.max_threads (../shared/spec/scenario.md): a pool
+// The loader's default run.max_threads (docs/scenarios.md, "Run"): a pool
 // above it is refused, so the sweep never proposes one.
 constexpr int kMaxPoolThreads = 20000;
 // "Within 2% of the best p99": when no simulated size meets the target, the
