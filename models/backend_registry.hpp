@@ -55,6 +55,9 @@ struct BackendInfo {
   BackendKind kind;
   std::string_view name;  // in files, --set and --backends
   std::string_view doc;   // one line: what the runtime is
+  // The parameter that sets how many worker threads it starts with (what
+  // `size --graph` sweeps); empty for thread-per-task, which has none.
+  std::string_view workers;
   std::span<const BackendParam> params;
 };
 
@@ -86,29 +89,29 @@ inline constexpr BackendParam kLibraryThreads[] = {kThreads};
 
 inline constexpr BackendInfo kBackends[] = {
     {BackendKind::thread_per_task, "thread-per-task",
-     "a new OS thread per task (CreateThread, new Thread, pthread_create)",
+     "a new OS thread per task (CreateThread, new Thread, pthread_create)", "",
      backend_registry_detail::kThreadPerTask},
     {BackendKind::pool, "pool",
      "ThreadPoolExecutor-style pool with a FIFO queue: core threads, then queue, then grow to "
      "max_threads, then reject",
-     backend_registry_detail::kPool},
+     "threads", backend_registry_detail::kPool},
     {BackendKind::work_stealing, "work-stealing",
-     "per-worker deques (LIFO local pop, FIFO steal) and a global injection queue",
+     "per-worker deques (LIFO local pop, FIFO steal) and a global injection queue", "threads",
      backend_registry_detail::kWorkStealing},
     {BackendKind::injecting_pool, "injecting-pool",
      "starts small and adds a thread when the queue makes no progress for injection_delay "
      "(Windows / .NET style)",
-     backend_registry_detail::kInjectingPool},
+     "min_threads", backend_registry_detail::kInjectingPool},
     {BackendKind::virtual_threads, "virtual-threads",
      "M:N user-level threads on carriers; a wait unmounts, a wait inside a lock pins the carrier",
-     backend_registry_detail::kVirtualThreads},
+     "carriers", backend_registry_detail::kVirtualThreads},
     {BackendKind::event_loop, "event-loop",
-     "loop threads; waits are non-blocking timers, a wait inside a lock blocks the loop",
+     "loop threads; waits are non-blocking timers, a wait inside a lock blocks the loop", "loops",
      backend_registry_detail::kEventLoop},
     {BackendKind::tbb, "tbb", "oneTBB task arena (the real library; simulated as work-stealing)",
-     backend_registry_detail::kLibraryThreads},
+     "threads", backend_registry_detail::kLibraryThreads},
     {BackendKind::asio_pool, "asio-pool",
-     "asio::thread_pool (the real library; simulated as a pool)",
+     "asio::thread_pool (the real library; simulated as a pool)", "threads",
      backend_registry_detail::kLibraryThreads},
 };
 inline constexpr std::size_t kBackendCount = std::size(kBackends);
