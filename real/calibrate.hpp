@@ -1,7 +1,7 @@
 // calibrate.hpp: measure this machine into a machine profile.
 //
 // Each field of MachineProfile (models/machine.hpp) is measured by a small
-// experiment that isolates its mechanism (see calibrate.cpp and
+// experiment that isolates its mechanism (see calibrate_experiments.hpp and
 // docs/calibration.md). Every experiment takes several samples; the profile
 // gets the median and the report keeps the spread. Quick mode takes a few
 // seconds (used when `machine: host` is needed and no profile exists yet);
