@@ -27,25 +27,6 @@ using namespace calib;
 
 namespace {
 
-// The profile: every field of the table from the measurement of that name
-// (each field has exactly one).
-MachineProfile profile_from(const std::vector<Measurement>& ms) {
-  MachineProfile p;
-  p.name = "host";
-  p.source = "poolsim calibrate";
-  for (const MachineField& f : kMachineFields) {
-    const auto it =
-        std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == f.name; });
-    if (it == ms.end())
-      throw std::logic_error("calibrate: no measurement of " + std::string(f.name));
-    set_machine_field_si(f, p, it->median);
-  }
-  // Resident memory comes in whole pages.
-  constexpr double kPage = 4096;
-  p.stack_touch = static_cast<Bytes>(std::llround(p.stack_touch / kPage) * kPage);
-  return p;
-}
-
 double get_reserve(const std::vector<Measurement>& ms) {
   for (const auto& m : ms)
     if (m.field == MachineFieldName("stack_reserve").field().name) return m.median;
@@ -123,9 +104,26 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
 
-  rep.profile = profile_from(ms);
+  rep.profile = profile_from_measurements(ms);
   unpin_self(cpus);
   return rep;
+}
+
+MachineProfile profile_from_measurements(const std::vector<Measurement>& ms) {
+  MachineProfile p;
+  p.name = "host";
+  p.source = "poolsim calibrate";
+  for (const MachineField& f : kMachineFields) {
+    const auto it =
+        std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == f.name; });
+    if (it == ms.end())
+      throw std::logic_error("calibrate: no measurement of " + std::string(f.name));
+    set_machine_field_si(f, p, it->median);
+  }
+  // Resident memory comes in whole pages.
+  constexpr double kPage = 4096;
+  p.stack_touch = static_cast<Bytes>(std::llround(p.stack_touch / kPage) * kPage);
+  return p;
 }
 
 void write_profile(const CalibrationReport& r, const std::filesystem::path& path) {
