@@ -297,8 +297,9 @@ struct ProfileLoader {
     }
   }
 
-  // A profile map: optional `name:` and `base:`, then fields. Every field is
-  // required once `base:` is resolved.
+  // A profile map: optional `name:` and `base:`, then fields. Without `base:`
+  // every required field must be given; a missing from_default field takes
+  // the shipped `default` profile's value (machine_fields.hpp).
   MachineProfile read_map(const Val& v, bool is_file) {
     std::vector<std::string> allowed = {"name", "base"};
     for (const MachineField& f : kMachineFields) allowed.emplace_back(f.name);
