@@ -73,9 +73,6 @@ int guarded(const std::function<int()>& body) {
   } catch (const Refused& e) {
     std::cerr << "poolsim: " << e.what() << '\n';
     return kExitRefused;
-  } catch (const sim::UnsupportedBackend& e) {
-    std::cerr << "poolsim: " << e.what() << '\n';
-    return kExitRefused;
   } catch (const real::MachineRefused& e) {
     std::cerr << "poolsim: the machine refused: " << e.what() << '\n';
     return kExitRefused;

@@ -1,6 +1,6 @@
 // common.hpp: what every poolsim subcommand shares: the common flags, loading
 // and checking a scenario, progress on stderr, and the mapping of failures to
-// the exit codes of ../shared/spec/cli.md (2 bad input, 3 machine refused).
+// the exit codes of docs/cli.md (2 bad input, 3 machine refused).
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common.hpp"
+#include "models/backend_registry.hpp"
 #include "models/metrics.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
@@ -54,6 +55,8 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       ->delimiter(',')
       ->required();
   cmd->add_flag("--measure", flags->measure, "Also run each backend on this machine (run.reps repetitions)");
+  cmd->footer("Backend kinds and their parameters (defaults), from the backend registry:\n" +
+              backend_kinds_help());
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {

@@ -1,4 +1,4 @@
-// poolsim: one binary, subcommands of ../shared/spec/cli.md.
+// poolsim: one binary, subcommands of docs/cli.md.
 #include <iostream>
 
 #include "app/common.hpp"

@@ -106,4 +106,16 @@ std::string machine_field_yaml(const MachineField& f, const MachineProfile& m) {
   return {};
 }
 
+std::string machine_fields_markdown() {
+  std::string out =
+      "| field | kind | meaning | how `poolsim calibrate` measures it | if a file leaves it out "
+      "|\n|---|---|---|---|---|\n";
+  for (const MachineField& f : kMachineFields)
+    out += "| `" + std::string(f.name) + "` | " + std::string(to_string(f.kind())) + " | " +
+           std::string(f.meaning) + " | " + std::string(f.measured) + " | " +
+           (f.presence == FieldPresence::required ? "error" : "the `default` profile's value") +
+           " |\n";
+  return out;
+}
+
 }  // namespace poolsim

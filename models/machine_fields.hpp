@@ -179,6 +179,9 @@ void set_machine_field_si(const MachineField& f, MachineProfile& m, double v);
 void copy_machine_field(const MachineField& f, MachineProfile& to, const MachineProfile& from);
 // Field-by-field equality over the table.
 bool same_machine_fields(const MachineProfile& a, const MachineProfile& b);
+// The field table of docs/scenarios.md ("Machine profiles"), Markdown with a
+// trailing newline (a test compares the two).
+std::string machine_fields_markdown();
 // The value as a profile file writes it, exactly: "2100us", "8MiB", "4",
 // "0.7" (reads back to the same value).
 std::string machine_field_yaml(const MachineField& f, const MachineProfile& m);

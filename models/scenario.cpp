@@ -1,5 +1,7 @@
 #include "models/scenario.hpp"
 
+#include "models/backend_registry.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -27,19 +29,7 @@ std::string_view to_string(ArrivalKind k) {
   return "?";
 }
 
-std::string_view to_string(BackendKind k) {
-  switch (k) {
-    case BackendKind::thread_per_task: return "thread-per-task";
-    case BackendKind::pool: return "pool";
-    case BackendKind::work_stealing: return "work-stealing";
-    case BackendKind::injecting_pool: return "injecting-pool";
-    case BackendKind::virtual_threads: return "virtual-threads";
-    case BackendKind::event_loop: return "event-loop";
-    case BackendKind::tbb: return "tbb";
-    case BackendKind::asio_pool: return "asio-pool";
-  }
-  return "?";
-}
+std::string_view to_string(BackendKind k) { return backend_info(k).name; }
 
 std::optional<BackendKind> backend_kind_from(std::string_view name) {
   for (auto k : kAllBackends)

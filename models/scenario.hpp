@@ -1,6 +1,6 @@
 // scenario.hpp: one experiment, as typed, immutable data.
 //
-// The structs mirror ../shared/spec/scenario.md key by key. The loader
+// The structs mirror docs/scenarios.md key by key. The loader
 // (scenario_loader.hpp) is the only producer: it resolves units, defaults,
 // `cores` expressions and machine profiles, so every consumer (simulator, real
 // runner, validator) reads final values and never re-parses anything.

@@ -15,7 +15,7 @@
 // Invariants: the returned Scenario has every default filled in and every
 // thread count resolved to an int; the first problem found is thrown as a
 // ScenarioError(where = "file:line:col" or "--set ...", key path, message).
-// Source: the user contract ../shared/spec/scenario.md (keys, defaults, value
+// Source: the user contract docs/scenarios.md (keys, defaults, value
 // forms); ThreadPoolExecutor's parameter rules (core <= max, reject
 // policies) for `pool`; mechanisms.md for the machine-profile fields.
 //
@@ -60,6 +60,7 @@
 #include <string_view>
 #include <utility>
 
+#include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "models/yaml_reader.hpp"
@@ -296,8 +297,9 @@ struct ProfileLoader {
     }
   }
 
-  // A profile map: optional `name:` and `base:`, then fields. Every field is
-  // required once `base:` is resolved.
+  // A profile map: optional `name:` and `base:`, then fields. Without `base:`
+  // every required field must be given; a missing from_default field takes
+  // the shipped `default` profile's value (machine_fields.hpp).
   MachineProfile read_map(const Val& v, bool is_file) {
     std::vector<std::string> allowed = {"name", "base"};
     for (const MachineField& f : kMachineFields) allowed.emplace_back(f.name);
@@ -997,25 +999,6 @@ WorkloadSpec read_workload(const Val& v) {
   return w;
 }
 
-struct BackendParams {
-  BackendKind kind;
-  std::vector<std::string> keys;
-};
-const std::vector<BackendParams>& backend_params() {
-  // The parameter columns of the backend table in the spec.
-  static const std::vector<BackendParams> kParams = {
-      {BackendKind::thread_per_task, {"stack"}},
-      {BackendKind::pool, {"threads", "max_threads", "queue", "reject", "keep_alive", "stack"}},
-      {BackendKind::work_stealing, {"threads", "stack"}},
-      {BackendKind::injecting_pool, {"min_threads", "max_threads", "injection_delay", "stack"}},
-      {BackendKind::virtual_threads, {"carriers"}},
-      {BackendKind::event_loop, {"loops"}},
-      {BackendKind::tbb, {"threads"}},
-      {BackendKind::asio_pool, {"threads"}},
-  };
-  return kParams;
-}
-
 BackendSpec read_backend(const Val& v, int cores) {
   std::vector<std::string> kinds;
   for (auto k : kAllBackends) kinds.emplace_back(to_string(k));
@@ -1029,17 +1012,16 @@ BackendSpec read_backend(const Val& v, int cores) {
         kind = backend_kind_from(name);
         if (!kind) kv.fail(yaml::unknown_message("backend kind", name, kinds));
       }
+  // The parameters of the backend registry (models/backend_registry.hpp).
   std::vector<std::string> allowed = {"kind"};
-  for (const auto& p : backend_params())
-    if (!kind || p.kind == *kind)  // without a kind, accept all so the missing kind is reported
-      for (const auto& k : p.keys)
-        if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) allowed.push_back(k);
+  for (const BackendInfo& b : kBackends)
+    if (!kind || b.kind == *kind)  // without a kind, accept all so the missing kind is reported
+      for (const BackendParam& p : b.params)
+        if (std::find(allowed.begin(), allowed.end(), p.key) == allowed.end())
+          allowed.emplace_back(p.key);
   MapReader r(v, allowed, "a backend", [&](const std::string& key) -> std::string {
     if (!kind) return {};
-    std::vector<std::string> owners;
-    for (const auto& p : backend_params())
-      if (std::find(p.keys.begin(), p.keys.end(), key) != p.keys.end())
-        owners.emplace_back(to_string(p.kind));
+    const std::vector<std::string> owners = backend_kinds_with_param(key);
     if (owners.empty()) return {};
     return "'" + key + "' is not a parameter of backend kind '" + std::string(to_string(*kind)) +
            "' (it belongs to " + yaml::join(owners) + ")";

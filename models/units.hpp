@@ -4,7 +4,7 @@
 // simulator's arithmetic is exact and reproducible; doubles appear only at the
 // edge, in metrics (SI seconds) and in analytic models. Sizes are bytes.
 //
-// parse_* read the spec's written forms (../shared/spec/scenario.md, "Values")
+// parse_* read the spec's written forms (docs/scenarios.md, "Values")
 // and throw UnitError with what was expected; the scenario loader adds the
 // file, line, column and key to that message.
 #pragma once

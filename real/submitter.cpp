@@ -1,7 +1,7 @@
 // submitter.cpp: the arrival driver of a real repetition, run on the child's
 // main thread (the submitter, thread 0).
 //
-// Mechanism (mirrors the simulator's arrivals, ../shared/spec/scenario.md):
+// Mechanism (mirrors the simulator's arrivals, docs/scenarios.md):
 //  - batch: every task handed over at t = 0, in id order, by this one thread;
 //  - poisson / periodic: clock_nanosleep(TIMER_ABSTIME) to origin + arrival,
 //    then hand it over (a late submitter never sleeps: it catches up);

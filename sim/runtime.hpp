@@ -15,7 +15,8 @@
 // CPU; whatever it costs that thread it pays with co_await.
 //
 // Adding a runtime: write make_<name>(ctx) in its own file, declare it here,
-// and add its case to make_runtime() in sim/simulate.cpp.
+// and add its entry to kRuntimes in sim/simulate.cpp (a new backend kind also
+// needs its entry in models/backend_registry.hpp and a real factory).
 #pragma once
 
 #include <cstdint>

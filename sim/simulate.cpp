@@ -1,14 +1,16 @@
 // simulate.cpp: wires engine, kernel, driver and the backend's runtime.
 //
-// The runtime registry is the switch in make_runtime(): one case per backend
-// kind that has a simulated runtime (static self-registration would be
-// dropped by the linker from a static library).
+// The simulated runtime of each backend kind is the table kRuntimes, one
+// entry per kind of the backend registry (models/backend_registry.hpp) in its
+// order, checked at compile time (static self-registration would be dropped
+// by the linker from a static library).
 #include "sim/simulate.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <string>
 
+#include "models/backend_registry.hpp"
 #include "sim/driver.hpp"
 #include "sim/engine.hpp"
 #include "sim/kernel.hpp"
@@ -18,19 +20,24 @@ namespace poolsim::sim {
 
 namespace {
 
+struct RuntimeFactory {
+  BackendKind kind;
+  std::unique_ptr<Runtime> (*make)(const SimContext&);
+};
+constexpr RuntimeFactory kRuntimes[] = {
+    {BackendKind::thread_per_task, make_thread_per_task},
+    {BackendKind::pool, make_pool},
+    {BackendKind::work_stealing, make_work_stealing},
+    {BackendKind::injecting_pool, make_injecting_pool},
+    {BackendKind::virtual_threads, make_virtual_threads},
+    {BackendKind::event_loop, make_event_loop},
+    {BackendKind::tbb, make_tbb},
+    {BackendKind::asio_pool, make_asio_pool},
+};
+static_assert(in_registry_order(kRuntimes), "one simulated runtime per backend kind");
+
 std::unique_ptr<Runtime> make_runtime(const SimContext& ctx) {
-  switch (ctx.scenario.backend.kind) {
-    case BackendKind::thread_per_task: return make_thread_per_task(ctx);
-    case BackendKind::pool: return make_pool(ctx);
-    case BackendKind::work_stealing: return make_work_stealing(ctx);
-    case BackendKind::injecting_pool: return make_injecting_pool(ctx);
-    case BackendKind::virtual_threads: return make_virtual_threads(ctx);
-    case BackendKind::event_loop: return make_event_loop(ctx);
-    case BackendKind::tbb: return make_tbb(ctx);
-    case BackendKind::asio_pool: return make_asio_pool(ctx);
-  }
-  throw UnsupportedBackend("backend '" + std::string(to_string(ctx.scenario.backend.kind)) +
-                           "' has no simulated runtime yet");
+  return kRuntimes[backend_index(ctx.scenario.backend.kind)].make(ctx);
 }
 
 }  // namespace

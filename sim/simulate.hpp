@@ -22,9 +22,4 @@ struct SimOptions {
 // Runs the generated workload on the scenario's backend, machine profile and limits.
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt = {});
 
-// Thrown for a backend kind whose simulated runtime does not exist yet; the CLI turns it into exit 3.
-struct UnsupportedBackend : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 }  // namespace poolsim::sim

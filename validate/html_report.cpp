@@ -30,6 +30,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "validate/output.hpp"
@@ -141,24 +142,10 @@ const RunResult* first_measured(const ReportInput& in) {
 
 // ---- header ----------------------------------------------------------------
 
-std::string json_value_text(const std::string& key, const nlohmann::ordered_json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (key == "stack" || key == "stack_reserve" || key == "stack_touch" || key == "stack_cache")
-    return format_bytes(v.get<double>());
-  if (key == "wake_pack_util") return fmt::format("{:g}%", 100 * v.get<double>());
-  if (v.is_number_integer()) return fmt::format("{}", v.get<long long>());
-  if (v.is_number()) return format_seconds(v.get<double>());  // every other number is a duration
-  return v.dump();
-}
-
 std::string backend_text(const BackendSpec& b) {
-  const auto j = backend_json(b);
   std::string out;
-  for (const auto& [k, v] : j.items()) {
-    if (k == "kind") continue;
-    if (!out.empty()) out += ", ";
-    out += k + " " + json_value_text(k, v);
-  }
+  for (const BackendParam& p : backend_info(b.kind).params)
+    out += (out.empty() ? "" : ", ") + std::string(p.key) + " " + backend_param_text(p, b);
   return std::string(to_string(b.kind)) + (out.empty() ? "" : " (" + out + ")");
 }
 

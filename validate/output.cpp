@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 
 #include "validate/sizing.hpp"
@@ -21,33 +22,25 @@ using nlohmann::ordered_json;
 ordered_json backend_json(const BackendSpec& b) {
   ordered_json j;
   j["kind"] = std::string(to_string(b.kind));
-  switch (b.kind) {
-    case BackendKind::thread_per_task:
-      j["stack"] = b.stack;
-      break;
-    case BackendKind::pool:
-      j["threads"] = b.threads;
-      j["max_threads"] = b.max_threads;
-      if (b.queue) j["queue"] = *b.queue;
-      else j["queue"] = "unbounded";
-      j["reject"] = std::string(to_string(b.reject));
-      j["keep_alive"] = to_seconds(b.keep_alive);
-      j["stack"] = b.stack;
-      break;
-    case BackendKind::work_stealing:
-      j["threads"] = b.threads;
-      j["stack"] = b.stack;
-      break;
-    case BackendKind::injecting_pool:
-      j["min_threads"] = b.min_threads;
-      j["max_threads"] = b.max_threads;
-      j["injection_delay"] = to_seconds(b.injection_delay);
-      j["stack"] = b.stack;
-      break;
-    case BackendKind::virtual_threads: j["carriers"] = b.carriers; break;
-    case BackendKind::event_loop: j["loops"] = b.loops; break;
-    case BackendKind::tbb:
-    case BackendKind::asio_pool: j["threads"] = b.threads; break;
+  // The kind's parameters in registry order: thread counts and sizes as
+  // integers, durations in seconds, a queue as its capacity or "unbounded",
+  // a reject policy by name.
+  for (const BackendParam& p : backend_info(b.kind).params) {
+    const std::string key(p.key);
+    std::visit(
+        [&](auto member) {
+          const auto& v = b.*member;
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, Duration>)
+            j[key] = to_seconds(v);
+          else if constexpr (std::is_same_v<T, std::optional<std::int64_t>>)
+            j[key] = v ? ordered_json(*v) : ordered_json("unbounded");
+          else if constexpr (std::is_same_v<T, RejectPolicy>)
+            j[key] = std::string(to_string(v));
+          else
+            j[key] = v;
+        },
+        p.member);
   }
   return j;
 }

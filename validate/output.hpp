@@ -1,4 +1,4 @@
-// output.hpp: the JSON shapes and tables of ../shared/spec/cli.md for
+// output.hpp: the JSON shapes and tables of docs/cli.md for
 // simulate, run and compare, built from Metrics (metrics.hpp) only.
 #pragma once
 

@@ -3,6 +3,7 @@
 #include "validate/sizing.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/backend_registry.hpp"
 #include "models/queueing/little.hpp"
 #include "models/queueing/mmck.hpp"
 #include "models/units.hpp"
@@ -24,7 +26,7 @@ namespace {
 
 using queueing::ServiceShape;
 
-// The loader's default run.max_threads (../shared/spec/scenario.md): a pool
+// The loader's default run.max_threads (docs/scenarios.md, "Run"): a pool
 // above it is refused, so the sweep never proposes one.
 constexpr int kMaxPoolThreads = 20000;
 // "Within 2% of the best p99": when no simulated size meets the target, the
@@ -73,28 +75,30 @@ bool meets_target(const Metrics& m, double target) {
 // in `done`), appending to `done`, kept sorted by threads.
 void simulate_sizes(const SizingInputs& in, const std::vector<int>& threads, double target,
                     std::vector<SimulatedSize>& done, const SizingProgress& progress) {
-  std::vector<std::string> values;
+  std::vector<int> todo;
   for (int t : threads) {
     if (t < 1 || t > kMaxPoolThreads) continue;
     const bool seen = std::any_of(done.begin(), done.end(),
                                   [&](const SimulatedSize& s) { return s.threads == t; });
-    const bool queued = std::find(values.begin(), values.end(), std::to_string(t)) != values.end();
-    if (!seen && !queued) values.push_back(std::to_string(t));
+    if (!seen && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
   }
-  if (values.empty()) return;
+  if (todo.empty()) return;
   SweepOptions so;
-  so.text = sizing_scenario_yaml(in, 1);
+  so.text = sizing_scenario_yaml(in, todo.front());
   so.load = in.load;
-  so.axes = {{"backend.threads", values}};
+  VaryAxis axis{"backend.threads", {}};
+  for (int t : todo) axis.values.push_back(std::to_string(t));
+  so.axes = {axis};
   so.jobs = in.jobs;
   so.on_phase = progress.on_phase;
   so.on_point = progress.on_point;
   const SweepResult r = run_sweep(so);
-  for (const auto& p : r.points) {
+  // The sweep's points are in the order of the axis' values: todo's order.
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
     SimulatedSize s;
-    s.threads = std::stoi(p.values[0]);
-    s.metrics = p.predicted;
-    s.meets = meets_target(p.predicted, target);
+    s.threads = todo[i];
+    s.metrics = r.points[i].predicted;
+    s.meets = meets_target(s.metrics, target);
     done.push_back(s);
   }
   std::sort(done.begin(), done.end(),
@@ -138,56 +142,71 @@ void check_inputs(const SizingInputs& in) {
 }  // namespace
 
 std::string sizing_scenario_yaml(const SizingInputs& in, int threads) {
-  auto ns = [](double s) {
+  // Durations in whole nanoseconds (at least 1), rates and quotas with every
+  // significant digit, so the loader reads back exactly these inputs.
+  const auto ns = [](double s) {
     return fmt::format("{}ns", std::max<long long>(1, std::llround(s * 1e9)));
   };
-  auto phase = [&](const char* kind, double s) {
-    if (in.service == ServiceShape::exponential)
-      return fmt::format("{{{}: {{dist: exponential, mean: {}}}}}", kind, ns(s));
-    return fmt::format("{{{}: {}}}", kind, ns(s));
+  const auto phase = [&](const char* kind, double seconds) {
+    YAML::Node p;
+    if (in.service == ServiceShape::exponential) {
+      p[kind]["dist"] = "exponential";
+      p[kind]["mean"] = ns(seconds);
+    } else {
+      p[kind] = ns(seconds);
+    }
+    return p;
   };
-  std::string task = "[" + phase("cpu", in.cpu);
-  if (in.wait > 0) task += ", " + phase("wait", in.wait);
-  task += "]";
-  std::string y;
-  y += "name: size-pool\n";
-  y += fmt::format("description: poolsim size, {} requests at {}, {} CPU + {} wait ({})\n",
-                   in.requests, rate_text(in.rate), secs(in.cpu), secs(in.wait),
-                   shape_name(in.service));
-  y += fmt::format("seed: {}\n", in.seed);
-  y += fmt::format("machine: {{base: {}, cores: {}}}\n", in.machine, in.cores);
-  if (in.cpus) y += fmt::format("limits: {{cpus: {:.17g}}}\n", *in.cpus);
-  y += "workload:\n";
-  y += fmt::format("  arrival: {{kind: poisson, rate: {:.17g}/s, count: {}}}\n", in.rate,
-                   in.requests);
-  y += "  task: " + task + "\n";
-  y += fmt::format("backend: {{kind: pool, threads: {}{}}}\n", threads,
-                   in.queue ? fmt::format(", queue: {}", *in.queue) : std::string());
-  y += fmt::format("run: {{max_threads: {}}}\n", kMaxPoolThreads + 1);
-  return y;
+  YAML::Node y;
+  y["name"] = "size-pool";
+  y["description"] =
+      fmt::format("poolsim size, {} requests at {}, {} CPU + {} wait ({})", in.requests,
+                  rate_text(in.rate), secs(in.cpu), secs(in.wait), shape_name(in.service));
+  y["seed"] = in.seed;
+  y["machine"]["base"] = in.machine;
+  y["machine"]["cores"] = in.cores;
+  if (in.cpus) y["limits"]["cpus"] = fmt::format("{:.17g}", *in.cpus);
+  y["workload"]["arrival"]["kind"] = "poisson";
+  y["workload"]["arrival"]["rate"] = fmt::format("{:.17g}/s", in.rate);
+  y["workload"]["arrival"]["count"] = in.requests;
+  y["workload"]["task"].push_back(phase("cpu", in.cpu));
+  if (in.wait > 0) y["workload"]["task"].push_back(phase("wait", in.wait));
+  y["backend"]["kind"] = std::string(to_string(BackendKind::pool));
+  y["backend"]["threads"] = threads;
+  if (in.queue) y["backend"]["queue"] = *in.queue;
+  y["run"]["max_threads"] = kMaxPoolThreads + 1;
+  YAML::Emitter out;
+  out << y;
+  return std::string(out.c_str()) + "\n";
 }
 
-SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress) {
-  check_inputs(in);
-  SizingReport r;
+namespace {
+
+// The message of a load the CPUs cannot carry: what it needs, what there is,
+// by how much it exceeds it, and what would help.
+std::string overload_message(const SizingInputs& in, const SizingReport& r) {
+  const double excess = r.cpus_needed - r.capacity;
+  return (
+      fmt::format("the CPUs cannot carry this load: {} x {} of CPU per request needs {:.4g} "
+                  "CPUs, the capacity is {:.4g} "
+                  "CPUs ({}): CPU utilisation would be {:.1f}%, {:.4g} CPUs ({:.1f}%) more than "
+                  "there is. No pool size "
+                  "helps; lower the rate below {} or give it more than {:.4g} CPUs",
+                  rate_text(in.rate), secs(in.cpu), r.cpus_needed, r.capacity,
+                  in.cpus && *in.cpus < in.cores ? fmt::format("quota --cpus {:.4g}", *in.cpus)
+                                                 : fmt::format("{} cores", in.cores),
+                  r.cpu_utilization * 100, excess, excess / r.capacity * 100,
+                  rate_text(r.capacity / in.cpu), r.cpus_needed));
+}
+
+// Steps 1-4 of sizing.hpp: CPU utilisation (an overload is refused), Little's
+// law, Goetz's formula, the latency target and the queueing model's size.
+void analytic_sizing(const SizingInputs& in, SizingReport& r) {
   r.in = in;
   r.capacity = queueing::cpu_capacity(in.cores, in.cpus);
   r.cpus_needed = queueing::cpus_needed(in.rate, in.cpu);
   r.cpu_utilization = queueing::cpu_utilization(in.rate, in.cpu, r.capacity);
-  if (r.cpu_utilization >= 1.0) {
-    const double excess = r.cpus_needed - r.capacity;
-    throw SizingRefused(
-        fmt::format("the CPUs cannot carry this load: {} x {} of CPU per request needs {:.4g} "
-                    "CPUs, the capacity is {:.4g} "
-                    "CPUs ({}): CPU utilisation would be {:.1f}%, {:.4g} CPUs ({:.1f}%) more than "
-                    "there is. No pool size "
-                    "helps; lower the rate below {} or give it more than {:.4g} CPUs",
-                    rate_text(in.rate), secs(in.cpu), r.cpus_needed, r.capacity,
-                    in.cpus && *in.cpus < in.cores ? fmt::format("quota --cpus {:.4g}", *in.cpus)
-                                                   : fmt::format("{} cores", in.cores),
-                    r.cpu_utilization * 100, excess, excess / r.capacity * 100,
-                    rate_text(r.capacity / in.cpu), r.cpus_needed));
-  }
+  if (r.cpu_utilization >= 1.0) throw SizingRefused(overload_message(in, r));
   r.service_time = in.cpu + in.wait;
   const double mu = 1.0 / r.service_time;
   r.littles_law_concurrency = queueing::littles_law_concurrency(in.rate, r.service_time);
@@ -233,69 +252,79 @@ SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress) {
       r.erlang_c_threads.value_or(static_cast<int>(std::ceil(r.littles_law_concurrency)) + 1);
   r.recommended = r.analytic_threads;
   r.recommendation_basis = "analytic (" + model + "); not simulated (--no-simulate)";
+}
 
-  // The simulated sweep around the analytic size.
-  if (in.simulate) {
-    const int step = std::max(1, static_cast<int>(std::lround(r.analytic_threads / 16.0)));
-    std::vector<int> first;
-    for (int k = -4; k <= 4; ++k) first.push_back(r.analytic_threads + k * step);
-    first.push_back(r.formula_threads);
-    simulate_sizes(in, first, r.target_p99, r.simulated, progress);
-    // Down while everything simulated meets the target.
-    for (int round = 1; round <= kMaxSearchRounds; ++round) {
-      if (r.simulated.empty() || !r.simulated.front().meets || r.simulated.front().threads <= 1)
-        break;
-      const int lo = r.simulated.front().threads, s = step << round;
-      simulate_sizes(in, {lo - s, lo - 2 * s, lo - 3 * s, lo - 4 * s, 1}, r.target_p99, r.simulated,
-                     progress);
-    }
-    // Up while nothing meets it and more threads still help.
-    for (int round = 1; round <= kMaxSearchRounds; ++round) {
-      if (r.simulated.empty() || r.simulated.back().meets) break;
-      const double before = r.simulated.back().metrics[Metric::latency_p99];
-      const int hi = r.simulated.back().threads, s = step << round;
-      simulate_sizes(in, {hi + s, hi + 2 * s, hi + 3 * s, hi + 4 * s}, r.target_p99, r.simulated,
-                     progress);
-      if (r.simulated.back().metrics[Metric::latency_p99] > before * (1 - kBestP99Slack)) break;
-    }
-    // Refine: the sizes between the recommendation and the failing size one step below.
-    if (const auto best = smallest_stable_meeting(r.simulated); best && step > 1) {
-      std::vector<int> between;
-      for (int t = *best - step + 1; t < *best; ++t) between.push_back(t);
-      simulate_sizes(in, between, r.target_p99, r.simulated, progress);
-    }
-    if (const auto best = smallest_stable_meeting(r.simulated)) {
-      r.simulated_meets = true;
-      r.recommended = *best;
-      r.recommendation_basis = fmt::format(
-          "simulated: the smallest size from which every larger simulated size has p99 <= {}{}",
-          secs(r.target_p99),
-          r.recommended == r.analytic_threads ? "; it confirms the analytic size"
-          : r.recommended > r.analytic_threads
-              ? fmt::format("; {} more than the analytic size: CPU contention the queueing model "
-                            "does not see",
-                            r.recommended - r.analytic_threads)
-              : fmt::format("; {} fewer than the analytic size, which errs on the safe side",
-                            r.analytic_threads - r.recommended));
-    } else if (!r.simulated.empty()) {
-      double best_p99 = std::numeric_limits<double>::infinity();
-      for (const auto& s : r.simulated)
-        best_p99 = std::min(best_p99, s.metrics[Metric::latency_p99]);
-      for (const auto& s : r.simulated)
-        if (s.metrics[Metric::latency_p99] <= best_p99 * (1 + kBestP99Slack)) {
-          r.recommended = s.threads;
-          break;
-        }
-      r.recommendation_basis = fmt::format(
-          "simulated: NO size meets p99 <= {}; the best simulated p99 is {}, and {} threads come "
-          "within {:.0f}% "
-          "of it. More threads do not help: the CPUs (or the service time itself) bound the "
-          "latency",
-          secs(r.target_p99), secs(best_p99), r.recommended, kBestP99Slack * 100);
-    }
+// Step 6's search: the analytic size +-4 steps and Goetz's size, extended down
+// while everything meets the target and up while nothing does, then refined
+// between the first passing size and the one a step below.
+void search_simulated_sizes(const SizingInputs& in, SizingReport& r,
+                            const SizingProgress& progress) {
+  const int step = std::max(1, static_cast<int>(std::lround(r.analytic_threads / 16.0)));
+  std::vector<int> first;
+  for (int k = -4; k <= 4; ++k) first.push_back(r.analytic_threads + k * step);
+  first.push_back(r.formula_threads);
+  simulate_sizes(in, first, r.target_p99, r.simulated, progress);
+  // Down while everything simulated meets the target.
+  for (int round = 1; round <= kMaxSearchRounds; ++round) {
+    if (r.simulated.empty() || !r.simulated.front().meets || r.simulated.front().threads <= 1)
+      break;
+    const int lo = r.simulated.front().threads, s = step << round;
+    simulate_sizes(in, {lo - s, lo - 2 * s, lo - 3 * s, lo - 4 * s, 1}, r.target_p99, r.simulated,
+                   progress);
   }
+  // Up while nothing meets it and more threads still help.
+  for (int round = 1; round <= kMaxSearchRounds; ++round) {
+    if (r.simulated.empty() || r.simulated.back().meets) break;
+    const double before = r.simulated.back().metrics[Metric::latency_p99];
+    const int hi = r.simulated.back().threads, s = step << round;
+    simulate_sizes(in, {hi + s, hi + 2 * s, hi + 3 * s, hi + 4 * s}, r.target_p99, r.simulated,
+                   progress);
+    if (r.simulated.back().metrics[Metric::latency_p99] > before * (1 - kBestP99Slack)) break;
+  }
+  // Refine: the sizes between the recommendation and the failing size one step below.
+  if (const auto best = smallest_stable_meeting(r.simulated); best && step > 1) {
+    std::vector<int> between;
+    for (int t = *best - step + 1; t < *best; ++t) between.push_back(t);
+    simulate_sizes(in, between, r.target_p99, r.simulated, progress);
+  }
+}
 
-  // The analytic model at the recommended size.
+// The recommendation from the simulated sizes, and the sentence that says on
+// what it rests.
+void recommend_from_simulation(SizingReport& r) {
+  if (const auto best = smallest_stable_meeting(r.simulated)) {
+    r.simulated_meets = true;
+    r.recommended = *best;
+    r.recommendation_basis = fmt::format(
+        "simulated: the smallest size from which every larger simulated size has p99 <= {}{}",
+        secs(r.target_p99),
+        r.recommended == r.analytic_threads ? "; it confirms the analytic size"
+        : r.recommended > r.analytic_threads
+            ? fmt::format("; {} more than the analytic size: CPU contention the queueing model "
+                          "does not see",
+                          r.recommended - r.analytic_threads)
+            : fmt::format("; {} fewer than the analytic size, which errs on the safe side",
+                          r.analytic_threads - r.recommended));
+  } else if (!r.simulated.empty()) {
+    double best_p99 = std::numeric_limits<double>::infinity();
+    for (const auto& s : r.simulated) best_p99 = std::min(best_p99, s.metrics[Metric::latency_p99]);
+    for (const auto& s : r.simulated)
+      if (s.metrics[Metric::latency_p99] <= best_p99 * (1 + kBestP99Slack)) {
+        r.recommended = s.threads;
+        break;
+      }
+    r.recommendation_basis = fmt::format(
+        "simulated: NO size meets p99 <= {}; the best simulated p99 is {}, and {} threads come "
+        "within {:.0f}% "
+        "of it. More threads do not help: the CPUs (or the service time itself) bound the "
+        "latency",
+        secs(r.target_p99), secs(best_p99), r.recommended, kBestP99Slack * 100);
+  }
+}
+
+// The analytic model at the recommended size, and M/M/c/K with --queue.
+void predict_at_recommended(const SizingInputs& in, SizingReport& r) {
+  const double mu = 1.0 / r.service_time;
   const int c = r.recommended;
   r.predicted_p99 = model_p99(c, in.rate, mu, in.service);
   r.predicted_mean = model_mean(c, in.rate, mu, in.service);
@@ -312,29 +341,45 @@ SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress) {
     b.response_p99 = queueing::mmck_response_quantile(m, 0.99);
     r.bounded = b;
   }
+}
 
-  // Container advice: the pool sized by the host's CPU count vs by the quota.
-  if (in.host_cores && in.cpus) {
-    ContainerAdvice a;
-    a.host_cores = *in.host_cores;
-    a.quota = *in.cpus;
-    a.by_host = std::max(
-        1, static_cast<int>(std::ceil(
-               queueing::goetz_pool_size(a.host_cores, in.target_utilization, in.wait, in.cpu) -
-               1e-9)));
-    a.by_quota = std::max(
-        1, static_cast<int>(std::ceil(
-               queueing::goetz_pool_size(a.quota, in.target_utilization, in.wait, in.cpu) - 1e-9)));
-    if (in.simulate) {
-      std::vector<SimulatedSize> both;
-      simulate_sizes(in, {a.by_quota, a.by_host}, r.target_p99, both, progress);
-      for (const auto& s : both) {
-        if (s.threads == a.by_host) a.host_sized = s;
-        if (s.threads == a.by_quota) a.quota_sized = s;
-      }
+// Step 7: the pool sized by the host's CPU count against the pool sized by
+// the quota, both simulated.
+ContainerAdvice container_advice(const SizingInputs& in, const SizingReport& r,
+                                 const SizingProgress& progress) {
+  ContainerAdvice a;
+  a.host_cores = *in.host_cores;
+  a.quota = *in.cpus;
+  a.by_host = std::max(
+      1,
+      static_cast<int>(std::ceil(
+          queueing::goetz_pool_size(a.host_cores, in.target_utilization, in.wait, in.cpu) - 1e-9)));
+  a.by_quota = std::max(
+      1, static_cast<int>(std::ceil(
+             queueing::goetz_pool_size(a.quota, in.target_utilization, in.wait, in.cpu) - 1e-9)));
+  if (in.simulate) {
+    std::vector<SimulatedSize> both;
+    simulate_sizes(in, {a.by_quota, a.by_host}, r.target_p99, both, progress);
+    for (const auto& s : both) {
+      if (s.threads == a.by_host) a.host_sized = s;
+      if (s.threads == a.by_quota) a.quota_sized = s;
     }
-    r.container = a;
   }
+  return a;
+}
+
+}  // namespace
+
+SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress) {
+  check_inputs(in);
+  SizingReport r;
+  analytic_sizing(in, r);
+  if (in.simulate) {
+    search_simulated_sizes(in, r, progress);
+    recommend_from_simulation(r);
+  }
+  predict_at_recommended(in, r);
+  if (in.host_cores && in.cpus) r.container = container_advice(in, r, progress);
   return r;
 }
 
@@ -420,6 +465,95 @@ nlohmann::ordered_json sizing_json(const SizingReport& r) {
   return j;
 }
 
+namespace {
+
+// The simulated sweep's table, every size with the model's p99 beside it.
+void simulated_sizes_text(std::ostringstream& o, const SizingReport& r) {
+  const auto& in = r.in;
+  o << fmt::format(
+      "\nSimulated sweep ({} Poisson requests per size, pool backend, machine '{}' with {} "
+      "cores{}). The simulator "
+      "models the CPUs: the pool's threads compete for them, so CPU queueing, slices and "
+      "switches are in these "
+      "p99s and not in the queueing model's.\n",
+      in.requests, in.machine, in.cores,
+      in.cpus ? fmt::format(", quota {:.4g} CPUs", *in.cpus) : "");
+  Table t({"threads", "p99 sim", "p99 model", "mean sim", "cpu util", "rejected", "meets p99"},
+          {true, true, true, true, true, true, false});
+  const double mu = 1.0 / r.service_time;
+  for (const auto& s : r.simulated) {
+    const double mp = model_p99(s.threads, in.rate, mu, in.service);
+    std::string note = s.meets ? "yes" : "no";
+    if (s.threads == r.recommended)
+      note += "  <- recommended";
+    else if (s.threads == r.analytic_threads)
+      note += "  (queueing model)";
+    else if (s.threads == r.formula_threads)
+      note += "  (Goetz)";
+    t.add_row({std::to_string(s.threads), secs(s.metrics[Metric::latency_p99]),
+               std::isfinite(mp) ? secs(mp) : std::string("unstable"),
+               secs(s.metrics[Metric::latency_mean]),
+               fmt::format("{:.1f}%", s.metrics[Metric::cpu_utilization] * 100),
+               fmt::format("{:.0f}", s.metrics[Metric::rejected]), note});
+  }
+  o << t.str();
+}
+
+// The container advice: the host-sized and the quota-sized pool side by side,
+// and what the simulation says of the trap.
+void container_text(std::ostringstream& o, const SizingReport& r) {
+  const auto& a = *r.container;
+  o << fmt::format(
+      "\nContainer: a {:.4g}-CPU quota on a {}-core host. Sizing by the host's CPU count (nproc, "
+      "or an old JVM's "
+      "availableProcessors()) gives {} threads; by the quota, {}. Both simulated in the "
+      "container:\n",
+      a.quota, a.host_cores, a.by_host, a.by_quota);
+  Table t({"pool sized by", "threads", "p99", "max", "mean", "makespan", "throttled periods",
+           "throttled time", "invol. switches"},
+          {false, true, true, true, true, true, true, true, true});
+  auto row = [&](const std::string& name, int threads, const SimulatedSize& s) {
+    if (s.threads != threads) {
+      t.add_row({name, std::to_string(threads), "-", "-", "-", "-", "-", "-", "-"});
+      return;
+    }
+    t.add_row({name, std::to_string(threads), secs(s.metrics[Metric::latency_p99]),
+               secs(s.metrics[Metric::latency_max]), secs(s.metrics[Metric::latency_mean]),
+               secs(s.metrics[Metric::makespan]),
+               fmt::format("{:.0f}", s.metrics[Metric::throttled_periods]),
+               secs(s.metrics[Metric::throttled_time]),
+               fmt::format("{:.0f}", s.metrics[Metric::switches_involuntary])});
+  };
+  row(fmt::format("host ({} cores)", a.host_cores), a.by_host, a.host_sized);
+  row(fmt::format("quota ({:.4g} CPUs)", a.quota), a.by_quota, a.quota_sized);
+  o << t.str();
+  o << fmt::format("The recommendation above ({} threads) was simulated inside the quota. ",
+                   r.recommended);
+  if (a.host_sized.threads == a.by_host && a.quota_sized.threads == a.by_quota) {
+    const auto& h = a.host_sized.metrics;
+    const auto& q = a.quota_sized.metrics;
+    if (h[Metric::latency_p99] > q[Metric::latency_p99])
+      o << fmt::format(
+          "The host-sized pool's p99 is {:.1f}x longer: its threads burn the period's runtime "
+          "in a burst on many CPUs, then every thread of the group stalls until the next "
+          "period (CFS bandwidth control).\n",
+          h[Metric::latency_p99] / q[Metric::latency_p99]);
+    else
+      o << fmt::format(
+          "This simulation does not show the trap in the p99: the host-sized pool's p99 is not "
+          "longer ({} vs {}), because a burst runs on idle host CPUs until the period's quota "
+          "is spent; it pays with stalls of the whole group ({:.0f} throttled periods, max "
+          "latency {} vs {}). The quota caps the CPU time either way (makespan {} vs {}).\n",
+          secs(h[Metric::latency_p99]), secs(q[Metric::latency_p99]), h[Metric::throttled_periods],
+          secs(h[Metric::latency_max]), secs(q[Metric::latency_max]), secs(h[Metric::makespan]),
+          secs(q[Metric::makespan]));
+  } else {
+    o << "\n";
+  }
+}
+
+}  // namespace
+
 std::string sizing_text(const SizingReport& r) {
   std::ostringstream o;
   const auto& in = r.in;
@@ -462,35 +596,7 @@ std::string sizing_text(const SizingReport& r) {
         r.bounded->blocking, rate_text(r.bounded->throughput), secs(r.bounded->mean_response),
         secs(r.bounded->response_p99));
 
-  if (!r.simulated.empty()) {
-    o << fmt::format(
-        "\nSimulated sweep ({} Poisson requests per size, pool backend, machine '{}' with {} "
-        "cores{}). The simulator "
-        "models the CPUs: the pool's threads compete for them, so CPU queueing, slices and "
-        "switches are in these "
-        "p99s and not in the queueing model's.\n",
-        in.requests, in.machine, in.cores,
-        in.cpus ? fmt::format(", quota {:.4g} CPUs", *in.cpus) : "");
-    Table t({"threads", "p99 sim", "p99 model", "mean sim", "cpu util", "rejected", "meets p99"},
-            {true, true, true, true, true, true, false});
-    const double mu = 1.0 / r.service_time;
-    for (const auto& s : r.simulated) {
-      const double mp = model_p99(s.threads, in.rate, mu, in.service);
-      std::string note = s.meets ? "yes" : "no";
-      if (s.threads == r.recommended)
-        note += "  <- recommended";
-      else if (s.threads == r.analytic_threads)
-        note += "  (queueing model)";
-      else if (s.threads == r.formula_threads)
-        note += "  (Goetz)";
-      t.add_row({std::to_string(s.threads), secs(s.metrics[Metric::latency_p99]),
-                 std::isfinite(mp) ? secs(mp) : std::string("unstable"),
-                 secs(s.metrics[Metric::latency_mean]),
-                 fmt::format("{:.1f}%", s.metrics[Metric::cpu_utilization] * 100),
-                 fmt::format("{:.0f}", s.metrics[Metric::rejected]), note});
-    }
-    o << t.str();
-  }
+  if (!r.simulated.empty()) simulated_sizes_text(o, r);
   o << fmt::format("\nrecommended: {} threads ({})\n", r.recommended, r.recommendation_basis);
   o << fmt::format(
       "  at {} threads the model predicts p99 {}, mean {}, P(wait) {:.3f}, threads busy {:.1f}%\n",
@@ -498,56 +604,7 @@ std::string sizing_text(const SizingReport& r) {
       std::isfinite(r.predicted_mean) ? secs(r.predicted_mean) : "unstable", r.predicted_prob_wait,
       r.thread_utilization * 100);
 
-  if (r.container) {
-    const auto& a = *r.container;
-    o << fmt::format(
-        "\nContainer: a {:.4g}-CPU quota on a {}-core host. Sizing by the host's CPU count (nproc, "
-        "or an old JVM's "
-        "availableProcessors()) gives {} threads; by the quota, {}. Both simulated in the "
-        "container:\n",
-        a.quota, a.host_cores, a.by_host, a.by_quota);
-    Table t({"pool sized by", "threads", "p99", "max", "mean", "makespan", "throttled periods",
-             "throttled time", "invol. switches"},
-            {false, true, true, true, true, true, true, true, true});
-    auto row = [&](const std::string& name, int threads, const SimulatedSize& s) {
-      if (s.threads != threads) {
-        t.add_row({name, std::to_string(threads), "-", "-", "-", "-", "-", "-", "-"});
-        return;
-      }
-      t.add_row({name, std::to_string(threads), secs(s.metrics[Metric::latency_p99]),
-                 secs(s.metrics[Metric::latency_max]), secs(s.metrics[Metric::latency_mean]),
-                 secs(s.metrics[Metric::makespan]),
-                 fmt::format("{:.0f}", s.metrics[Metric::throttled_periods]),
-                 secs(s.metrics[Metric::throttled_time]),
-                 fmt::format("{:.0f}", s.metrics[Metric::switches_involuntary])});
-    };
-    row(fmt::format("host ({} cores)", a.host_cores), a.by_host, a.host_sized);
-    row(fmt::format("quota ({:.4g} CPUs)", a.quota), a.by_quota, a.quota_sized);
-    o << t.str();
-    o << fmt::format("The recommendation above ({} threads) was simulated inside the quota. ",
-                     r.recommended);
-    if (a.host_sized.threads == a.by_host && a.quota_sized.threads == a.by_quota) {
-      const auto& h = a.host_sized.metrics;
-      const auto& q = a.quota_sized.metrics;
-      if (h[Metric::latency_p99] > q[Metric::latency_p99])
-        o << fmt::format(
-            "The host-sized pool's p99 is {:.1f}x longer: its threads burn the period's runtime "
-            "in a burst on many CPUs, then every thread of the group stalls until the next "
-            "period (CFS bandwidth control).\n",
-            h[Metric::latency_p99] / q[Metric::latency_p99]);
-      else
-        o << fmt::format(
-            "This simulation does not show the trap in the p99: the host-sized pool's p99 is not "
-            "longer ({} vs {}), because a burst runs on idle host CPUs until the period's quota "
-            "is spent; it pays with stalls of the whole group ({:.0f} throttled periods, max "
-            "latency {} vs {}). The quota caps the CPU time either way (makespan {} vs {}).\n",
-            secs(h[Metric::latency_p99]), secs(q[Metric::latency_p99]),
-            h[Metric::throttled_periods], secs(h[Metric::latency_max]),
-            secs(q[Metric::latency_max]), secs(h[Metric::makespan]), secs(q[Metric::makespan]));
-    } else {
-      o << "\n";
-    }
-  }
+  if (r.container) container_text(o, r);
   return o.str();
 }
 
@@ -567,24 +624,6 @@ GraphBounds graph_bounds(double capacity, double work, double total_length, doub
 }
 
 namespace {
-std::string thread_key_of(BackendKind k) {
-  switch (k) {
-    case BackendKind::pool:
-    case BackendKind::work_stealing:
-    case BackendKind::tbb:
-    case BackendKind::asio_pool:
-      return "backend.threads";
-    case BackendKind::virtual_threads:
-      return "backend.carriers";
-    case BackendKind::event_loop:
-      return "backend.loops";
-    case BackendKind::injecting_pool:
-      return "backend.min_threads";
-    case BackendKind::thread_per_task:
-      return "";
-  }
-  return "";
-}
 // Graph sweeps stop here: a wider graph is simulated at this many threads at most.
 constexpr int kMaxGraphThreads = 1024;
 }  // namespace
@@ -610,7 +649,8 @@ GraphSizing size_graph(const std::string& file, const LoadOptions& load, bool si
   g.critical_path = b.critical_path;
   g.makespan_bound = b.makespan_bound;
   g.useful_threads = b.useful_threads;
-  g.thread_key = thread_key_of(s.backend.kind);
+  const std::string_view workers = backend_info(s.backend.kind).workers;
+  g.thread_key = workers.empty() ? "" : "backend." + std::string(workers);
   if (!simulate || g.thread_key.empty()) return g;
 
   const int top = std::min(g.useful_threads, kMaxGraphThreads);
@@ -627,9 +667,10 @@ GraphSizing size_graph(const std::string& file, const LoadOptions& load, bool si
   so.on_point = progress.on_point;
   const SweepResult r = run_sweep(so);
   double best = std::numeric_limits<double>::infinity();
+  auto size = sizes.begin();  // the sweep's points are in the order of the axis' values
   for (const auto& p : r.points) {
     SimulatedSize sz;
-    sz.threads = std::stoi(p.values[0]);
+    sz.threads = *size++;
     sz.metrics = p.predicted;
     best = std::min(best, p.predicted[Metric::makespan]);
     g.simulated.push_back(sz);

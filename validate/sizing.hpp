@@ -160,7 +160,7 @@ struct SizingProgress {
 };
 SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress = {});
 
-// The JSON of ../shared/spec/cli.md ("inputs", "cpu_utilization",
+// The JSON of docs/cli.md ("inputs", "cpu_utilization",
 // "littles_law_concurrency", "formula_threads", "erlang_c_threads",
 // "recommended_threads", "predicted", "simulated": {"threads", "latency_p99"}),
 // extended with the rest of the report.

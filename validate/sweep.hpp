@@ -113,7 +113,7 @@ struct SweepResult {
 };
 
 // Loads every point, then runs the grid. Throws ScenarioError / std::invalid_argument
-// on bad input (before running anything), sim::UnsupportedBackend, real::MachineRefused.
+// on bad input (before running anything), real::MachineRefused.
 SweepResult run_sweep(const SweepOptions& opt);
 
 // "backend.threads=8 workload.task[0].cpu=2ms"

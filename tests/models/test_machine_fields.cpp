@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -171,4 +172,25 @@ TEST_CASE("machine_fields: a negative duration is refused for every duration fie
       CHECK_THAT(e.key(), Catch::EndsWith(std::string(f.name)));
     }
   }
+}
+
+TEST_CASE("machine_fields: docs/scenarios.md's field table is the one the table prints",
+          "[machine_fields][docs]") {
+  std::ifstream page(fs::path(POOLSIM_SOURCE_DIR) / "docs" / "scenarios.md");
+  std::string line, table;
+  bool in_section = false;
+  while (std::getline(page, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Machine profiles";
+    if (!in_section) continue;
+    if (line.rfind("|", 0) == 0)
+      table += line + "\n";
+    else if (!table.empty())
+      break;
+  }
+  // On a difference, the expected table goes to stdout, unwrapped, ready to
+  // paste into docs/scenarios.md.
+  if (table != machine_fields_markdown())
+    std::cout << "docs/scenarios.md, \"## Machine profiles\", should read:\n"
+              << machine_fields_markdown();
+  CHECK(table == machine_fields_markdown());
 }

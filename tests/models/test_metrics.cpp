@@ -7,7 +7,8 @@ using namespace poolsim;
 using namespace std::chrono_literals;
 
 namespace {
-TaskRecord rec(Duration submit, Duration start, Duration end, TaskOutcome o = TaskOutcome::completed) {
+TaskRecord rec(Duration submit, Duration start, Duration end,
+               TaskOutcome o = TaskOutcome::completed) {
   TaskRecord r;
   r.submit = submit;
   r.start = start;
@@ -17,7 +18,7 @@ TaskRecord rec(Duration submit, Duration start, Duration end, TaskOutcome o = Ta
 }
 }  // namespace
 
-TEST_CASE("metrics of a small hand-made run", "[metrics]") {
+TEST_CASE("metrics: a small hand-made run gives its exact metrics", "[metrics]") {
   RunResult r;
   r.cpus_available = 2;
   r.records = {rec(0ms, 0ms, 10ms), rec(0ms, 0ms, 20ms), rec(5ms, 10ms, 30ms), rec(5ms, 20ms, 40ms),
@@ -52,7 +53,7 @@ TEST_CASE("metrics of a small hand-made run", "[metrics]") {
   CHECK(m[Metric::throttled_time] == Approx(0.015));
 }
 
-TEST_CASE("nearest-rank quantiles", "[metrics]") {
+TEST_CASE("metrics: quantiles are nearest-rank", "[metrics]") {
   std::vector<double> v;
   for (int i = 1; i <= 100; ++i) v.push_back(i);
   CHECK(nearest_rank(v, 0.5) == 50);
@@ -62,13 +63,13 @@ TEST_CASE("nearest-rank quantiles", "[metrics]") {
   CHECK(nearest_rank({}, 0.5) == 0);
 }
 
-TEST_CASE("an empty run has zero metrics, not NaN", "[metrics]") {
+TEST_CASE("metrics: an empty run has zero metrics, not NaN", "[metrics]") {
   RunResult r;
   const auto m = compute_metrics(r);
   for (double v : m.values) CHECK(v == 0);
 }
 
-TEST_CASE("summaries over repetitions", "[metrics]") {
+TEST_CASE("metrics: summaries over repetitions give mean, sd, min, max, n", "[metrics]") {
   Metrics a, b, c;
   a[Metric::makespan] = 1.0;
   b[Metric::makespan] = 2.0;
@@ -82,7 +83,7 @@ TEST_CASE("summaries over repetitions", "[metrics]") {
   CHECK(ms.n == 3);
 }
 
-TEST_CASE("metric names round-trip", "[metrics]") {
+TEST_CASE("metrics: metric names round-trip", "[metrics]") {
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const auto m = static_cast<Metric>(i);
     CHECK(metric_from(to_string(m)) == m);

@@ -44,7 +44,7 @@ double integrate_survival(F survival, double horizon, int steps) {
 
 }  // namespace
 
-TEST_CASE("Erlang B matches exact values and the published grade-of-service table",
+TEST_CASE("queueing.erlang: Erlang B matches exact values and the published grade-of-service table",
           "[queueing][erlang]") {
   CHECK_THAT(erlang_b(0, 3.0), WithinAbs(1.0, 1e-15));
   CHECK_THAT(erlang_b(1, 1.0), WithinAbs(0.5, 1e-15));
@@ -68,7 +68,8 @@ TEST_CASE("Erlang B matches exact values and the published grade-of-service tabl
   }
 }
 
-TEST_CASE("Erlang C matches closed forms and exact table values", "[queueing][erlang]") {
+TEST_CASE("queueing.erlang: Erlang C matches closed forms and exact table values",
+          "[queueing][erlang]") {
   CHECK_THAT(erlang_c(2, 1.0), WithinAbs(1.0 / 3.0, 1e-15));
   CHECK_THAT(erlang_c(3, 2.0), WithinAbs(4.0 / 9.0, 1e-15));
   for (double rho : {0.1, 0.5, 0.9, 0.99}) CHECK_THAT(erlang_c(1, rho), WithinAbs(rho, 1e-15));
@@ -92,7 +93,8 @@ TEST_CASE("Erlang C matches closed forms and exact table values", "[queueing][er
   CHECK(erlang_c(4, 7.5) == 1.0);
 }
 
-TEST_CASE("Erlang B and C stay exact for thousands of servers", "[queueing][erlang]") {
+TEST_CASE("queueing.erlang: Erlang B and C stay exact for thousands of servers",
+          "[queueing][erlang]") {
   CHECK_THAT(erlang_c(1000, 950), WithinRel(0.068253415377141424, 1e-10));     // mpmath
   CHECK_THAT(erlang_b(10000, 9900), WithinRel(0.0028581267388565864, 1e-10));  // mpmath
   CHECK_THAT(erlang_c(10000, 9900), WithinRel(0.22277692886414824, 1e-10));    // mpmath
@@ -103,7 +105,7 @@ TEST_CASE("Erlang B and C stay exact for thousands of servers", "[queueing][erla
   CHECK(erlang_c(10000, 10.0) == tiny * 10000 / (10000 - 10.0 * (1 - tiny)));
 }
 
-TEST_CASE("M/M/1 from the M/M/c model is the textbook M/M/1", "[queueing][mmc]") {
+TEST_CASE("queueing.mmc: M/M/1 from the M/M/c model is the textbook M/M/1", "[queueing][mmc]") {
   // lambda = 0.8, mu = 1: Wq = rho / (mu - lambda) = 4, W = 1 / (mu - lambda) = 5.
   const MmcResult r = mmc(1, 0.8, 1.0);
   CHECK_THAT(r.offered_load, WithinAbs(0.8, 1e-15));
@@ -121,7 +123,7 @@ TEST_CASE("M/M/1 from the M/M/c model is the textbook M/M/1", "[queueing][mmc]")
   CHECK_THAT(r.response_p99, WithinRel(std::log(100.0) / 0.2, 1e-10));
 }
 
-TEST_CASE("M/M/2 with theta = mu uses the Erlang-2 limit", "[queueing][mmc]") {
+TEST_CASE("queueing.mmc: M/M/2 with theta = mu uses the Erlang-2 limit", "[queueing][mmc]") {
   // c = 2, lambda = mu = 1: C = 1/3, theta = 2 - 1 = mu, Wq = 1/3, W = 4/3, and
   // P(T > t) = (1 - C) e^{-t} + C (1 + t) e^{-t}.
   const MmcResult r = mmc(2, 1.0, 1.0);
@@ -136,7 +138,8 @@ TEST_CASE("M/M/2 with theta = mu uses the Erlang-2 limit", "[queueing][mmc]") {
              WithinRel(mmc_response_exceeds(2, 1.0, 1.0, 2.0), 1e-7));
 }
 
-TEST_CASE("M/M/c waiting-time distribution and its quantiles are consistent", "[queueing][mmc]") {
+TEST_CASE("queueing.mmc: the waiting-time distribution and its quantiles are consistent",
+          "[queueing][mmc]") {
   const int c = 10;
   const double lambda = 8, mu = 1;
   const double prob_wait = erlang_c(c, lambda / mu);
@@ -156,7 +159,7 @@ TEST_CASE("M/M/c waiting-time distribution and its quantiles are consistent", "[
   CHECK_THAT(mean, WithinRel(mmc(c, lambda, mu).mean_wait, 1e-6));
 }
 
-TEST_CASE("M/M/c response-time quantiles invert the survival function and are monotone",
+TEST_CASE("queueing.mmc: response-time quantiles invert the survival function and are monotone",
           "[queueing][mmc]") {
   struct Case {
     int c;
@@ -208,7 +211,7 @@ double md1_wait_quantile(double rho, double q) {
 
 }  // namespace
 
-TEST_CASE("The M/D/c approximation is exact in the mean for M/D/1 and close in the tail",
+TEST_CASE("queueing.mdc: the approximation is exact in the mean for M/D/1 and close in the tail",
           "[queueing][mdc]") {
   // Pollaczek-Khinchine for M/D/1: Wq = rho D / (2 (1 - rho)).
   for (double rho : {0.3, 0.8, 0.95})
@@ -233,7 +236,7 @@ TEST_CASE("The M/D/c approximation is exact in the mean for M/D/1 and close in t
   }
 }
 
-TEST_CASE("M/M/c refuses an unstable queue and bad arguments", "[queueing][mmc]") {
+TEST_CASE("queueing.mmc: an unstable queue and bad arguments are refused", "[queueing][mmc]") {
   CHECK_FALSE(mmc_stable(4, 4.0, 1.0));
   CHECK(mmc_stable(4, 3.99, 1.0));
   CHECK_THROWS_AS(mmc(4, 4.0, 1.0), std::invalid_argument);
@@ -244,7 +247,7 @@ TEST_CASE("M/M/c refuses an unstable queue and bad arguments", "[queueing][mmc]"
   CHECK_THROWS_AS(erlang_b(-1, 1.0), std::invalid_argument);
 }
 
-TEST_CASE("smallest_servers_for finds the boundary pool size", "[queueing][mmc]") {
+TEST_CASE("queueing.mmc: smallest_servers_for finds the boundary pool size", "[queueing][mmc]") {
   // The issue's example: 1500 requests/s, each holding a thread for 2 ms CPU + 38 ms
   // wait: mu = 25/s, a = 60 Erlangs.
   const double lambda = 1500, mu = 25;
@@ -301,7 +304,7 @@ TEST_CASE("smallest_servers_for finds the boundary pool size", "[queueing][mmc]"
   }
 }
 
-TEST_CASE("M/M/c/K generator is a birth-death generator", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: the generator is a birth-death generator", "[queueing][mmck]") {
   const auto q = mmck_generator(3, 6, 2.0, 1.0);
   REQUIRE(q.rows() == 7);
   REQUIRE(q.cols() == 7);
@@ -314,7 +317,7 @@ TEST_CASE("M/M/c/K generator is a birth-death generator", "[queueing][mmck]") {
   CHECK_THROWS_AS(mmck_generator(3, 2, 1.0, 1.0), std::invalid_argument);
 }
 
-TEST_CASE("The GTH stationary solver matches a dense LU solve and keeps tiny tails exact",
+TEST_CASE("queueing.mmck: the GTH solver matches a dense LU solve and keeps tiny tails exact",
           "[queueing][mmck]") {
   // A chain with bandwidth 2 (jumps of +-1 and +-2), not a birth-death chain.
   const int n_states = 7;
@@ -353,7 +356,7 @@ TEST_CASE("The GTH stationary solver matches a dense LU solve and keeps tiny tai
   CHECK_THROWS_AS(ctmc_stationary(broken), std::invalid_argument);
 }
 
-TEST_CASE("M/M/c/K with K = c is the Erlang loss system", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: K = c is the Erlang loss system", "[queueing][mmck]") {
   struct Case {
     int c;
     double a;
@@ -371,7 +374,7 @@ TEST_CASE("M/M/c/K with K = c is the Erlang loss system", "[queueing][mmck]") {
   }
 }
 
-TEST_CASE("M/M/1/K matches its closed form", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: M/M/1/K matches its closed form", "[queueing][mmck]") {
   for (double rho : {0.5, 0.8, 1.0, 1.5}) {
     INFO("rho = " << rho);
     const int capacity = 10;
@@ -407,7 +410,7 @@ TEST_CASE("M/M/1/K matches its closed form", "[queueing][mmck]") {
   }
 }
 
-TEST_CASE("M/M/c/K matches the product form", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: M/M/c/K matches the product form", "[queueing][mmck]") {
   struct Case {
     int c, capacity;
     double a;
@@ -433,7 +436,7 @@ TEST_CASE("M/M/c/K matches the product form", "[queueing][mmck]") {
   }
 }
 
-TEST_CASE("M/M/c/K with a large K converges to M/M/c", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: a large K converges to M/M/c", "[queueing][mmck]") {
   const int c = 4;
   const double lambda = 3, mu = 1;
   const MmckResult r = mmck(c, 400, lambda, mu);
@@ -451,7 +454,8 @@ TEST_CASE("M/M/c/K with a large K converges to M/M/c", "[queueing][mmck]") {
   CHECK_THAT(mmck_response_quantile(r, 0.5), WithinRel(inf.response_p50, 1e-9));
 }
 
-TEST_CASE("M/M/c/K response quantiles under overload stay finite and ordered", "[queueing][mmck]") {
+TEST_CASE("queueing.mmck: response quantiles under overload stay finite and ordered",
+          "[queueing][mmck]") {
   // 1500/s offered to 50 threads of 25/s (capacity 1250/s) with 950 queue slots.
   const MmckResult r = mmck(50, 1000, 1500, 25);
   CHECK_THAT(r.throughput, WithinRel(1250.0, 1e-3));  // the servers saturate
@@ -470,7 +474,7 @@ TEST_CASE("M/M/c/K response quantiles under overload stay finite and ordered", "
   CHECK_THAT(mean, WithinRel(r.mean_response, 1e-5));
 }
 
-TEST_CASE("USL fit recovers known parameters from exact data", "[queueing][usl]") {
+TEST_CASE("queueing.usl: the fit recovers known parameters from exact data", "[queueing][usl]") {
   const UslParams truth{1000.0, 0.05, 0.001};
   std::vector<UslPoint> points;
   for (double n : {1, 2, 4, 8, 16, 24, 32, 48, 64}) points.push_back({n, usl_throughput(truth, n)});
@@ -485,7 +489,7 @@ TEST_CASE("USL fit recovers known parameters from exact data", "[queueing][usl]"
   CHECK_THAT(*fit.peak_throughput, WithinRel(usl_throughput(truth, std::sqrt(950.0)), 1e-7));
 }
 
-TEST_CASE("USL fit recovers known parameters from noisy data", "[queueing][usl]") {
+TEST_CASE("queueing.usl: the fit recovers known parameters from noisy data", "[queueing][usl]") {
   const UslParams truth{250.0, 0.08, 0.0005};
   std::mt19937 gen(20240607);  // std::mt19937's sequence is fixed by the standard
   std::normal_distribution<double> noise(0.0, 0.01);  // 1% multiplicative noise
@@ -509,7 +513,7 @@ TEST_CASE("USL fit recovers known parameters from noisy data", "[queueing][usl]"
   CHECK(fit_ss <= truth_ss);
 }
 
-TEST_CASE("USL fit keeps sigma and kappa non-negative and reports no peak without kappa",
+TEST_CASE("queueing.usl: sigma and kappa stay non-negative, no peak without kappa",
           "[queueing][usl]") {
   SECTION("Amdahl data: kappa = 0, no retrograde region") {
     const UslParams truth{100.0, 0.1, 0.0};
@@ -535,7 +539,8 @@ TEST_CASE("USL fit keeps sigma and kappa non-negative and reports no peak withou
   CHECK_THAT(*usl_peak_concurrency({100.0, 0.0, 0.01}), WithinRel(10.0, 1e-15));
 }
 
-TEST_CASE("USL fit refuses data that cannot determine three parameters", "[queueing][usl]") {
+TEST_CASE("queueing.usl: data that cannot determine three parameters is refused",
+          "[queueing][usl]") {
   const std::vector<UslPoint> two{{1, 10}, {2, 19}, {2, 18.5}};
   CHECK_THROWS_WITH(fit_usl(two), Catch::Contains("3 distinct"));
   const std::vector<UslPoint> zero{{1, 10}, {2, 0}, {4, 30}};
@@ -544,7 +549,7 @@ TEST_CASE("USL fit refuses data that cannot determine three parameters", "[queue
   CHECK_THROWS_AS(fit_usl(fractional), std::invalid_argument);
 }
 
-TEST_CASE("Little's law and the pool-size formulas", "[queueing][little]") {
+TEST_CASE("queueing.little: Little's law and the pool-size formulas", "[queueing][little]") {
   // The issue's example: 1500/s, 2 ms CPU + 38 ms wait, 4 cores.
   CHECK_THAT(littles_law_concurrency(1500, 0.040), WithinRel(60.0, 1e-12));
   CHECK_THAT(littles_law_time(60.0, 1500), WithinRel(0.040, 1e-12));

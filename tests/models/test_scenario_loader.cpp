@@ -1,5 +1,5 @@
 // test_scenario_loader.cpp: the scenario loader against the spec
-// (../shared/spec/scenario.md): every key read into the typed structs, the
+// (docs/scenarios.md): every key read into the typed structs, the
 // defaults, `cores` expressions, --set overrides, machine profiles, and one
 // test per distinct malformed input checking where (file:line:col), the key
 // path and the message.

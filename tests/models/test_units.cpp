@@ -5,7 +5,7 @@
 using namespace poolsim;
 using namespace std::chrono_literals;
 
-TEST_CASE("durations parse with every unit", "[units]") {
+TEST_CASE("units: durations parse with every unit", "[units]") {
   CHECK(parse_duration("250ns") == 250ns);
   CHECK(parse_duration("10us") == 10us);
   CHECK(parse_duration("1.5ms") == 1500us);
@@ -14,14 +14,14 @@ TEST_CASE("durations parse with every unit", "[units]") {
   CHECK(parse_duration("1e3us") == 1ms);
 }
 
-TEST_CASE("duration errors say what was expected", "[units]") {
+TEST_CASE("units: duration errors say what was expected", "[units]") {
   CHECK_THROWS_WITH(parse_duration("5"), Catch::Contains("duration needs a unit: ns, us, ms, s"));
   CHECK_THROWS_WITH(parse_duration("5 hours"), Catch::Contains("unknown duration unit 'hours'"));
   CHECK_THROWS_WITH(parse_duration("fast"), Catch::Contains("expected a duration"));
   CHECK_THROWS_WITH(parse_duration("-1ms"), Catch::Contains("cannot be negative"));
 }
 
-TEST_CASE("rates, sizes and fractions", "[units]") {
+TEST_CASE("units: rates, sizes and fractions parse", "[units]") {
   CHECK(parse_rate("5000/s") == Approx(5000));
   CHECK(parse_rate("20/ms") == Approx(20000));
   CHECK_THROWS_WITH(parse_rate("5000"), Catch::Contains("rate needs a unit"));
@@ -36,7 +36,7 @@ TEST_CASE("rates, sizes and fractions", "[units]") {
   CHECK(parse_fraction("120%", true) == Approx(1.2));
 }
 
-TEST_CASE("human formats", "[units]") {
+TEST_CASE("units: human formats", "[units]") {
   CHECK(format_seconds(0.0015) == "1.5 ms");
   CHECK(format_seconds(2.5) == "2.5 s");
   CHECK(format_bytes(8 * 1024 * 1024) == "8 MiB");

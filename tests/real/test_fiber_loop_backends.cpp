@@ -94,7 +94,7 @@ void check_backend_counters(const LibraryBackend& b, const Workload& w, const Ru
 
 }  // namespace
 
-TEST_CASE("real.libraries.batch: every task completes exactly once", "[real][libraries]") {
+TEST_CASE("libraries.batch: every task completes exactly once", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
     const Scenario s = scenario(std::string("workload:\n  arrival: {kind: batch, count: 200}\n") +
@@ -116,7 +116,7 @@ TEST_CASE("real.libraries.batch: every task completes exactly once", "[real][lib
   }
 }
 
-TEST_CASE("real.libraries.poisson: open arrivals, every task once", "[real][libraries]") {
+TEST_CASE("libraries.poisson: open arrivals, every task once", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
     const Scenario s =
@@ -132,7 +132,7 @@ TEST_CASE("real.libraries.poisson: open arrivals, every task once", "[real][libr
   }
 }
 
-TEST_CASE("real.libraries.closed: clients resubmit from the runtime's threads",
+TEST_CASE("libraries.closed: clients resubmit from the runtime's threads",
           "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
@@ -161,7 +161,7 @@ TEST_CASE("real.libraries.closed: clients resubmit from the runtime's threads",
   }
 }
 
-TEST_CASE("real.libraries.graph: every node once, after its predecessors", "[real][libraries]") {
+TEST_CASE("libraries.graph: every node once, after its predecessors", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
     const Scenario s = scenario(std::string("workload:\n  graph:\n    fork_join: {depth: 3, "
@@ -180,7 +180,7 @@ TEST_CASE("real.libraries.graph: every node once, after its predecessors", "[rea
   }
 }
 
-TEST_CASE("real.libraries.virtual_threads: a wait unmounts, a wait inside a lock pins",
+TEST_CASE("libraries.virtual_threads: a wait unmounts, a wait inside a lock pins",
           "[real][libraries][virtual-threads]") {
   constexpr int kTasks = 200;
   constexpr auto kWait = std::chrono::milliseconds(10);
@@ -228,7 +228,7 @@ TEST_CASE("real.libraries.virtual_threads: a wait unmounts, a wait inside a lock
   }
 }
 
-TEST_CASE("real.libraries.event_loop: a wait inside a lock blocks the loop, a timer does not",
+TEST_CASE("libraries.event_loop: a wait inside a lock blocks the loop, a timer does not",
           "[real][libraries][event-loop]") {
   // One loop. The roots `blocker` and `go` are handed over at t = 0; `go`
   // burns 1 ms, then its completion hands over ten short tasks, so on the

@@ -1,11 +1,9 @@
 // Determinism (same inputs -> same bytes) and trace consistency.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sim_fixtures.hpp"
 
@@ -53,20 +51,23 @@ Scenario quota_tpt() {
 
 }  // namespace
 
-TEST_CASE("Determinism.SameInputsSameBytes", "[determinism]") {
+TEST_CASE(
+    "determinism: the same scenario and workload give byte-identical records, counters, series and "
+    "trace",
+    "[determinism]") {
   const Workload w = poisson(11, 3000, 2500, 1ms, true);
   const Scenario s = quota_tpt();
   const std::string a = serialize(sim::simulate(s, w, sim::SimOptions{true}));
   const std::string b = serialize(sim::simulate(s, w, sim::SimOptions{true}));
   CHECK(a == b);
-  const std::string other = serialize(sim::simulate(s, poisson(12, 3000, 2500, 1ms, true),
-                                                    sim::SimOptions{true}));
+  const std::string other =
+      serialize(sim::simulate(s, poisson(12, 3000, 2500, 1ms, true), sim::SimOptions{true}));
   CHECK(a != other);
   Scenario p = pool_scenario(costly(4), 6);
   CHECK(serialize(sim::simulate(p, w)) == serialize(sim::simulate(p, w)));
 }
 
-TEST_CASE("Trace.ValidJsonAndConsistentIntervals", "[trace]") {
+TEST_CASE("trace: the Chrome trace parses as JSON and no track has overlapping spans", "[trace]") {
   const Workload w = poisson(21, 2000, 3000, 1ms, true);
   const RunResult r = sim::simulate(quota_tpt(), w, sim::SimOptions{true});
   REQUIRE_FALSE(r.trace.empty());
@@ -101,7 +102,7 @@ TEST_CASE("Trace.ValidJsonAndConsistentIntervals", "[trace]") {
   CHECK(running == r.counters.cpu_time.count());
 }
 
-TEST_CASE("Series.BoundedOnLargeRuns", "[trace]") {
+TEST_CASE("series: the thread and runnable series stay bounded on large runs", "[trace]") {
   const RunResult r =
       sim::simulate(pool_scenario(zero_machine(8), 8), poisson(5, 50000, 6000, 1ms, true));
   CHECK(r.runnable_series.size() <= 4096);

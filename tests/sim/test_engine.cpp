@@ -1,6 +1,5 @@
 // Engine: time order, insertion-order tie-break, cancellation.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -20,7 +19,7 @@ void record(void* ctx, std::uint64_t arg) {
 }
 }  // namespace
 
-TEST_CASE("Engine.Order.TimeThenInsertion", "[engine]") {
+TEST_CASE("engine: events fire in time order, ties in insertion order", "[engine]") {
   Engine e;
   Log log{&e, {}};
   e.at_ns(30, record, &log, 1);
@@ -36,14 +35,14 @@ TEST_CASE("Engine.Order.TimeThenInsertion", "[engine]") {
   CHECK(e.now_ns() == 30);
 }
 
-TEST_CASE("Engine.Cancel.SkipsAndReusesSlots", "[engine]") {
+TEST_CASE("engine: a cancelled event never fires and its slot is reused", "[engine]") {
   Engine e;
   Log log{&e, {}};
   EventId a = e.at_ns(10, record, &log, 1);
   EventId b = e.at_ns(20, record, &log, 2);
   CHECK(e.pending(a));
   CHECK(e.cancel(a));
-  CHECK_FALSE(e.cancel(a));  // already cancelled (and reset)
+  CHECK_FALSE(e.cancel(a));                  // already cancelled (and reset)
   EventId c = e.at_ns(15, record, &log, 3);  // reuses a's slot with a new generation
   CHECK(e.pending(c));
   CHECK(e.pending(b));
@@ -54,7 +53,7 @@ TEST_CASE("Engine.Cancel.SkipsAndReusesSlots", "[engine]") {
   CHECK_FALSE(e.cancel(b));
 }
 
-TEST_CASE("Engine.Past.Refused", "[engine]") {
+TEST_CASE("engine: an event scheduled in the past is refused", "[engine]") {
   Engine e;
   Log log{&e, {}};
   e.at_ns(10, record, &log, 1);
@@ -62,7 +61,9 @@ TEST_CASE("Engine.Past.Refused", "[engine]") {
   CHECK_THROWS_AS(e.at_ns(5, record, &log, 2), std::logic_error);
 }
 
-TEST_CASE("Engine.Heap.ManyEventsStaySorted", "[engine]") {
+TEST_CASE(
+    "engine: 10,000 events scheduled out of order fire in time order, ties in insertion order",
+    "[engine]") {
   Engine e;
   Log log{&e, {}};
   std::uint64_t x = 12345;

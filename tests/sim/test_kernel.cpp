@@ -1,8 +1,7 @@
 // Kernel mechanisms, pinned with small exact runs: slice/tick rotation, wake
 // placement costs, switch counting, creation/exit costs, memory.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 
 #include "sim_fixtures.hpp"
@@ -29,7 +28,9 @@ Workload phased(const std::vector<std::vector<Phase>>& tasks) {
 }
 Phase cpu(Duration d) { return {PhaseKind::cpu, 0, d, Duration{0}}; }
 Phase wait(Duration d) { return {PhaseKind::wait, 0, d, Duration{0}}; }
-Phase locked(std::uint32_t lock, Duration hold) { return {PhaseKind::lock, lock, hold, Duration{0}}; }
+Phase locked(std::uint32_t lock, Duration hold) {
+  return {PhaseKind::lock, lock, hold, Duration{0}};
+}
 
 // Lengths of the running spans on CPU tracks, by thread.
 std::map<std::uint32_t, std::vector<std::int64_t>> cpu_runs(const RunResult& r) {
@@ -42,11 +43,12 @@ std::map<std::uint32_t, std::vector<std::int64_t>> cpu_runs(const RunResult& r) 
 
 }  // namespace
 
-TEST_CASE("Kernel.Slice.RoundsUpToTick", "[mechanism]") {
+TEST_CASE("kernel.slice: a used-up slice is noticed at the next tick, so runs round up to it",
+          "[mechanism]") {
   // Two CPU-bound threads on one CPU, slice 3 ms, tick 4 ms: they alternate
   // in runs of 4 ms (the deadline is noticed at the next tick).
-  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 3ms, 4ms)), batch(2, 20ms),
-                                    sim::SimOptions{true});
+  const RunResult r =
+      sim::simulate(tpt_scenario(zero_machine(1, 3ms, 4ms)), batch(2, 20ms), sim::SimOptions{true});
   auto runs = cpu_runs(r);
   int spans = 0;
   for (auto& [thread, lengths] : runs) {
@@ -61,12 +63,12 @@ TEST_CASE("Kernel.Slice.RoundsUpToTick", "[mechanism]") {
   CHECK(r.counters.switches_involuntary == 8);
 }
 
-TEST_CASE("Kernel.Slice.TicklessUsesSlice", "[mechanism]") {
+TEST_CASE("kernel.slice: tickless, runs are a half first slice, then whole slices", "[mechanism]") {
   // Tickless, slice 3 ms, two new threads of 21 ms: each one's first run is
   // half a slice (PLACE_DEADLINE_INITIAL), then full slices, and the
   // remaining 1.5 ms at the end: 1.5 + 6 x 3 + 1.5 ms.
-  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 3ms, 0ns)), batch(2, 21ms),
-                                    sim::SimOptions{true});
+  const RunResult r =
+      sim::simulate(tpt_scenario(zero_machine(1, 3ms, 0ns)), batch(2, 21ms), sim::SimOptions{true});
   int threads = 0;
   for (auto& [thread, lengths] : cpu_runs(r)) {
     if (thread == 0) continue;
@@ -80,7 +82,7 @@ TEST_CASE("Kernel.Slice.TicklessUsesSlice", "[mechanism]") {
   CHECK(makespan(r) == Approx(0.042));
 }
 
-TEST_CASE("Kernel.Wake.IdleCpuPaysLatencyAndIdleExit", "[mechanism]") {
+TEST_CASE("kernel.wake: a wake onto an idle CPU costs wakeup_latency + idle_exit", "[mechanism]") {
   MachineProfile m = zero_machine(2);
   m.wakeup_latency = 20us;
   m.idle_exit = 30us;
@@ -93,7 +95,8 @@ TEST_CASE("Kernel.Wake.IdleCpuPaysLatencyAndIdleExit", "[mechanism]") {
   CHECK(r.records[0].start == 50us);
 }
 
-TEST_CASE("Kernel.Wake.PackingKeepsTheWokenOnALightlyUsedWakerCpu", "[mechanism]") {
+TEST_CASE("kernel.wake: packing keeps the woken thread on a lightly used waker's CPU",
+          "[mechanism]") {
   // A one-worker pool handed a 5 us task every 10 ms by the submitter. The
   // worker sleeps between tasks; it first ran on the idle CPU 1.
   MachineProfile m = zero_machine(2);
@@ -110,8 +113,9 @@ TEST_CASE("Kernel.Wake.PackingKeepsTheWokenOnALightlyUsedWakerCpu", "[mechanism]
     for (std::size_t i = 1; i < r.records.size(); ++i)
       CHECK(r.records[i].start - r.records[i].submit == 50us);
   }
-  SECTION("packing: the submitter's CPU is almost idle, so the worker is woken onto it and "
-          "runs as soon as the submitter blocks") {
+  SECTION(
+      "packing: the submitter's CPU is almost idle, so the worker is woken onto it and "
+      "runs as soon as the submitter blocks") {
     m.wake_pack_util = 0.5;
     const RunResult r = sim::simulate(pool_scenario(m, 1), w);
     for (std::size_t i = 1; i < r.records.size(); ++i)
@@ -128,7 +132,7 @@ TEST_CASE("Kernel.Wake.PackingKeepsTheWokenOnALightlyUsedWakerCpu", "[mechanism]
   }
 }
 
-TEST_CASE("Kernel.Wake.TheWakerPaysForTheWake", "[mechanism]") {
+TEST_CASE("kernel.wake: the waker pays wake_cost, plus wake_ipi for another CPU", "[mechanism]") {
   // A one-worker pool handed a 5 us task every 10 ms: each submit wakes the
   // sleeping worker. The submitter pays wake_cost per wake, plus wake_ipi
   // when the worker is on the other CPU; the worker's wake latency is
@@ -151,7 +155,8 @@ TEST_CASE("Kernel.Wake.TheWakerPaysForTheWake", "[mechanism]") {
   // one, and the last wake's cost falls after the run's end. 8 are counted.
   CHECK(r.counters.cpu_time - base.counters.cpu_time == 8 * 13us + 10us);
   for (std::size_t i = 1; i < r.records.size(); ++i)
-    CHECK(r.records[i].start - r.records[i].submit == base.records[i].start - base.records[i].submit);
+    CHECK(r.records[i].start - r.records[i].submit ==
+          base.records[i].start - base.records[i].submit);
   SECTION("packed onto the waker's CPU: no IPI") {
     m.wake_pack_util = 0.5;
     const RunResult p = sim::simulate(pool_scenario(m, 1), w);
@@ -161,7 +166,7 @@ TEST_CASE("Kernel.Wake.TheWakerPaysForTheWake", "[mechanism]") {
   }
 }
 
-TEST_CASE("Kernel.Wake.BusyCpuPreemptsPastDeadline", "[mechanism]") {
+TEST_CASE("kernel.wake: a wake preempts a current thread past its deadline", "[mechanism]") {
   // One CPU. Thread A sleeps 1.5 ms at once; B computes from 0 with a 1 ms
   // slice (tick 1 ms): its deadline passed at 1 ms but nobody was queued, so
   // it renewed its slice at the 1 ms tick... and a wake at 1.5 ms finds the
@@ -179,8 +184,8 @@ TEST_CASE("Kernel.Wake.BusyCpuPreemptsPastDeadline", "[mechanism]") {
   // 2.5 ms...; the wake at 1.5 ms meets a deadline that has just passed, so
   // A runs at once (its deadline, V + 1 ms, ties with B's renewed one and B
   // is the current thread: pick_eevdf keeps it only if strictly earlier).
-  const RunResult t =
-      sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)), phased({{wait(1500us), cpu(1ms)}, {cpu(10ms)}}));
+  const RunResult t = sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)),
+                                    phased({{wait(1500us), cpu(1ms)}, {cpu(10ms)}}));
   CHECK(t.records[0].end == Duration(2500us));
   // A slice of 400 us tickless: B's renewals at 0.2 (half), 0.6, 1.0, 1.4,
   // 1.8 ms; A waits to 1.8 ms, then A and B alternate 400 us slices: A runs
@@ -190,7 +195,7 @@ TEST_CASE("Kernel.Wake.BusyCpuPreemptsPastDeadline", "[mechanism]") {
   CHECK(u.records[0].end == Duration(3600us));
 }
 
-TEST_CASE("Kernel.NewThread.StartsAtAverageVruntime", "[mechanism]") {
+TEST_CASE("kernel.new_thread: a new thread is placed at the average vruntime", "[mechanism]") {
   // One CPU, tickless 1 ms slices, no costs. Eight CPU-bound threads take
   // turns from t = 0 (half slices first, then rounds of 1 ms in creation
   // order, all within a slice of each other in vruntime). At 76.75 ms the
@@ -220,7 +225,8 @@ TEST_CASE("Kernel.NewThread.StartsAtAverageVruntime", "[mechanism]") {
     const Duration work = i == 0 ? Duration(10250us) : i == 8 ? Duration(1ms) : Duration(40ms);
     w.phases.push_back({PhaseKind::cpu, 0, work, 0ns});
   }
-  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)), w, sim::SimOptions{true});
+  const RunResult r =
+      sim::simulate(tpt_scenario(zero_machine(1, 1ms, 0ns)), w, sim::SimOptions{true});
   const TaskRecord& late = r.records[8];
   REQUIRE(late.submit == r.records[0].end);
   // Threads of tasks 1-7 that ran between its creation and its first run.
@@ -244,7 +250,7 @@ TEST_CASE("Kernel.NewThread.StartsAtAverageVruntime", "[mechanism]") {
   CHECK(runs[0] == Duration(500us).count());
 }
 
-TEST_CASE("Kernel.NewThread.FirstSliceIsHalfInABatch", "[mechanism]") {
+TEST_CASE("kernel.new_thread: each new thread's first slice is half a slice", "[mechanism]") {
   // 200 threads of 1 ms created one after another on one CPU (20 us each,
   // charged to the creator; tickless 1 ms slices). Each new thread's first
   // deadline is half a slice after its placement (PLACE_DEADLINE_INITIAL),
@@ -261,7 +267,7 @@ TEST_CASE("Kernel.NewThread.FirstSliceIsHalfInABatch", "[mechanism]") {
   CHECK(makespan(r) == Approx(0.204).epsilon(0.01));  // work + creations: unchanged
 }
 
-TEST_CASE("Kernel.Switches.VoluntaryCountsBlocks", "[mechanism]") {
+TEST_CASE("kernel.switches: every block counts one voluntary switch", "[mechanism]") {
   const RunResult r = sim::simulate(
       tpt_scenario(zero_machine(2)),
       phased({{cpu(1ms), wait(1ms), cpu(1ms), wait(1ms), cpu(1ms), wait(1ms), cpu(1ms)}}));
@@ -271,7 +277,8 @@ TEST_CASE("Kernel.Switches.VoluntaryCountsBlocks", "[mechanism]") {
   CHECK(r.counters.switches_involuntary == 0);
 }
 
-TEST_CASE("Kernel.Costs.CacheRefillAfterSwitchOut", "[mechanism]") {
+TEST_CASE("kernel.costs: a thread switched out pays cache_refill when it runs again",
+          "[mechanism]") {
   MachineProfile m = zero_machine(2);
   m.cache_refill = 100us;
   const RunResult r = sim::simulate(tpt_scenario(m), phased({{cpu(1ms), wait(1ms), cpu(1ms)}}));
@@ -279,7 +286,7 @@ TEST_CASE("Kernel.Costs.CacheRefillAfterSwitchOut", "[mechanism]") {
   CHECK(r.records[0].cpu == Duration(2ms) + Duration(100us));
 }
 
-TEST_CASE("Kernel.Costs.MigrationWhenPulled", "[mechanism]") {
+TEST_CASE("kernel.costs: a thread pulled to another CPU pays migration_cost", "[mechanism]") {
   // Two CPUs; three CPU-bound threads; when one finishes, its CPU pulls a
   // queued thread from the other, which pays migration_cost.
   MachineProfile m = zero_machine(2, 1ms, 0ns);
@@ -289,7 +296,7 @@ TEST_CASE("Kernel.Costs.MigrationWhenPulled", "[mechanism]") {
   CHECK(to_seconds(r.counters.cpu_time) > to_seconds(base.counters.cpu_time) + 150e-6);
 }
 
-TEST_CASE("Kernel.Costs.ThreadCreateChargedToCreator", "[mechanism]") {
+TEST_CASE("kernel.costs: thread_create is charged to the creator", "[mechanism]") {
   MachineProfile m = zero_machine(1);
   m.thread_create = 10us;
   m.thread_exit = 5us;
@@ -303,7 +310,7 @@ TEST_CASE("Kernel.Costs.ThreadCreateChargedToCreator", "[mechanism]") {
   CHECK(last_start >= Duration(10ms));
 }
 
-TEST_CASE("Kernel.Memory.StackTouchPerLiveThread", "[mechanism]") {
+TEST_CASE("kernel.memory: memory is stack_touch per live thread", "[mechanism]") {
   MachineProfile m = zero_machine(4);
   m.stack_touch = 16 * 1024;
   const RunResult r = sim::simulate(pool_scenario(m, 4), batch(10, 1ms));
@@ -317,7 +324,7 @@ TEST_CASE("Kernel.Memory.StackTouchPerLiveThread", "[mechanism]") {
   CHECK(peak == 11);
 }
 
-TEST_CASE("Kernel.Cpuset.RestrictsCpus", "[mechanism]") {
+TEST_CASE("kernel.cpuset: only the cpuset's CPUs run threads", "[mechanism]") {
   Scenario s = pool_scenario(zero_machine(8), 4);
   s.limits.cpuset = {2, 5};
   const RunResult r = sim::simulate(s, batch(8, 10ms), sim::SimOptions{true});
@@ -328,7 +335,9 @@ TEST_CASE("Kernel.Cpuset.RestrictsCpus", "[mechanism]") {
   CHECK(r.trace.tracks[0].name == "cpu 2");
 }
 
-TEST_CASE("Kernel.Quota.TwoCpusThrottleTogether", "[mechanism]") {
+TEST_CASE(
+    "kernel.quota: threads on two CPUs are throttled together and throttled_time adds per CPU",
+    "[mechanism]") {
   // Two CPU-bound threads, quota 1 CPU on 2 CPUs: both run 50 ms, then both
   // are throttled 50 ms; throttled_time adds up per CPU (2 x 50 ms per period).
   Scenario s = pool_scenario(zero_machine(2), 2);
@@ -339,7 +348,7 @@ TEST_CASE("Kernel.Quota.TwoCpusThrottleTogether", "[mechanism]") {
   CHECK(to_seconds(r.counters.throttled_time) == Approx(0.3).epsilon(0.001));
 }
 
-TEST_CASE("Kernel.Mutex.ContentionSerialises", "[mechanism]") {
+TEST_CASE("kernel.mutex: contended lock holds run one after another", "[mechanism]") {
   Workload w = phased({{locked(0, 10ms)}, {locked(0, 10ms)}, {locked(0, 10ms)}, {locked(0, 10ms)}});
   w.lock_names = {"stock"};
   const RunResult r = sim::simulate(pool_scenario(zero_machine(4), 4), w);

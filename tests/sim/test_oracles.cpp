@@ -40,11 +40,18 @@ void check_erlang_c(int c, double rho, int jobs, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("Oracle.ErlangC.c1", "[oracle]") { check_erlang_c(1, 0.5, 400000, 1); }
-TEST_CASE("Oracle.ErlangC.c2", "[oracle]") { check_erlang_c(2, 0.6, 400000, 1); }
-TEST_CASE("Oracle.ErlangC.c8", "[oracle]") { check_erlang_c(8, 0.8, 400000, 1); }
+TEST_CASE("oracle.erlang_c: M/M/1 mean wait matches Erlang C", "[oracle]") {
+  check_erlang_c(1, 0.5, 400000, 1);
+}
+TEST_CASE("oracle.erlang_c: M/M/2 mean wait matches Erlang C", "[oracle]") {
+  check_erlang_c(2, 0.6, 400000, 1);
+}
+TEST_CASE("oracle.erlang_c: M/M/8 mean wait matches Erlang C", "[oracle]") {
+  check_erlang_c(8, 0.8, 400000, 1);
+}
 
-TEST_CASE("Oracle.ProcessorSharing.MD1", "[oracle]") {
+TEST_CASE("oracle.processor_sharing: M/D/1 with a thread per task gives S / (1 - rho)",
+          "[oracle]") {
   // One CPU, a thread per task, slice 100x shorter than the deterministic
   // service: mean response S / (1 - rho). FCFS would give
   // S + rho S / (2 (1 - rho)) = 0.75 of it at rho = 0.5.
@@ -60,20 +67,24 @@ TEST_CASE("Oracle.ProcessorSharing.MD1", "[oracle]") {
   CHECK(std::abs(mean_response(r) - fcfs) > 0.1 * fcfs);
 }
 
-TEST_CASE("Oracle.LittlesLaw.OpenRuns", "[oracle]") {
+TEST_CASE("oracle.littles_law: L integrated online equals lambda W on open runs", "[oracle]") {
   // L (integrated online by the driver) = lambda W (from the records).
   struct Case {
     Scenario s;
     Workload w;
   };
-  MachineProfile costly = zero_machine(2, std::chrono::microseconds(750), std::chrono::milliseconds(4));
+  MachineProfile costly =
+      zero_machine(2, std::chrono::microseconds(750), std::chrono::milliseconds(4));
   costly.switch_cost = std::chrono::microseconds(3);
   costly.wakeup_latency = std::chrono::microseconds(20);
   costly.thread_create = std::chrono::microseconds(15);
   std::vector<Case> cases;
-  cases.push_back({pool_scenario(zero_machine(3), 2), poisson(3, 20000, 1500, std::chrono::milliseconds(1), true)});
-  cases.push_back({tpt_scenario(costly), poisson(4, 20000, 1500, std::chrono::milliseconds(1), true)});
-  cases.push_back({pool_scenario(costly, 8), poisson(5, 20000, 1800, std::chrono::milliseconds(1), false)});
+  cases.push_back({pool_scenario(zero_machine(3), 2),
+                   poisson(3, 20000, 1500, std::chrono::milliseconds(1), true)});
+  cases.push_back(
+      {tpt_scenario(costly), poisson(4, 20000, 1500, std::chrono::milliseconds(1), true)});
+  cases.push_back(
+      {pool_scenario(costly, 8), poisson(5, 20000, 1800, std::chrono::milliseconds(1), false)});
   for (const Case& c : cases) {
     const RunResult r = sim::simulate(c.s, c.w);
     double sum = 0, end = 0;
@@ -87,7 +98,7 @@ TEST_CASE("Oracle.LittlesLaw.OpenRuns", "[oracle]") {
   }
 }
 
-TEST_CASE("Oracle.PoolMakespan.CeilNOverK", "[oracle]") {
+TEST_CASE("oracle.pool_makespan: N tasks on k threads and k CPUs take ceil(N/k) S", "[oracle]") {
   const Duration S = std::chrono::milliseconds(7);
   for (int k : {1, 3, 4}) {
     for (int n : {1, 10, 12, 13}) {
@@ -99,7 +110,10 @@ TEST_CASE("Oracle.PoolMakespan.CeilNOverK", "[oracle]") {
   }
 }
 
-TEST_CASE("Oracle.OneCpu.OneVsSixteenThreads", "[oracle][mechanism]") {
+TEST_CASE(
+    "oracle.one_cpu: 16 tasks on 1 or 16 threads: same makespan, later first completion, "
+    "preemptions only with 16",
+    "[oracle][mechanism]") {
   // The one-CPU article: 16 CPU-bound tasks; same makespan on 1 or 16
   // threads, but the first completes after ~S instead of ~16 S, and only the
   // 16 threads are preempted.
@@ -117,7 +131,9 @@ TEST_CASE("Oracle.OneCpu.OneVsSixteenThreads", "[oracle][mechanism]") {
   CHECK(mean_response(many) > 1.8 * mean_response(one));
 }
 
-TEST_CASE("Oracle.Quota.HalfCpuStretchesOneSecond", "[oracle][mechanism]") {
+TEST_CASE(
+    "oracle.quota: half a CPU of quota stretches 1 s of CPU to 1.95 s with 19 throttled periods",
+    "[oracle][mechanism]") {
   // limits.cpus 0.5, period 100 ms: 50 ms of runtime per period, so 1 s of
   // CPU takes 19 throttled periods and ends at 1.95 s.
   Scenario s = pool_scenario(zero_machine(2), 1);

@@ -19,7 +19,8 @@ Duration cpu_of(const MachineProfile& m, BackendKind kind, int threads, const Wo
 }
 }  // namespace
 
-TEST_CASE("RuntimeCosts.Pool.HandOverChargedOnBothSides", "[runtime][costs]") {
+TEST_CASE("runtime_costs.pool: a queue hand-over is charged to the submitter and to the worker",
+          "[runtime][costs]") {
   // One worker on one CPU with the submitter, N empty tasks: the first goes
   // to the new worker directly, the other N-1 through the queue, each paying
   // one push (submitter) and one pop (worker), all on the one CPU.
@@ -36,7 +37,8 @@ TEST_CASE("RuntimeCosts.Pool.HandOverChargedOnBothSides", "[runtime][costs]") {
   CHECK(cpu_of(m, BackendKind::asio_pool, 1, w) == 2 * (kN - 1) * 300ns);
 }
 
-TEST_CASE("RuntimeCosts.Pool.TwoCoresOverlapSubmitterAndWorker", "[runtime][costs]") {
+TEST_CASE("runtime_costs.pool: on two CPUs the submitter's and the worker's sides overlap",
+          "[runtime][costs]") {
   // Submitter and worker on two CPUs: the pushes and pops overlap, so the
   // makespan grows by about one side per task, not two.
   constexpr int kN = 1000;
@@ -48,7 +50,7 @@ TEST_CASE("RuntimeCosts.Pool.TwoCoresOverlapSubmitterAndWorker", "[runtime][cost
   CHECK(makespan(r) < 1.1 * (kN - 1) * 1e-6);
 }
 
-TEST_CASE("RuntimeCosts.InjectingPool.EveryTaskThroughTheQueue", "[runtime][costs]") {
+TEST_CASE("runtime_costs.injecting_pool: every task pays a queue hand-over", "[runtime][costs]") {
   constexpr int kN = 500;
   MachineProfile m = zero_machine(2);
   const Workload w = batch(kN, 10us);
@@ -57,12 +59,15 @@ TEST_CASE("RuntimeCosts.InjectingPool.EveryTaskThroughTheQueue", "[runtime][cost
   CHECK(cpu_of(m, BackendKind::injecting_pool, 2, w) - base == 2 * kN * 400ns);
 }
 
-TEST_CASE("RuntimeCosts.VirtualThreads.CreateOncePerTaskSwitchPerUnmountAndRemount",
-          "[runtime][costs][vt]") {
+TEST_CASE(
+    "runtime_costs.virtual_threads: fiber_create once per task, fiber_switch per unmount and "
+    "remount",
+    "[runtime][costs][vt]") {
   constexpr int kN = 300;
   const Workload no_wait = phased(kN, [](int) { return std::vector<Phase>{cpu(5us)}; });
-  const Workload two_waits = phased(
-      kN, [](int) { return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)}; });
+  const Workload two_waits = phased(kN, [](int) {
+    return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)};
+  });
   const MachineProfile zero = zero_machine(2);
   const Duration base0 = cpu_of(zero, BackendKind::virtual_threads, 2, no_wait);
   const Duration base2 = cpu_of(zero, BackendKind::virtual_threads, 2, two_waits);
@@ -90,8 +95,8 @@ TEST_CASE("RuntimeCosts.VirtualThreads.CreateOncePerTaskSwitchPerUnmountAndRemou
     m.queue_handover = 1us;
     m.fiber_create = 2us;
     m.fiber_switch = 1us;
-    const RunResult free = sim::simulate(backend_scenario(zero, BackendKind::virtual_threads, 1),
-                                         no_wait);
+    const RunResult free =
+        sim::simulate(backend_scenario(zero, BackendKind::virtual_threads, 1), no_wait);
     const RunResult paid =
         sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 1), no_wait);
     // One carrier, one CPU's worth of work: each task's 5 us plus its start.
@@ -99,10 +104,12 @@ TEST_CASE("RuntimeCosts.VirtualThreads.CreateOncePerTaskSwitchPerUnmountAndRemou
   }
 }
 
-TEST_CASE("RuntimeCosts.EventLoop.PostPerTaskTimerPerWait", "[runtime][costs][el]") {
+TEST_CASE("runtime_costs.event_loop: a post per task and timer_arm per wait",
+          "[runtime][costs][el]") {
   constexpr int kN = 300;
-  const Workload two_waits = phased(
-      kN, [](int) { return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)}; });
+  const Workload two_waits = phased(kN, [](int) {
+    return std::vector<Phase>{cpu(5us), wait(1ms), cpu(5us), wait(2ms)};
+  });
   const MachineProfile zero = zero_machine(2);
   const Duration base = cpu_of(zero, BackendKind::event_loop, 2, two_waits);
   CHECK(base == kN * 10us);
@@ -119,7 +126,7 @@ TEST_CASE("RuntimeCosts.EventLoop.PostPerTaskTimerPerWait", "[runtime][costs][el
   CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) == base);
 }
 
-TEST_CASE("RuntimeCosts.Deterministic", "[runtime][costs]") {
+TEST_CASE("runtime_costs: runs with runtime costs are deterministic", "[runtime][costs]") {
   MachineProfile m = costly_machine(2);
   m.queue_handover = 300ns;
   m.fiber_create = 1us;
@@ -153,10 +160,13 @@ MachineProfile stack_machine(int cores, Bytes cache) {
   m.tlb_shootdown = 20us;
   return m;
 }
-RunResult tpt(const MachineProfile& m, const Workload& w) { return sim::simulate(tpt_scenario(m), w); }
+RunResult tpt(const MachineProfile& m, const Workload& w) {
+  return sim::simulate(tpt_scenario(m), w);
+}
 }  // namespace
 
-TEST_CASE("StackCache.NoCache.EveryThreadMapsAndUnmaps", "[runtime][costs][stacks]") {
+TEST_CASE("stack_cache: without a cache every thread maps and unmaps its stack",
+          "[runtime][costs][stacks]") {
   constexpr int kN = 200;
   const Workload w = batch(kN, 5us);
   const Duration base1 = tpt(zero_machine(1), w).counters.cpu_time;
@@ -175,7 +185,7 @@ TEST_CASE("StackCache.NoCache.EveryThreadMapsAndUnmaps", "[runtime][costs][stack
   CHECK(two.counters.cpu_time - base2 >= kN * 10us + (kN - 2) * (4us + 20us));
 }
 
-TEST_CASE("StackCache.CachedStacksAreReused", "[runtime][costs][stacks]") {
+TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][costs][stacks]") {
   constexpr int kN = 200;
   const Workload w = batch(kN, 5us);
   const Bytes stack = 8 * 1024 * 1024;

@@ -151,17 +151,3 @@ TEST_CASE("Driver.Graph.ReleasesSuccessors", "[runtime]") {
   CHECK(r.records[3].start == Duration(21ms));
 }
 
-TEST_CASE("Simulate.UnsupportedBackendThrows", "[runtime]") {
-  // A kind without a simulated runtime is a typed error (the CLI's exit 3),
-  // never a silent fallback; once every kind is simulated this passes too.
-  for (BackendKind kind : kAllBackends) {
-    Scenario s = pool_scenario(zero_machine(2), 2);
-    s.backend.kind = kind;
-    try {
-      const RunResult r = sim::simulate(s, batch(2, 1ms));
-      CHECK(r.mode == "simulated");
-    } catch (const sim::UnsupportedBackend& e) {
-      CHECK(std::string(e.what()).find(std::string(to_string(kind))) != std::string::npos);
-    }
-  }
-}

@@ -7,9 +7,8 @@
 // the CPU count read it from the loaded scenario. Large scenarios are scaled
 // down with --set overrides (kScale) so the whole file runs in a few seconds
 // in Release and stays reasonable under AddressSanitizer.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -100,7 +99,7 @@ void check_complete(const Run& r) {
 
 }  // namespace
 
-TEST_CASE("Seeds.AllSimulateToCompletion", "[seeds]") {
+TEST_CASE("seeds: every seed scenario simulates to completion", "[seeds]") {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(seeds_dir()))
     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
@@ -116,7 +115,10 @@ TEST_CASE("Seeds.AllSimulateToCompletion", "[seeds]") {
   }
 }
 
-TEST_CASE("Seeds.OneCpu16Tasks.SameMakespanDifferentFirstCompletion", "[seeds]") {
+TEST_CASE(
+    "seeds.one_cpu_16_tasks: 1, 4 and 16 workers give the same makespan, different first "
+    "completions",
+    "[seeds]") {
   // Seed 002: all done 0.90 / 0.92 / 1.08 s, first 0.09 / 0.24 / 0.83 s, mean
   // 0.48 / 0.58 / 1.03 s for 1 / 4 / 16 workers on one CPU.
   const Run w1 = simulate_seed("linux-1cpu-16tasks-w1");
@@ -138,10 +140,12 @@ TEST_CASE("Seeds.OneCpu16Tasks.SameMakespanDifferentFirstCompletion", "[seeds]")
   CHECK(m(w4, Metric::latency_mean) > m(w1, Metric::latency_mean));
   CHECK(m(w4, Metric::latency_mean) < m(w16, Metric::latency_mean));
   // One worker is never preempted by another; 16 are, many times.
-  CHECK(m(w16, Metric::switches_involuntary) > 10 * std::max(1.0, m(w1, Metric::switches_involuntary)));
+  CHECK(m(w16, Metric::switches_involuntary) >
+        10 * std::max(1.0, m(w1, Metric::switches_involuntary)));
 }
 
-TEST_CASE("Seeds.QuotaVsCpuset.SameWorkThrottled", "[seeds]") {
+TEST_CASE("seeds.quota_vs_cpuset: the same work per period, but only the quota run is throttled",
+          "[seeds]") {
   const Run quota = simulate_seed("linux-quota-vs-cpuset");
   const Run cpuset = simulate_seed("linux-1cpu-16tasks-w16");
   // The same CPU time per 100 ms: about the same makespan, but the quota run
@@ -151,7 +155,10 @@ TEST_CASE("Seeds.QuotaVsCpuset.SameWorkThrottled", "[seeds]") {
   CHECK(m(cpuset, Metric::throttled_periods) == 0);
 }
 
-TEST_CASE("Seeds.ContainerTrap.HostCountPoolIsThrottled", "[seeds]") {
+TEST_CASE(
+    "seeds.container_trap: a pool sized by the host's CPUs is throttled, one sized by the quota is "
+    "not",
+    "[seeds]") {
   // A pool sized by the host's CPU count inside a smaller quota burns the
   // period's runtime early and stalls; sized by the quota it is not throttled.
   const Run host_count = simulate_seed("container-cpu-count-trap");
@@ -165,7 +172,7 @@ TEST_CASE("Seeds.ContainerTrap.HostCountPoolIsThrottled", "[seeds]") {
   CHECK(m(host_count, Metric::first_completion) > 1.5 * m(by_quota, Metric::first_completion));
 }
 
-TEST_CASE("Seeds.Windows.MicroTasksThreadCreationDominates", "[seeds]") {
+TEST_CASE("seeds.windows: thread creation dominates micro tasks", "[seeds]") {
   const Run threads = simulate_seed("win-100k-micro-threads");
   const Run pool = simulate_seed("win-100k-micro-pool");
   // Seed 000: 12.5 s vs 0.8 s (x15); creation costs dominate tiny tasks.
@@ -176,7 +183,10 @@ TEST_CASE("Seeds.Windows.MicroTasksThreadCreationDominates", "[seeds]") {
   CHECK(m(pool, Metric::threads_peak) == pool.scenario.cores() + 2);
 }
 
-TEST_CASE("Seeds.Windows.ComputeAndMixed", "[seeds]") {
+TEST_CASE(
+    "seeds.windows: compute tasks take the same makespan on threads and on the pool, mixed tasks "
+    "hold a thread each",
+    "[seeds]") {
   const Run tpt = simulate_seed("win-20-compute");
   const Run pool = simulate_seed("win-20-compute", {"backend={kind: injecting-pool}"});
   CHECK(m(tpt, Metric::makespan) == Approx(m(pool, Metric::makespan)).epsilon(0.05));
@@ -189,7 +199,7 @@ TEST_CASE("Seeds.Windows.ComputeAndMixed", "[seeds]") {
   CHECK(m(mixed_pool, Metric::makespan) >= 100 * 0.010 / mixed_pool.scenario.cores());
 }
 
-TEST_CASE("Seeds.Java.IoPoolCappedByLittlesLaw", "[seeds]") {
+TEST_CASE("seeds.java: an I/O pool's throughput is capped by Little's law", "[seeds]") {
   const Run pool = simulate_seed("java-io-1000-pool200");
   // 200 threads / 10 ms = 20,000/s at most; waits overshoot by the timer slack.
   CHECK(m(pool, Metric::throughput) <= 20000);
@@ -200,7 +210,7 @@ TEST_CASE("Seeds.Java.IoPoolCappedByLittlesLaw", "[seeds]") {
   CHECK(m(vt, Metric::throughput) > 3 * m(pool, Metric::throughput));
 }
 
-TEST_CASE("Seeds.Java.VirtualThreadsAt10000BeatThePool", "[seeds]") {
+TEST_CASE("seeds.java: virtual threads at 10,000 clients beat the pool", "[seeds]") {
   const Run vt = simulate_seed("java-io-10000-vthreads");
   const Run pool = simulate_seed("java-io-10000-vthreads", {"backend={kind: pool, threads: 200}"});
   CHECK(m(pool, Metric::throughput) <= 20000);
@@ -213,7 +223,7 @@ TEST_CASE("Seeds.Java.VirtualThreadsAt10000BeatThePool", "[seeds]") {
   CHECK(m(mixed, Metric::throughput) > 1.2 * m(mixed_pool, Metric::throughput));
 }
 
-TEST_CASE("Seeds.Java.PinningCollapsesVirtualThreads", "[seeds]") {
+TEST_CASE("seeds.java: pinning collapses virtual threads to carriers / wait", "[seeds]") {
   const Run pinned = simulate_seed("java-pinning");
   const double carriers = pinned.scenario.backend.carriers;
   // Every wait holds a carrier: at most carriers / 10 ms.
@@ -225,11 +235,14 @@ TEST_CASE("Seeds.Java.PinningCollapsesVirtualThreads", "[seeds]") {
   CHECK(m(unpinned, Metric::throughput) > 50 * m(pinned, Metric::throughput));
 }
 
-TEST_CASE("Seeds.Java.CpuBoundModelsClose", "[seeds]") {
+TEST_CASE(
+    "seeds.java: CPU-bound throughput is within 10% on every model and never above cores / 1 ms",
+    "[seeds]") {
   const Run pool = simulate_seed("java-cpu-100");
   const double cap = pool.scenario.cores() / 0.001;
   CHECK(m(pool, Metric::throughput) <= cap);
-  for (const char* b : {"{kind: work-stealing}", "{kind: virtual-threads}", "{kind: thread-per-task}"}) {
+  for (const char* b :
+       {"{kind: work-stealing}", "{kind: virtual-threads}", "{kind: thread-per-task}"}) {
     INFO("backend " << b);
     const Run r = simulate_seed("java-cpu-100", {std::string("backend=") + b});
     CHECK(m(r, Metric::throughput) == Approx(m(pool, Metric::throughput)).epsilon(0.10));
@@ -240,7 +253,7 @@ TEST_CASE("Seeds.Java.CpuBoundModelsClose", "[seeds]") {
   CHECK(m(tpt, Metric::throughput) <= cap);
 }
 
-TEST_CASE("Seeds.Ios.CreationAndWakeUp", "[seeds]") {
+TEST_CASE("seeds.ios: thread creation and wake-up latency", "[seeds]") {
   const Run create = simulate_seed("ios-thread-create");
   const auto& mp = create.scenario.machine;
   const double per_thread = m(create, Metric::makespan) / 1000;

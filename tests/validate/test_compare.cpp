@@ -1,6 +1,5 @@
 // The comparison arithmetic and verdicts on hand-made results.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "validate/compare.hpp"
@@ -22,7 +21,7 @@ const MetricComparison& row(const Comparison& c, Metric m) {
 }
 }  // namespace
 
-TEST_CASE("error is (predicted - measured) / measured", "[compare]") {
+TEST_CASE("compare: error is (predicted - measured) / measured", "[compare]") {
   Metrics p;
   for (auto& v : p.values) v = 0.81;
   auto m = measured_all(0.84, 0.02);
@@ -35,7 +34,7 @@ TEST_CASE("error is (predicted - measured) / measured", "[compare]") {
   CHECK(c.matched == static_cast<int>(kMetricCount));
 }
 
-TEST_CASE("beyond tolerance diverges; a per-metric tolerance applies", "[compare]") {
+TEST_CASE("compare: beyond tolerance diverges, and a per-metric tolerance applies", "[compare]") {
   Metrics p;
   for (auto& v : p.values) v = 1.0;
   p[Metric::latency_p99] = 1.25;  // +25%
@@ -49,7 +48,7 @@ TEST_CASE("beyond tolerance diverges; a per-metric tolerance applies", "[compare
   CHECK(c.diverged == 1);
 }
 
-TEST_CASE("a measurement noisier than the tolerance is noisy, not failed", "[compare]") {
+TEST_CASE("compare: a measurement noisier than the tolerance is noisy, not failed", "[compare]") {
   Metrics p;
   for (auto& v : p.values) v = 3.0;  // +200%: would diverge
   const auto c = compare(p, measured_all(1.0, 0.5), Tolerance{});
@@ -59,7 +58,7 @@ TEST_CASE("a measurement noisier than the tolerance is noisy, not failed", "[com
   CHECK(c.noisy == static_cast<int>(kMetricCount));
 }
 
-TEST_CASE("a zero measurement matches only a zero prediction", "[compare]") {
+TEST_CASE("compare: a zero measurement matches only a zero prediction", "[compare]") {
   Metrics p;
   p[Metric::throttled_periods] = 0;
   p[Metric::rejected] = 3;
@@ -73,7 +72,7 @@ TEST_CASE("a zero measurement matches only a zero prediction", "[compare]") {
   CHECK(j["verdict"] == "diverge");
 }
 
-TEST_CASE("ignored metrics are not compared", "[compare]") {
+TEST_CASE("compare: ignored metrics are not compared", "[compare]") {
   Metrics p;
   Tolerance t;
   t.ignored.insert("switches_voluntary");
@@ -82,7 +81,7 @@ TEST_CASE("ignored metrics are not compared", "[compare]") {
   for (const auto& r : c.rows) CHECK(r.metric != Metric::switches_voluntary);
 }
 
-TEST_CASE("the JSON has the shape of the spec", "[compare]") {
+TEST_CASE("compare: the JSON has the documented shape", "[compare]") {
   Metrics p;
   for (auto& v : p.values) v = 0.81;
   Scenario s;

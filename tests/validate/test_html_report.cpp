@@ -200,7 +200,7 @@ std::size_t rects(const std::string& svg) { return count_of(svg, "zM") + count_o
 
 // ---- svg_chart ---------------------------------------------------------------
 
-TEST_CASE("svg.TickLabels.HumanUnits", "[svg]") {
+TEST_CASE("svg: tick labels are in human units", "[svg]") {
   using svg::Unit;
   CHECK(svg::tick_label(0, 0.001, Unit::seconds) == "0");
   CHECK(svg::tick_label(250e-6, 50e-6, Unit::seconds) == "250 us");
@@ -216,11 +216,11 @@ TEST_CASE("svg.TickLabels.HumanUnits", "[svg]") {
   CHECK(t.back() == Approx(0.004));
 }
 
-TEST_CASE("svg.EscapeXml.AllFiveCharacters", "[svg]") {
+TEST_CASE("svg: escape_xml escapes all five XML characters", "[svg]") {
   CHECK(svg::escape_xml("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
 }
 
-TEST_CASE("svg.LineChart.StepSeriesAndLegend", "[svg]") {
+TEST_CASE("svg.line_chart: a step series is drawn with its legend", "[svg]") {
   svg::LineChart c;
   c.title = "Threads <over> time";
   c.x = {"time", svg::Unit::seconds, false, {}, {}};
@@ -242,7 +242,7 @@ TEST_CASE("svg.LineChart.StepSeriesAndLegend", "[svg]") {
   CHECK(count_of(r.svg, "</svg>") == 1);
 }
 
-TEST_CASE("svg.LineChart.DownsamplesKeepingSpikes", "[svg]") {
+TEST_CASE("svg.line_chart: downsampling keeps spikes", "[svg]") {
   svg::LineChart c;
   c.x = {"time", svg::Unit::seconds, false, {}, {}};
   c.y = {"runnable", svg::Unit::count, false, {}, {}};
@@ -263,7 +263,7 @@ TEST_CASE("svg.LineChart.DownsamplesKeepingSpikes", "[svg]") {
   CHECK(r.svg.find(">1000</text>") != std::string::npos);  // y axis reaches the spike
 }
 
-TEST_CASE("svg.Timeline.CapsRectanglesAndSaysSo", "[svg]") {
+TEST_CASE("svg.timeline: rectangles are capped and the cap is said", "[svg]") {
   svg::TimelineChart c;
   c.title = "many spans";
   c.tracks = {"cpu 0", "cpu 1"};
@@ -301,7 +301,8 @@ TEST_CASE("svg.Timeline.CapsRectanglesAndSaysSo", "[svg]") {
   CHECK(s.notes.empty());
 }
 
-TEST_CASE("svg.Whisker.NormalisedRowsAndOutOfRange", "[svg]") {
+TEST_CASE("svg.whisker: rows are normalised to the measured mean, out-of-range points are marked",
+          "[svg]") {
   svg::WhiskerChart c;
   c.title = "pvm";
   c.rows.push_back({"makespan", 0.81, 0.84, 0.82, 0.87, 0.10, "#1a7f37", "-3.6%"});
@@ -314,7 +315,7 @@ TEST_CASE("svg.Whisker.NormalisedRowsAndOutOfRange", "[svg]") {
   CHECK(r.svg.find("measured mean is 0") != std::string::npos);
 }
 
-TEST_CASE("svg.Charts.DeterministicBytes", "[svg]") {
+TEST_CASE("svg: the same input gives the same bytes", "[svg]") {
   Fixture f(60);
   const auto a = render_html_report(f.input());
   Fixture g(60);
@@ -325,7 +326,7 @@ TEST_CASE("svg.Charts.DeterministicBytes", "[svg]") {
 
 // ---- the report ----------------------------------------------------------------
 
-TEST_CASE("report.Structure.SectionsChartsRows", "[report]") {
+TEST_CASE("report: the page has every section, chart and metric row", "[report]") {
   Fixture f;
   const std::string html = render_html_report(f.input());
   CHECK(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);
@@ -368,7 +369,7 @@ TEST_CASE("report.Structure.SectionsChartsRows", "[report]") {
   CHECK(html.find("{kind: batch, count: 200}") != std::string::npos);
 }
 
-TEST_CASE("report.Structure.MissingTracesAreSaid", "[report]") {
+TEST_CASE("report: missing traces are said, not hidden", "[report]") {
   Fixture f(50, false);
   f.measured.front().threads_series.clear();
   auto in = f.input();
@@ -387,7 +388,7 @@ TEST_CASE("report.Structure.MissingTracesAreSaid", "[report]") {
   CHECK_THROWS_AS(render_html_report(in), std::invalid_argument);
 }
 
-TEST_CASE("report.Structure.DivergingMetricIsMarked", "[report]") {
+TEST_CASE("report: a diverging metric is marked", "[report]") {
   Fixture f(50);
   // Predict twice the measured makespan: that row must diverge and say so.
   Metrics p = compute_metrics(f.predicted);
@@ -401,7 +402,7 @@ TEST_CASE("report.Structure.DivergingMetricIsMarked", "[report]") {
                   "style=\"background:#cf222e\">diverge</span>") != std::string::npos);
 }
 
-TEST_CASE("report.Size.LargeRunStaysSmall", "[report]") {
+TEST_CASE("report: a large run gives a small page", "[report]") {
   // 100,000 tasks: 100k points per latency CDF and step series, 100k CPU
   // spans and 300k thread spans; every chart must be reduced, and say so.
   Fixture f(100000);
@@ -416,7 +417,8 @@ TEST_CASE("report.Size.LargeRunStaysSmall", "[report]") {
 
 // One Chromium launch: the report must render with a clean console and its
 // charts in the DOM.
-TEST_CASE("report.Browser.RendersInHeadlessChromium", "[report][browser]") {
+TEST_CASE("report: the page renders in headless Chromium without console errors",
+          "[report][browser]") {
   const char* chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium))
     FAIL(

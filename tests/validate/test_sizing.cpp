@@ -37,7 +37,7 @@ double simulated_p99(const SizingInputs& in, int threads) {
 
 }  // namespace
 
-TEST_CASE("size.Analytic.IssueExample", "[sizing]") {
+TEST_CASE("size.analytic: the issue's example gives its numbers", "[sizing]") {
   const auto r = size_pool(issue_example());
   CHECK(r.capacity == 4);
   CHECK(r.cpu_utilization == Approx(0.75));
@@ -59,7 +59,7 @@ TEST_CASE("size.Analytic.IssueExample", "[sizing]") {
   CHECK(j["simulated"]["threads"].is_array());
 }
 
-TEST_CASE("size.Analytic.QuotaAndGoetzUtilisation", "[sizing]") {
+TEST_CASE("size.analytic: the quota caps capacity and Goetz's U scales the formula", "[sizing]") {
   auto in = issue_example();
   in.rate = 600;
   in.cpus = 1.5;
@@ -71,7 +71,7 @@ TEST_CASE("size.Analytic.QuotaAndGoetzUtilisation", "[sizing]") {
   CHECK(r.formula_threads == 15);
 }
 
-TEST_CASE("size.Refuses.OverloadSaysByHowMuch", "[sizing]") {
+TEST_CASE("size.refuses: an overload is refused with the CPUs it would need", "[sizing]") {
   auto in = issue_example();
   in.rate = 2500;  // 5 CPUs of work on 4
   CHECK_THROWS_AS(size_pool(in), SizingRefused);
@@ -88,7 +88,7 @@ TEST_CASE("size.Refuses.OverloadSaysByHowMuch", "[sizing]") {
   CHECK_THROWS_AS(size_pool(in), std::invalid_argument);
 }
 
-TEST_CASE("size.Refuses.MeaninglessInputs", "[sizing]") {
+TEST_CASE("size.refuses: meaningless inputs are refused", "[sizing]") {
   auto in = issue_example();
   in.cpu = 0;
   CHECK_THROWS_AS(size_pool(in), SizingRefused);
@@ -100,7 +100,9 @@ TEST_CASE("size.Refuses.MeaninglessInputs", "[sizing]") {
   CHECK_THROWS_AS(size_pool(in), SizingRefused);
 }
 
-TEST_CASE("size.Analytic.ExponentialTargetUnreachable", "[sizing]") {
+TEST_CASE(
+    "size.analytic: a target below what exponential service alone gives is reported unreachable",
+    "[sizing]") {
   auto in = issue_example();
   in.service = queueing::ServiceShape::exponential;
   const auto r = size_pool(in);
@@ -111,7 +113,7 @@ TEST_CASE("size.Analytic.ExponentialTargetUnreachable", "[sizing]") {
   CHECK(r.predicted_p99 <= r.target_p99 + 1e-12);
 }
 
-TEST_CASE("size.Analytic.BoundedQueue", "[sizing]") {
+TEST_CASE("size.analytic: a bounded queue is solved as M/M/c/K", "[sizing]") {
   auto in = issue_example();
   in.queue = 1000;
   const auto r = size_pool(in);
@@ -124,7 +126,7 @@ TEST_CASE("size.Analytic.BoundedQueue", "[sizing]") {
   CHECK(j["bounded_queue"]["model"] == "M/M/c/K");
 }
 
-TEST_CASE("size.Simulated.RecommendationMeetsItsTarget", "[sizing][sim]") {
+TEST_CASE("size.simulated: the recommended size meets its target in simulation", "[sizing][sim]") {
   SizingInputs in;
   in.rate = 400;
   in.cpu = 0.002;
@@ -156,7 +158,7 @@ TEST_CASE("size.Simulated.RecommendationMeetsItsTarget", "[sizing][sim]") {
   CHECK(j["recommended_threads"] == r.recommended);
 }
 
-TEST_CASE("size.Simulated.ContainerTrapThrottlesTheHostSizedPool", "[sizing][sim]") {
+TEST_CASE("size.simulated: the host-sized pool is throttled in the quota", "[sizing][sim]") {
   SizingInputs in;
   in.rate = 700;
   in.cpu = 0.002;
@@ -181,7 +183,7 @@ TEST_CASE("size.Simulated.ContainerTrapThrottlesTheHostSizedPool", "[sizing][sim
   CHECK(sizing_json(r)["container"]["recommendation"] == "size by the quota");
 }
 
-TEST_CASE("size.Graph.WorkSpanBounds", "[sizing][graph]") {
+TEST_CASE("size.graph: work/span bounds and the useful thread count", "[sizing][graph]") {
   const auto b = graph_bounds(4, 0.080, 0.080, 0.010);
   CHECK(b.makespan_bound == Approx(0.020));
   CHECK(b.useful_threads == 8);

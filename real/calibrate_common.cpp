@@ -1,0 +1,78 @@
+// calibrate_common.cpp: clocks, pinning, quantiles and summaries shared by
+// the calibration experiments (calibrate_experiments.hpp).
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "real/calibrate_experiments.hpp"
+
+namespace poolsim::real::calib {
+
+namespace {
+
+// The unit a measurement of a field of this kind is reported in.
+std::string unit_of(FieldKind k) {
+  switch (k) {
+    case FieldKind::count:
+      return "";
+    case FieldKind::duration:
+      return "s";
+    case FieldKind::size:
+      return "B";
+    case FieldKind::fraction:
+      return "fraction";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void unpin_self(int cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int i = 0; i < cpus; ++i) CPU_SET(i, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method) {
+  Measurement m;
+  m.field = std::string(field.field().name);
+  m.unit = unit_of(field.field().kind());
+  m.samples = static_cast<int>(samples.size());
+  m.median = quantile(samples, 0.5);
+  m.p10 = quantile(samples, 0.1);
+  m.p90 = quantile(samples, 0.9);
+  m.method = std::move(method);
+  return m;
+}
+
+}  // namespace poolsim::real::calib

@@ -1,0 +1,94 @@
+// calibrate_experiments.hpp: the experiments behind `poolsim calibrate`, for
+// real/calibrate*.cpp only (not a public interface).
+//
+// One file per family of experiments, each file's design comment says what
+// each experiment measures and how:
+//   calibrate_scheduler.cpp      tick, slice, switch_cost, cache_refill,
+//                                migration_cost
+//   calibrate_wakeups.cpp        wakeup_latency, idle_exit, timer_slack,
+//                                wake_pack_util, wake_cost, wake_ipi
+//   calibrate_threads.cpp        thread_create, thread_exit, stack_reserve,
+//                                stack_touch, stack_cache, stack_map,
+//                                stack_unmap, tlb_shootdown
+//   calibrate_runtime_costs.cpp  queue_handover, fiber_create, fiber_switch,
+//                                timer_arm
+//   calibrate.cpp                cores; the order of the experiments, the
+//                                profile from their medians, its file
+// Every experiment returns Measurements named by MachineFieldName, so a field
+// name that is not in models/machine_fields.hpp does not compile. Each takes
+// several samples; the profile gets the median and the report keeps the
+// spread. Experiments pin the calling thread; calibrate() unpins it.
+#pragma once
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "models/machine_fields.hpp"
+#include "real/calibrate.hpp"
+
+namespace poolsim::real::calib {
+
+// ---- shared helpers (calibrate_common.cpp) ---------------------------------
+std::int64_t now_ns();         // CLOCK_MONOTONIC
+std::int64_t thread_cpu_ns();  // CLOCK_THREAD_CPUTIME_ID
+void pin_self(int cpu);
+void unpin_self(int cpus);  // allowed on CPUs 0..cpus-1
+// Linear interpolation between order statistics; 0 for no samples.
+double quantile(std::vector<double> v, double q);
+// The measurement of `field`: median, p10, p90 of the samples, the unit of
+// the field's kind, and how it was measured.
+Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method);
+
+// A thread spinning at SCHED_IDLE on `cpu`: keeps that CPU out of idle
+// states without delaying a normal thread woken there.
+class IdleSpinner {
+ public:
+  explicit IdleSpinner(int cpu)
+      : t_([this, cpu] {
+          pin_self(cpu);
+          sched_param p{};
+          pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+          while (!stop_.load(std::memory_order_relaxed)) {
+          }
+        }) {}
+  ~IdleSpinner() {
+    stop_ = true;
+    t_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread t_;
+};
+
+// ---- the experiments -------------------------------------------------------
+Measurement measure_tick(int rounds);
+Measurement measure_slice(double tick, double seconds, int cpus);
+Measurement measure_switch(int batches, int round_trips);
+std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
+
+// wakeup_latency and idle_exit; `step` announces each phase.
+std::pair<Measurement, Measurement> measure_wake_latency(
+    int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
+Measurement measure_timer_slack(int samples);
+Measurement measure_wake_packing(int cpus, int wakes);
+std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
+
+// calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the four noise_* fields.
+std::vector<Measurement> measure_noise(Duration window);
+
+std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost);
+std::pair<Measurement, Measurement> measure_stacks(int rounds);
+std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
+
+std::vector<Measurement> measure_runtime_costs(int trials, int count);
+
+}  // namespace poolsim::real::calib

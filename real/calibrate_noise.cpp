@@ -1,0 +1,35 @@
+// calibrate_noise.cpp: OS noise as machine-profile fields: real/os_noise.hpp's
+// fixed-work-quantum benchmark on every CPU this process may use, at once.
+#include <fmt/format.h>
+
+#include "real/calibrate_experiments.hpp"
+#include "real/os_noise.hpp"
+
+namespace poolsim::real::calib {
+
+std::vector<Measurement> measure_noise(Duration window) {
+  const OsNoise n = measure_os_noise(window);
+  std::vector<double> stolen;
+  stolen.reserve(n.stolen.size());
+  for (Duration d : n.stolen) stolen.push_back(to_seconds(d));
+  const std::string how = fmt::format(
+      "{} spinners x {:.1f} s of {:.1f} us quanta: {} of {} quanta interrupted, {} involuntary "
+      "switches",
+      n.cpus, to_seconds(n.window), to_seconds(n.quantum) * 1e6, n.events, n.quanta, n.switches);
+  std::vector<Measurement> out;
+  out.push_back(summarize("noise_interval", {to_seconds(n.interval)}, how));
+  Measurement med = summarize("noise_median", {to_seconds(n.median)},
+                              "median time an interrupted quantum lost");
+  if (!stolen.empty()) {
+    med.p10 = quantile(stolen, 0.1);
+    med.p90 = quantile(stolen, 0.9);
+    med.samples = static_cast<int>(stolen.size());
+  }
+  out.push_back(med);
+  out.push_back(summarize("noise_p99", {to_seconds(n.p99)}, "99th percentile of the same"));
+  out.push_back(summarize("noise_preempt", {n.preempt},
+                          "involuntary switches of the spinners / interrupted quanta"));
+  return out;
+}
+
+}  // namespace poolsim::real::calib

@@ -1,0 +1,112 @@
+// calibrate_runtime_costs.cpp: a runtime's own per-task CPU work, measured by
+// `poolsim calibrate` (docs/calibration.md, "Runtime costs").
+// A runtime's own per-task CPU work, measured by running the real backends
+// themselves (real/pool.cpp, real/virtual_threads.cpp, real/event_loop.cpp,
+// through run_repetition, in this process) on empty tasks: the run's CPU time
+// (getrusage, every thread) divided by the task count, the median of several
+// runs after a warm-up run. It includes the runner's per-task recording (a
+// clock read at submit, start and end), which every real run pays too.
+//   queue_handover  pool of 1 worker, a batch of `cpu: 0ns` tasks from the
+//                   submitter: half the CPU per task (one push by the
+//                   submitter, one pop by the worker).
+//   fiber_create    virtual threads on 1 carrier, 1,000 closed clients
+//                   issuing `cpu: 0ns` requests: the CPU per request less two
+//                   queue_handover (the intake's push and pop).
+//   fiber_switch    the same with `wait: 1ms` requests, so 1,000 virtual
+//                   threads are alive and each resumes after ~1,000 others
+//                   ran (its stack is cold): half the extra CPU per request
+//                   (an unmount and a remount).
+//   timer_arm       event loop of 1 loop, 1,000 closed clients: CPU per
+//                   request with `wait: 1ms` less without (a timer armed,
+//                   with 1,000 pending, and its completion dispatched).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/scenario_loader.hpp"
+#include "models/workload.hpp"
+#include "real/calibrate_experiments.hpp"
+#include "real/runner.hpp"
+
+namespace poolsim::real::calib {
+
+namespace {
+// CPU seconds per task of the real backend `backend` (a YAML flow map) running
+// `count` tasks made of the single phase `phase` with the arrival `arrival`
+// (a YAML flow map), in this process (run_repetition, no sampler): one value
+// per run, after one warm-up run.
+std::vector<double> backend_cpu_per_task(const std::string& backend, const std::string& arrival,
+                                         const std::string& phase, int count, int trials) {
+  const std::string yaml = fmt::format(
+      "name: calibrate-runtime-costs\nseed: 1\nmachine: default\n"
+      "workload:\n  arrival: {}\n  task:\n    - {}\n"
+      "backend: {}\nrun: {{reps: 1, warmup: 0, timeout: 60s}}\n",
+      arrival, phase, backend);
+  const Scenario s = load_scenario_text(yaml, "<calibrate>");
+  const Workload w = generate_workload(s);
+  RealOptions opt;
+  opt.sample_period = Duration{0};
+  std::vector<double> out;
+  for (int t = 0; t <= trials; ++t) {
+    const RunResult r = run_repetition(s, w, opt);
+    std::int64_t done = 0;
+    for (const TaskRecord& rec : r.records) done += rec.outcome == TaskOutcome::completed;
+    if (done < count)
+      throw std::runtime_error("calibrate: a runtime-cost run completed too few tasks");
+    if (t > 0) out.push_back(to_seconds(r.counters.cpu_time) / static_cast<double>(done));
+  }
+  return out;
+}
+}  // namespace
+
+// The four runtime costs (see the header comment): queue_handover,
+// fiber_create, fiber_switch, timer_arm.
+std::vector<Measurement> measure_runtime_costs(int trials, int count) {
+  const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
+  constexpr int kClients = 1000;
+  const std::string closed = fmt::format(
+      "{{kind: closed, clients: {}, think: 0ms, duration: 60s, count: {}}}", kClients, count);
+  const std::string vt = "{kind: virtual-threads, carriers: 1}",
+                    el = "{kind: event-loop, loops: 1}";
+  const auto pool =
+      backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
+  const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
+  const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
+  const auto el0 = backend_cpu_per_task(el, closed, "cpu: 0ns", count, trials);
+  const auto el1 = backend_cpu_per_task(el, closed, "wait: 1ms", count, trials);
+  // Derived per run (run i of each experiment), so the spread shows.
+  std::vector<double> qh, fc, fs, ta;
+  for (double p : pool) qh.push_back(p / 2);
+  const double qh_med = quantile(qh, 0.5);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(trials); ++k) {
+    fc.push_back(std::max(0.0, vt0[k] - 2 * qh_med));
+    fs.push_back(std::max(0.0, (vt1[k] - vt0[k]) / 2));
+    ta.push_back(std::max(0.0, el1[k] - el0[k]));
+  }
+  const auto us = [](const std::vector<double>& v) { return quantile(v, 0.5) * 1e6; };
+  return {
+      summarize("queue_handover", qh,
+                fmt::format(
+                    "real pool, 1 worker, a batch of {} empty tasks: CPU per task ({:.3g} us) / 2 "
+                    "(push + pop)",
+                    count, us(pool))),
+      summarize(
+          "fiber_create", fc,
+          fmt::format(
+              "real virtual threads, 1 carrier, {} closed clients, {} empty requests: CPU per "
+              "request ({:.3g} us) - 2 queue_handover",
+              kClients, count, us(vt0))),
+      summarize(
+          "fiber_switch", fs,
+          fmt::format("the same with `wait: 1ms` requests ({:.3g} us): half the extra (unmount + "
+                      "remount, {} fibers alive)",
+                      us(vt1), kClients)),
+      summarize("timer_arm", ta,
+                fmt::format(
+                    "real event loop, 1 loop, {} closed clients: CPU per request with `wait: 1ms` "
+                    "({:.3g} us) - without ({:.3g} us)",
+                    kClients, us(el1), us(el0)))};
+}
+
+}  // namespace poolsim::real::calib

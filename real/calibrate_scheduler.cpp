@@ -1,0 +1,300 @@
+// calibrate_scheduler.cpp: the scheduler's experiments of `poolsim calibrate`
+// (the methods and their comparison with perf bench sched pipe are in
+// docs/calibration.md):
+//   tick            1/HZ: jiffies per second from /proc/timer_list (root);
+//                   else a CPU kept busy takes HZ local-timer interrupts a
+//                   second (LOC in /proc/interrupts over a busy interval);
+//                   else CONFIG_HZ from /proc/config.gz or /boot/config-*.
+//   slice           sysctl_sched_base_slice (debugfs if mounted, else the
+//                   kernel's default for its version: 0.75 ms before 6.15,
+//                   0.70 ms from 6.15) times 1 + ilog2(min(cpus, 8)); checked
+//                   against the run lengths of two CPU-bound threads pinned to
+//                   one CPU (EEVDF runs them about ceil(slice/tick) ticks in
+//                   turn); if the observed quantum disagrees, the observed
+//                   quantum is used instead.
+//   switch_cost     pipe ping-pong between two threads pinned to one CPU: a
+//                   round trip is two switches (as perf bench sched pipe).
+//   cache_refill    time of a pass over a 256 KiB working set after a 16 MiB
+//                   buffer evicted it, minus a warm pass.
+//   migration_cost  the same pass right after moving to another CPU, minus a
+//                   warm pass.
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "real/calibrate_experiments.hpp"
+
+namespace poolsim::real::calib {
+
+namespace {
+long long read_loc_interrupts(int cpu) {
+  std::ifstream f("/proc/interrupts");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag != "LOC:") continue;
+    long long v = 0;
+    for (int i = 0; i <= cpu && in >> v; ++i) {
+    }
+    return v;
+  }
+  return -1;
+}
+
+// The kernel's jiffies counter (root can read /proc/timer_list); -1 if absent.
+long long read_jiffies() {
+  std::ifstream f("/proc/timer_list");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("jiffies: ", 0) == 0) return std::atoll(line.c_str() + 9);
+  return -1;
+}
+
+int config_hz() {
+  struct utsname u {};
+  uname(&u);
+  const std::string boot = std::string("/boot/config-") + u.release;
+  for (const std::string& cmd :
+       {std::string("zcat /proc/config.gz 2>/dev/null"), "cat " + boot + " 2>/dev/null"}) {
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) continue;
+    char buf[512];
+    int hz = 0;
+    while (fgets(buf, sizeof buf, p))
+      if (std::strncmp(buf, "CONFIG_HZ=", 10) == 0) hz = std::atoi(buf + 10);
+    pclose(p);
+    if (hz > 0) return hz;
+  }
+  return 0;
+}
+}  // namespace
+
+Measurement measure_tick(int rounds) {
+  std::vector<double> samples;
+  // Preferred: jiffies advance exactly HZ times a second, whatever the load.
+  for (int r = 0; r < rounds; ++r) {
+    const long long j0 = read_jiffies();
+    const auto t0 = now_ns();
+    timespec d{0, 250'000'000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
+    const long long j1 = read_jiffies();
+    const auto t1 = now_ns();
+    if (j0 < 0 || j1 <= j0) break;
+    samples.push_back(static_cast<double>(j1 - j0) / ((t1 - t0) * 1e-9));
+  }
+  if (!samples.empty()) {
+    for (auto& hz : samples)
+      for (double c : {100.0, 250.0, 300.0, 1000.0})
+        if (std::fabs(hz - c) / c < 0.05) hz = c;
+    for (auto& hz : samples) hz = 1.0 / hz;
+    return summarize("tick", samples, "jiffies per second (/proc/timer_list)");
+  }
+  // Else: local timer interrupts on a busy CPU (other hrtimers can only add
+  // to the count, so the rate is an upper bound on HZ).
+  for (int r = 0; r < rounds; ++r) {
+    double hz = 0;
+    std::thread t([&] {
+      pin_self(0);
+      const long long before = read_loc_interrupts(0);
+      const auto t0 = now_ns();
+      while (now_ns() - t0 < 300'000'000) {
+      }
+      const long long after = read_loc_interrupts(0);
+      if (before >= 0 && after > before)
+        hz = static_cast<double>(after - before) / ((now_ns() - t0) * 1e-9);
+    });
+    t.join();
+    if (hz > 0) samples.push_back(hz);
+  }
+  std::string method = "local timer interrupts (LOC) on a busy CPU";
+  if (samples.empty()) {
+    const int hz = config_hz();
+    if (hz <= 0)
+      throw std::runtime_error(
+          "calibrate: cannot determine the scheduler tick (no LOC counter, no kernel config)");
+    samples.push_back(hz);
+    method = "CONFIG_HZ from the kernel config";
+  }
+  // Snap to the nearest configurable HZ when within 15%: the interrupt count
+  // also includes the odd hrtimer interrupt.
+  for (auto& hz : samples)
+    for (double c : {100.0, 250.0, 300.0, 1000.0})
+      if (std::fabs(hz - c) / c < 0.15) hz = c;
+  for (auto& hz : samples) hz = 1.0 / hz;
+  return summarize("tick", samples, method);
+}
+
+namespace {
+// Run lengths of two CPU-bound threads sharing CPU 0. A run ends when the
+// other thread has taken the CPU (a shared owner word changed hands), not at
+// any gap in the clock: on a virtual machine the hypervisor steals short
+// gaps from a running thread, and interrupts do too, without a switch.
+std::vector<double> observed_quanta(double seconds) {
+  std::vector<double> runs[2];
+  std::atomic<int> ready{0};
+  std::atomic<int> owner{-1};
+  auto spin = [&](int id) {
+    pin_self(0);
+    ready.fetch_add(1);
+    while (ready.load() < 2) sched_yield();
+    const auto end = now_ns() + static_cast<std::int64_t>(seconds * 1e9);
+    std::int64_t last = now_ns(), run_start = 0;
+    bool have_run = false;
+    for (;;) {
+      const auto t = now_ns();
+      if (owner.load(std::memory_order_relaxed) != id) {  // the other thread ran since
+        if (have_run) runs[id].push_back((last - run_start) * 1e-9);
+        owner.store(id, std::memory_order_relaxed);
+        run_start = t;
+        have_run = true;
+      }
+      last = t;
+      if (t > end) break;
+    }
+  };
+  std::thread a(spin, 0), b(spin, 1);
+  a.join();
+  b.join();
+  std::vector<double> all;
+  for (auto& r : runs)
+    if (r.size() > 2) all.insert(all.end(), r.begin() + 1, r.end());  // drop the first run
+  return all;
+}
+}  // namespace
+
+Measurement measure_slice(double tick, double seconds, int cpus) {
+  const auto quanta = observed_quanta(seconds);
+  const double quantum = quantile(quanta, 0.5);
+  double base = 0;
+  std::string method;
+  {
+    std::ifstream f("/sys/kernel/debug/sched/base_slice_ns");
+    long long ns = 0;
+    if (f >> ns && ns > 0) {
+      base = ns * 1e-9;
+      method = "debugfs base_slice_ns";
+    }
+  }
+  if (base == 0) {
+    struct utsname u {};
+    uname(&u);
+    int major = 0, minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    base = (major > 6 || (major == 6 && minor >= 15)) ? 0.70e-3 : 0.75e-3;
+    method = fmt::format("kernel {}.{} default base slice {} ms", major, minor, base * 1e3);
+  }
+  const int factor = 1 + static_cast<int>(std::floor(std::log2(std::min(cpus, 8))));
+  double slice = base * factor;
+  const double expected = tick > 0 ? std::ceil(slice / tick - 1e-9) * tick : slice;
+  if (!quanta.empty() && std::fabs(quantum - expected) > 0.25 * expected) {
+    method = fmt::format(
+        "observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; the kernel default x{} "
+        "would give {:.3g} ms)",
+        quantum * 1e3, factor, expected * 1e3);
+    slice = quantum;
+  } else {
+    method += fmt::format(
+        " x{} (1+ilog2 CPUs); 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, "
+        "p90 {:.3g})",
+        factor, quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
+  }
+  Measurement m = summarize("slice", {slice}, method);
+  if (!quanta.empty()) {
+    m.p10 = quantile(quanta, 0.1);
+    m.p90 = quantile(quanta, 0.9);
+    m.samples = static_cast<int>(quanta.size());
+  }
+  return m;
+}
+
+Measurement measure_switch(int batches, int round_trips) {
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    int ping[2], pong[2];
+    if (pipe(ping) || pipe(pong)) throw std::runtime_error("calibrate: pipe() failed");
+    std::thread peer([&] {
+      pin_self(0);
+      char c;
+      for (int i = 0; i < round_trips; ++i) {
+        if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1) break;
+      }
+    });
+    double per = 0;
+    std::thread self([&] {
+      pin_self(0);
+      char c = 'x';
+      const auto t0 = now_ns();
+      for (int i = 0; i < round_trips; ++i) {
+        if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) break;
+      }
+      per = static_cast<double>(now_ns() - t0) / round_trips * 1e-9;
+    });
+    self.join();
+    peer.join();
+    for (int fd : {ping[0], ping[1], pong[0], pong[1]}) close(fd);
+    samples.push_back(per / 2);
+  }
+  return summarize(
+      "switch_cost", samples,
+      fmt::format(
+          "pipe ping-pong pinned to one CPU, {} round trips x {} batches, half a round trip",
+          round_trips, batches));
+}
+
+namespace {
+// One pass over a working set, touching each cache line (read-modify-write).
+std::int64_t pass_ns(std::vector<std::uint64_t>& ws) {
+  const auto t0 = now_ns();
+  for (std::size_t i = 0; i < ws.size(); i += 8) ws[i] += 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return now_ns() - t0;
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_cache(int samples, int cpus) {
+  std::vector<double> refill, migrate;
+  std::thread t([&] {
+    std::vector<std::uint64_t> ws(256 * 1024 / 8, 1), evict(16 * 1024 * 1024 / 8, 1);
+    pin_self(0);
+    for (int i = 0; i < samples; ++i) {
+      pass_ns(ws);
+      const auto warm = pass_ns(ws);
+      pass_ns(evict);
+      const auto cold = pass_ns(ws);
+      refill.push_back(std::max<std::int64_t>(0, cold - warm) * 1e-9);
+      if (cpus > 1) {
+        pin_self(i % 2 == 0 ? 0 : 1);
+        pass_ns(ws);
+        const auto warm2 = pass_ns(ws);
+        pin_self(i % 2 == 0 ? 1 : 0);
+        const auto moved = pass_ns(ws);
+        migrate.push_back(std::max<std::int64_t>(0, moved - warm2) * 1e-9);
+      }
+    }
+  });
+  t.join();
+  if (migrate.empty()) migrate.push_back(0);
+  return {
+      summarize("cache_refill", refill,
+                "256 KiB working set re-read after a 16 MiB buffer evicted it, minus a warm pass"),
+      summarize(
+          "migration_cost", migrate,
+          "256 KiB working set re-read right after moving to another CPU, minus a warm pass")};
+}
+
+}  // namespace poolsim::real::calib

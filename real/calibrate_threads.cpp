@@ -1,0 +1,217 @@
+// calibrate_threads.cpp: the thread and stack experiments of `poolsim
+// calibrate` (docs/calibration.md):
+//   thread_create   the creator's CPU time inside pthread_create.
+//   thread_exit     create-to-join wall time on one CPU, minus the creation
+//                   and the two switches.
+//   stack_reserve   glibc's default thread stack size.
+//   stack_touch     resident memory added per blocked thread (VmRSS over 64
+//                   threads).
+// Thread stacks outside glibc's stack cache:
+//   stack_cache     glibc.pthread.stack_cache_size from `ld.so
+//                   --list-tunables`, else glibc's default 40 MiB.
+//   stack_map       on a thread pinned to CPU 0: what glibc's allocate_stack
+//                   does for a stack the cache cannot give (mmap of
+//                   stack_reserve with PROT_NONE, mprotect of all but the guard
+//                   page to read-write) plus the first touch of its top two
+//                   pages; wall time, median.
+//   stack_unmap     munmap of that stack, no other thread of the process
+//                   running.
+//   tlb_shootdown   the same munmap while another thread of this process
+//                   spins on CPU 1 (the kernel must flush that CPU's TLB),
+//                   minus stack_unmap.
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "models/units.hpp"
+#include "real/calibrate_experiments.hpp"
+
+namespace poolsim::real::calib {
+
+namespace {
+void* empty_thread(void*) { return nullptr; }
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost) {
+  std::vector<double> create, exit_cost;
+  std::thread t([&] {
+    pin_self(0);  // children inherit the mask: everything on one CPU, serialised
+    for (int i = 0; i < samples; ++i) {
+      pthread_t th;
+      const auto w0 = now_ns();
+      const auto c0 = thread_cpu_ns();
+      if (pthread_create(&th, nullptr, empty_thread, nullptr) != 0) break;
+      const auto c1 = thread_cpu_ns();
+      pthread_join(th, nullptr);
+      const auto w1 = now_ns();
+      create.push_back((c1 - c0) * 1e-9);
+      exit_cost.push_back(std::max(0.0, (w1 - w0 - (c1 - c0)) * 1e-9 - 2 * switch_cost));
+    }
+  });
+  t.join();
+  return {summarize("thread_create", create,
+                    fmt::format("creator CPU time in pthread_create, {} threads", samples)),
+          summarize("thread_exit", exit_cost,
+                    "create-to-join wall time on one CPU minus creation and two switches")};
+}
+
+namespace {
+long long vm_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  long long kib = 0;
+  while (f >> key) {
+    if (key == "VmRSS:") {
+      f >> kib;
+      return kib * 1024;
+    }
+    f.ignore(1 << 12, '\n');
+  }
+  return 0;
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_stacks(int rounds) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  std::size_t reserve = 0;
+  pthread_attr_getstacksize(&attr, &reserve);
+  pthread_attr_destroy(&attr);
+  std::vector<double> touch;
+  constexpr int kThreads = 64;
+  for (int r = 0; r < rounds; ++r) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    int started = 0;
+    const long long before = vm_rss_bytes();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kThreads; ++i)
+      ts.emplace_back([&] {
+        std::unique_lock lk(m);
+        ++started;
+        cv.notify_all();
+        cv.wait(lk, [&] { return release; });
+      });
+    {
+      std::unique_lock lk(m);
+      cv.wait(lk, [&] { return started == kThreads; });
+    }
+    const long long after = vm_rss_bytes();
+    {
+      std::lock_guard lk(m);
+      release = true;
+    }
+    cv.notify_all();
+    for (auto& t : ts) t.join();
+    touch.push_back(std::max(0.0, static_cast<double>(after - before) / kThreads));
+  }
+  return {summarize("stack_reserve", {static_cast<double>(reserve)},
+                    "glibc default thread stack (pthread_attr_getstacksize)"),
+          summarize("stack_touch", touch,
+                    fmt::format("VmRSS added per blocked thread, {} threads", kThreads))};
+}
+
+namespace {
+// glibc's stack cache limit in bytes (the tunable's current value).
+std::pair<double, std::string> stack_cache_size() {
+  for (const char* ld : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}) {
+    if (access(ld, X_OK) != 0) continue;
+    FILE* p = popen((std::string(ld) + " --list-tunables 2>/dev/null").c_str(), "r");
+    if (!p) continue;
+    char buf[512];
+    double v = -1;
+    while (fgets(buf, sizeof buf, p)) {
+      const char* k = "glibc.pthread.stack_cache_size: ";
+      if (std::strncmp(buf, k, std::strlen(k)) == 0)
+        v = static_cast<double>(std::strtoull(buf + std::strlen(k), nullptr, 0));
+    }
+    pclose(p);
+    if (v >= 0) return {v, "glibc.pthread.stack_cache_size (ld.so --list-tunables)"};
+  }
+  return {40.0 * 1024 * 1024, "glibc's default (nptl-stack.c), the tunable could not be read"};
+}
+
+// Map, touch and unmap `rounds` stacks of `size` bytes the way glibc's
+// allocate_stack and free_stacks do; wall times in seconds.
+void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map,
+                      std::vector<double>& unmap) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  for (int i = 0; i < rounds; ++i) {
+    const auto t0 = now_ns();
+    void* mem = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) throw std::runtime_error("calibrate: mmap of a thread stack failed");
+    char* p = static_cast<char*>(mem);
+    mprotect(p + page, size - page, PROT_READ | PROT_WRITE);
+    *reinterpret_cast<volatile char*>(p + size - 1) = 1;
+    *reinterpret_cast<volatile char*>(p + size - 1 - page) = 1;
+    const auto t1 = now_ns();
+    munmap(mem, size);
+    const auto t2 = now_ns();
+    if (map) map->push_back((t1 - t0) * 1e-9);
+    unmap.push_back((t2 - t1) * 1e-9);
+  }
+}
+}  // namespace
+
+std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {
+  const auto size = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20);
+  std::vector<double> map, unmap, unmap_shared;
+  std::thread t([&] {
+    pin_self(0);
+    map_unmap_stacks(size, rounds, &map, unmap);
+    if (cpus > 1) {
+      // The spinner must be on CPU 1 while munmap runs (the kernel only
+      // interrupts CPUs where the process is active): wait until it runs,
+      // and count only the unmaps during which it ran throughout.
+      std::atomic<bool> stop{false};
+      std::atomic<std::uint64_t> spins{0};
+      std::thread spinner([&] {
+        pin_self(1);
+        while (!stop.load(std::memory_order_relaxed)) spins.fetch_add(1, std::memory_order_relaxed);
+      });
+      while (spins.load() == 0) sched_yield();
+      for (int i = 0, tries = 0; i < rounds && tries < 20 * rounds; ++tries) {
+        std::vector<double> one;
+        const auto s0 = spins.load(std::memory_order_relaxed);
+        map_unmap_stacks(size, 1, nullptr, one);
+        if (spins.load(std::memory_order_relaxed) == s0) continue;  // the spinner was off CPU 1
+        unmap_shared.push_back(one.front());
+        ++i;
+      }
+      stop = true;
+      spinner.join();
+    }
+  });
+  t.join();
+  const double alone = quantile(unmap, 0.5);
+  std::vector<double> shoot;
+  for (double u : unmap_shared) shoot.push_back(std::max(0.0, u - alone));
+  if (shoot.empty()) shoot.push_back(0);
+  const auto [cache, cache_how] = stack_cache_size();
+  return {
+      summarize("stack_cache", {cache}, cache_how),
+      summarize(
+          "stack_map", map,
+          fmt::format("mmap {} PROT_NONE + mprotect all but the guard + touch 2 pages, {} stacks",
+                      format_bytes(static_cast<double>(size)), rounds)),
+      summarize("stack_unmap", unmap,
+                "munmap of that stack, no other thread of the process running"),
+      summarize("tlb_shootdown", shoot,
+                cpus > 1 ? "munmap while a thread of the process spins on CPU 1, minus stack_unmap"
+                         : "one CPU: no other CPU to interrupt")};
+}
+
+}  // namespace poolsim::real::calib

@@ -1,0 +1,270 @@
+// calibrate_wakeups.cpp: the wake-up experiments of `poolsim calibrate`
+// (methods and independent checks in docs/calibration.md):
+//   wakeup_latency  condition-variable signal to the waiter running, waiter
+//                   on another CPU kept awake by a SCHED_IDLE spinner (a
+//                   woken normal task preempts an idle-policy task at once).
+//   idle_exit       the same wake onto that CPU left idle, minus the above.
+//   timer_slack     overshoot of a 1 ms clock_nanosleep on an awake CPU.
+// Wake-up placement:
+//   wake_pack_util  a waker pinned to CPU 0 signals an unpinned waiter (a
+//                   condition variable, every 3 ms) while a load thread on
+//                   CPU 0 keeps it busy a fraction d of each millisecond, for
+//                   d = 0, 20, 40, 60, 80, 90%; CPU 1 is idle, and the waiter
+//                   is moved there before each wait (its previous CPU, idle
+//                   for 3 ms when it is woken). The waiter runs
+//                   on CPU 0 (packed) or CPU 1 (an idle CPU woken). Mainline
+//                   Linux wakes CPU 1 (select_idle_sibling); a host that
+//                   packs keeps it on CPU 0 while CPU 0 is lightly used. The
+//                   value is the midpoint between the last level at which
+//                   most wakes were packed and the first at which most were
+//                   not (0: not packed even at d = 0).
+//   wake_cost       the waker's thread CPU time across one FUTEX_WAKE of a
+//                   thread blocked in FUTEX_WAIT on the waker's own CPU (both
+//                   pinned to CPU 0, a wake every 2 ms), median, minus an
+//                   empty pair of clock reads.
+//   wake_ipi        the same with the waiter pinned to the idle CPU 1, minus
+//                   wake_cost (the inter-processor interrupt).
+#include <fmt/format.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "real/calibrate_experiments.hpp"
+
+namespace poolsim::real::calib {
+
+namespace {
+// The condition-variable wake both wake experiments time: `samples` times,
+// the waker, pinned to `waker_cpu`, signals a waiter every `gap_ns` (a skipped
+// beat, when the waiter is not yet waiting, is retried at the next one).
+// The waiter runs `before_wait` before each wait (under the lock) and
+// `on_woken(signal time)` when it runs again.
+void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns,
+              const std::function<void()>& before_wait,
+              const std::function<void(std::int64_t)>& on_woken) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false, done = false, waiting = false;
+  std::int64_t t_signal = 0;
+  std::thread waiter([&] {
+    std::unique_lock lk(m);
+    while (!done) {
+      before_wait();
+      waiting = true;
+      cv.wait(lk, [&] { return go || done; });
+      if (done) break;
+      on_woken(t_signal);
+      go = false;
+      waiting = false;
+    }
+  });
+  pin_self(waker_cpu);
+  std::int64_t next = now_ns();
+  for (int i = 0; i < samples; ++i) {
+    next += gap_ns;  // a fixed schedule: the signal's phase does not follow the waiter
+    const timespec at{static_cast<time_t>(next / 1'000'000'000),
+                      static_cast<long>(next % 1'000'000'000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    std::unique_lock lk(m);
+    if (!waiting) {
+      --i;
+      continue;
+    }
+    go = true;
+    t_signal = now_ns();
+    cv.notify_one();
+  }
+  {
+    std::unique_lock lk(m);
+    done = true;
+  }
+  cv.notify_one();
+  waiter.join();
+}
+
+// Signal-to-running latency of a condition-variable wake onto CPU `to`.
+std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
+  std::vector<double> out;
+  bool pinned = false;
+  cv_wakes(
+      to == 0 ? 1 : 0, samples, gap_ns,
+      [&] {
+        if (!pinned) pin_self(to);
+        pinned = true;
+      },
+      [&](std::int64_t t_signal) { out.push_back((now_ns() - t_signal) * 1e-9); });
+  return out;
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_wake_latency(
+    int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step) {
+  std::vector<double> awake, idle;
+  if (cpus > 1) {
+    step("wake-up latency to an awake CPU");
+    {
+      IdleSpinner keep_awake(1);
+      awake = wake_latencies(1, 200 * scale, 2'000'000);
+    }
+    step("wake-up latency to an idle CPU");
+    idle = wake_latencies(1, 150 * scale, 5'000'000);
+  }
+  Measurement wl =
+      summarize("wakeup_latency", awake.empty() ? std::vector<double>{switch_cost} : awake,
+                awake.empty() ? "one CPU: a wake is a switch"
+                              : "condition-variable signal to running, on another CPU kept awake");
+  const double idle_med = idle.empty() ? wl.median : quantile(idle, 0.5);
+  Measurement ie = summarize(
+      "idle_exit", {std::max(0.0, idle_med - wl.median)},
+      fmt::format("the same wake onto an idle CPU ({:.3g} us median) minus the awake wake",
+                  idle_med * 1e6));
+  if (!idle.empty()) {
+    ie.p10 = std::max(0.0, quantile(idle, 0.1) - wl.median);
+    ie.p90 = std::max(0.0, quantile(idle, 0.9) - wl.median);
+    ie.samples = static_cast<int>(idle.size());
+  }
+  return {wl, ie};
+}
+
+Measurement measure_timer_slack(int samples) {
+  std::vector<double> over;
+  std::thread t([&] {
+    pin_self(1);
+    for (int i = 0; i < samples; ++i) {
+      const auto t0 = now_ns();
+      timespec d{0, 1'000'000};
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
+      over.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
+    }
+  });
+  t.join();
+  return summarize(
+      "timer_slack", over,
+      fmt::format("overshoot of a 1 ms clock_nanosleep on an awake CPU, {} sleeps", samples));
+}
+
+namespace {
+// One level of the wake-packing experiment (see the header): the fraction
+// of `wakes` wake-ups whose waiter ran on the waker's CPU 0 while a load
+// thread kept CPU 0 busy `duty` of each millisecond.
+double packed_fraction(double duty, int wakes) {
+  std::atomic<bool> stop{false};
+  std::thread load;
+  if (duty > 0) {
+    load = std::thread([&] {
+      pin_self(0);
+      const auto busy = static_cast<std::int64_t>(duty * 1e6);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const std::int64_t t0 = now_ns();
+        while (now_ns() - t0 < busy) {
+        }
+        timespec rest{0, static_cast<long>(1'000'000 - busy)};
+        if (rest.tv_nsec > 0) nanosleep(&rest, nullptr);
+      }
+    });
+  }
+  int packed = 0, woken = 0;
+  cv_wakes(
+      0, wakes, 3'000'000,
+      // Every wake starts from CPU 1 (the waiter's previous CPU, idle since
+      // it blocked): moved there, then allowed both CPUs again.
+      [] {
+        pin_self(1);
+        unpin_self(2);
+      },
+      [&](std::int64_t) {
+        ++woken;
+        packed += sched_getcpu() == 0 ? 1 : 0;
+      });
+  stop = true;
+  if (load.joinable()) load.join();
+  return woken > 0 ? static_cast<double>(packed) / woken : 0.0;
+}
+}  // namespace
+
+Measurement measure_wake_packing(int cpus, int wakes) {
+  if (cpus < 2) return summarize("wake_pack_util", {0.0}, "one CPU: nothing to pack");
+  const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  std::string seen;
+  double threshold = 1.0;
+  double prev = -1;
+  for (double d : levels) {
+    const double f = packed_fraction(d, wakes);
+    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * d, 100 * f);
+    if (f < 0.5) {
+      threshold = prev < 0 ? 0.0 : (prev + d) / 2;
+      break;
+    }
+    prev = d;
+  }
+  return summarize(
+      "wake_pack_util", {threshold},
+      fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
+                  "CPU 0's load: {} ({} wakes each)",
+                  seen, wakes));
+}
+
+namespace {
+// The waker's CPU time (seconds, median) for one futex wake of a thread
+// waiting on CPU `to`; the waker runs on CPU 0.
+double waker_cpu_per_wake(int to, int samples) {
+  std::atomic<int> word{0};
+  std::atomic<bool> stop{false}, waiting{false};
+  std::thread waiter([&] {
+    pin_self(to);
+    while (!stop.load()) {
+      waiting.store(true);
+      while (word.load() == 0 && !stop.load())
+        syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+      word.store(0);
+    }
+  });
+  pin_self(0);
+  std::vector<double> cpu;
+  for (int i = 0; i < samples; ++i) {
+    timespec gap{0, 2'000'000};
+    nanosleep(&gap, nullptr);
+    while (!waiting.exchange(false)) {
+    }
+    const auto c0 = thread_cpu_ns();
+    word.store(1);
+    syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    cpu.push_back((thread_cpu_ns() - c0) * 1e-9);
+  }
+  stop.store(true);
+  word.store(1);
+  syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  waiter.join();
+  return quantile(cpu, 0.5);
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
+  std::vector<double> reads;
+  for (int i = 0; i < 200; ++i) {
+    const auto c0 = thread_cpu_ns();
+    reads.push_back((thread_cpu_ns() - c0) * 1e-9);
+  }
+  const double read = quantile(reads, 0.5);
+  const double local = waker_cpu_per_wake(0, samples);
+  Measurement wc =
+      summarize("wake_cost", {std::max(0.0, local - read)},
+                fmt::format("waker CPU per futex wake of a thread on its own CPU, median of {} "
+                            "({:.3g} us) less a clock-read pair ({:.3g} us)",
+                            samples, local * 1e6, read * 1e6));
+  if (cpus < 2) return {wc, summarize("wake_ipi", {0.0}, "one CPU: no other CPU to interrupt")};
+  const double remote = waker_cpu_per_wake(1, samples);
+  return {wc, summarize(
+                  "wake_ipi", {std::max(0.0, remote - local)},
+                  fmt::format("the same for a thread on the idle CPU 1 ({:.3g} us), less the above",
+                              remote * 1e6))};
+}
+
+}  // namespace poolsim::real::calib
