@@ -241,15 +241,17 @@ class VirtualThreads;
 // Waits and locks of a virtual thread.
 class FiberOps final : public PhaseOps {
  public:
-  void wait(RunContext& ctx, Duration d) override {
+  // wait_effect(virtual_threads, false): the virtual thread unmounts.
+  void wait_releasing(RunContext& ctx, Duration d) override {
     (void)ctx;
-    if (d.count() <= 0) return;
     unmounts.fetch_add(1, std::memory_order_relaxed);
     boost::this_fiber::sleep_for(std::chrono::nanoseconds(d.count()));
   }
-  void wait_inside_lock(RunContext& ctx, Duration d) override {
+  // wait_effect(virtual_threads, true): pinned, the carrier OS thread blocks.
+  void wait_blocking(RunContext& ctx, Duration d, bool inside_lock) override {
     const Duration t0 = RunContext::monotonic_now();
-    ctx.sleep_blocking(d);  // pinned: the carrier OS thread blocks
+    ctx.sleep_blocking(d);
+    if (!inside_lock) return;
     pins.fetch_add(1, std::memory_order_relaxed);
     pinned_ns.fetch_add((RunContext::monotonic_now() - t0).count(), std::memory_order_relaxed);
   }
