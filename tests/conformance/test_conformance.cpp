@@ -137,12 +137,14 @@ void injection_staircase(const Twin& twin) {
   std::vector<Duration> starts;
   for (const TaskRecord& rec : r.records) starts.push_back(rec.start);
   std::sort(starts.begin(), starts.end());
-  for (std::size_t i = 1; i < starts.size(); ++i) {
-    INFO("start " << i);
-    // One worker per gate period (half of it on a loaded machine: a worker
-    // wakes a little late, the next one on time).
-    CHECK(starts[i] - starts[i - 1] >= (twin.simulated() ? 20ms : 10ms));
-  }
+  // One worker per gate period: consecutive starts a period apart. On the
+  // real twin, the first worker (started before the run) can itself be late
+  // on a loaded machine and start next to the first injected one, so one gap
+  // may be short, and the others need only half a period.
+  int stairs = 0;
+  for (std::size_t i = 1; i < starts.size(); ++i)
+    stairs += starts[i] - starts[i - 1] >= (twin.simulated() ? 20ms : 10ms) ? 1 : 0;
+  twin.expect("gaps of a period between starts", stairs, 3, 1, 0);
 }
 
 CONFORMANCE_CASE("injecting_pool.staircase", "one thread per injection_delay while work waits",
