@@ -61,7 +61,7 @@
 // included), unmounts (waits that released the carrier), pins (waits inside a
 // lock, the carrier blocked), pinned_time (seconds carriers were blocked for
 // a pinned virtual thread: waits inside a lock plus waiting to acquire a
-// contended lock, both block the carrier in JDK 21), fibers_peak (fibers
+// contended lock, both block the carrier in JDK 21), virtual_threads_peak (fibers
 // alive at once), carrier_parks (a carrier found nothing to do and slept).
 //
 // Left out: Java's compensation (the carrier pool growing, up to 256, while
@@ -307,7 +307,7 @@ class VirtualThreads final : public Backend {
     extra["unmounts"] = static_cast<double>(ops_.unmounts.load(std::memory_order_relaxed));
     extra["pins"] = static_cast<double>(ops_.pins.load(std::memory_order_relaxed));
     extra["pinned_time"] = to_seconds(Duration{ops_.pinned_ns.load(std::memory_order_relaxed)});
-    extra["fibers_peak"] = static_cast<double>(shared_.fibers_peak);
+    extra["virtual_threads_peak"] = static_cast<double>(shared_.fibers_peak);
     extra["carrier_parks"] = static_cast<double>(shared_.parks);
   }
 
