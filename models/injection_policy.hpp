@@ -4,10 +4,10 @@
 //
 // Source: dotnet/runtime PortableThreadPool.GateThread.cs: a gate thread wakes
 // every GateThreadDelayMs (500 ms); if work is queued and starving (see
-// should_inject), it injects one worker, up to the maximum. Idle workers retire after ThreadTimeoutMs (20 s) when above the
-// minimum. The scenario's `injection_delay` is the gate period.
-// Left out: hill climbing (it tunes the goal by throughput samples; under
-// blocking starvation, the gate dominates), cooperative blocking hints.
+// should_inject), it injects one worker, up to the maximum. Idle workers retire after
+// ThreadTimeoutMs (20 s) when above the minimum. The scenario's `injection_delay` is the gate
+// period. Left out: hill climbing (it tunes the goal by throughput samples; under blocking
+// starvation, the gate dominates), cooperative blocking hints.
 #pragma once
 
 #include <algorithm>
@@ -70,6 +70,13 @@ struct InjectingPoolCounts {
   void worker_retired() {
     --live;
     ++retired;
+  }
+  // The gate's tick: true (an injection, counted) when the caller must
+  // start one worker now.
+  bool gate_tick(const InjectionParams& p, std::int64_t queued, Duration oldest_wait) {
+    if (!should_inject(p, queued, oldest_wait, live)) return false;
+    ++injections;
+    return true;
   }
   void report(std::map<std::string, double>& extra) const {
     extra["injections"] = injections;

@@ -7,6 +7,10 @@
 // pins the carrier, which blocks (synchronized before JDK 24, JEP 491).
 // Event loops: a `wait` is a timer that frees the loop; a wait while holding a
 // lock blocks the loop thread.
+// Called by sim/user_threads.hpp (the simulated carriers and loops, when a
+// mounted task sleeps) and real/run_context.cpp (RunContext::execute picks
+// the runtime's blocking or releasing wait); the event loops' step code,
+// which cannot block a loop for a plain wait, states it with static_assert.
 #pragma once
 
 #include "models/scenario.hpp"
@@ -15,7 +19,7 @@ namespace poolsim {
 
 enum class WaitEffect : std::uint8_t { block_thread, release_thread };
 
-inline WaitEffect wait_effect(BackendKind k, bool inside_lock) {
+constexpr WaitEffect wait_effect(BackendKind k, bool inside_lock) {
   switch (k) {
     case BackendKind::virtual_threads:
     case BackendKind::event_loop:

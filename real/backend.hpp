@@ -23,11 +23,13 @@
 // Phases (same meaning as in the simulator, models/wait_policy.hpp):
 //   cpu   run_cpu(work): the calibrated busy loop of real/cpu_work.hpp, an
 //         amount of work that preemption and throttling stretch;
-//   wait  PhaseOps::wait: a thread backend blocks (clock_nanosleep); a fiber
-//         or event-loop backend overrides it to release its carrier/loop;
+//   wait  execute() asks wait_effect(kind, inside_lock = false): block_thread
+//         -> PhaseOps::wait_blocking (clock_nanosleep), release_thread ->
+//         PhaseOps::wait_releasing (a fiber backend parks the fiber and
+//         frees its carrier);
 //   lock  PhaseOps::lock/unlock around run_cpu(hold) and, if wait_inside > 0,
-//         PhaseOps::wait_inside_lock, which blocks the OS thread for every
-//         runtime (wait_effect(kind, true) == block_thread).
+//         the wait of wait_effect(kind, inside_lock = true), block_thread for
+//         every runtime (a virtual thread is pinned).
 //
 // Threads. Every OS thread a backend starts goes through spawn() (or, for a
 // library that creates its own threads, register_current_thread() on the
@@ -88,14 +90,17 @@ struct ThreadSlot {
 
 // How a runtime performs the steps whose meaning depends on the runtime.
 // The defaults are a thread runtime's: block the OS thread, hold a real
-// std::mutex from the context's lock table.
+// std::mutex from the context's lock table. Which wait a phase gets is
+// models/wait_policy.hpp's wait_effect(), decided in RunContext::execute.
 class PhaseOps {
  public:
   virtual ~PhaseOps() = default;
-  // A `wait` phase outside any lock.
-  virtual void wait(RunContext& ctx, Duration d);
-  // The `wait_inside` of a lock phase, while the lock is held.
-  virtual void wait_inside_lock(RunContext& ctx, Duration d);
+  // A wait that blocks the OS thread (inside_lock: the `wait_inside` of a
+  // lock phase, while the lock is held).
+  virtual void wait_blocking(RunContext& ctx, Duration d, bool inside_lock);
+  // A wait that frees the OS thread (wait_effect == release_thread): the
+  // runtime parks the task. The default blocks, as a thread runtime would.
+  virtual void wait_releasing(RunContext& ctx, Duration d);
   virtual void lock(RunContext& ctx, std::uint32_t lock);
   virtual void unlock(RunContext& ctx, std::uint32_t lock);
 };
@@ -222,6 +227,7 @@ class RunContext {
 
  private:
   friend struct ThreadTrampoline;
+  void wait_phase(PhaseOps& ops, Duration d, bool inside_lock);
   void finalize(std::uint32_t task, TaskOutcome outcome);
   void mark_final(std::uint32_t task);
   void count_finalized(std::uint64_t n);

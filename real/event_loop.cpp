@@ -47,6 +47,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/wait_policy.hpp"
 #include "real/backend.hpp"
 
 namespace poolsim::real {
@@ -145,6 +146,11 @@ class EventLoop final : public Backend {
     timers_[task].reset();
     ctx_->task_finished(task);
   }
+
+  // models/wait_policy.hpp's rule, which this step code follows: a plain
+  // wait arms a timer, a wait inside a lock blocks the loop thread.
+  static_assert(wait_effect(BackendKind::event_loop, false) == WaitEffect::release_thread);
+  static_assert(wait_effect(BackendKind::event_loop, true) == WaitEffect::block_thread);
 
   void run_lock_phase(Loop& loop, const Phase& p) {
     if (!ctx_->mutex(p.lock).try_lock()) {

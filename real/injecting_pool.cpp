@@ -90,8 +90,7 @@ class InjectingPool final : public Backend {
       gate_cv_.wait_until(lk, wake, [this] { return stopping_; });
       if (stopping_) return;
       const Duration oldest = queue_.empty() ? Duration{0} : ctx_->now() - queue_.front().second;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, counts_.live)) {
-        ++counts_.injections;
+      if (counts_.gate_tick(params_, static_cast<std::int64_t>(queue_.size()), oldest)) {
         start_worker(lk);
       }
     }

@@ -31,6 +31,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/wait_policy.hpp"
 #include "real/backend.hpp"
 #include "real/cpu_work.hpp"
 #include "real/result_codec.hpp"
@@ -81,8 +82,11 @@ std::string thread_limits_text() {
 }  // namespace
 
 // ---- PhaseOps defaults: a thread runtime ----------------------------------
-void PhaseOps::wait(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
-void PhaseOps::wait_inside_lock(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
+void PhaseOps::wait_blocking(RunContext& ctx, Duration d, bool inside_lock) {
+  (void)inside_lock;
+  ctx.sleep_blocking(d);
+}
+void PhaseOps::wait_releasing(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
 void PhaseOps::lock(RunContext& ctx, std::uint32_t lock) { ctx.lock_mutex(lock); }
 void PhaseOps::unlock(RunContext& ctx, std::uint32_t lock) { ctx.unlock_mutex(lock); }
 
@@ -209,17 +213,31 @@ void RunContext::execute(std::uint32_t task, PhaseOps& ops) {
         run_cpu(p.duration);
         break;
       case PhaseKind::wait:
-        ops.wait(*this, p.duration);
+        wait_phase(ops, p.duration, false);
         break;
       case PhaseKind::lock:
         ops.lock(*this, p.lock);
         run_cpu(p.duration);
-        if (p.wait_inside.count() > 0) ops.wait_inside_lock(*this, p.wait_inside);
+        if (p.wait_inside.count() > 0) wait_phase(ops, p.wait_inside, true);
         ops.unlock(*this, p.lock);
         break;
     }
   }
   task_finished(task);
+}
+
+// The pinning rule, once: models/wait_policy.hpp says whether this wait
+// blocks the OS thread or frees it, the runtime's ops say how.
+void RunContext::wait_phase(PhaseOps& ops, Duration d, bool inside_lock) {
+  if (d.count() <= 0) return;
+  switch (wait_effect(scenario_.backend.kind, inside_lock)) {
+    case WaitEffect::block_thread:
+      ops.wait_blocking(*this, d, inside_lock);
+      break;
+    case WaitEffect::release_thread:
+      ops.wait_releasing(*this, d);
+      break;
+  }
 }
 
 void RunContext::task_started(std::uint32_t task) {

@@ -61,7 +61,7 @@
 // included), unmounts (waits that released the carrier), pins (waits inside a
 // lock, the carrier blocked), pinned_time (seconds carriers were blocked for
 // a pinned virtual thread: waits inside a lock plus waiting to acquire a
-// contended lock, both block the carrier in JDK 21), fibers_peak (fibers
+// contended lock, both block the carrier in JDK 21), virtual_threads_peak (fibers
 // alive at once), carrier_parks (a carrier found nothing to do and slept).
 //
 // Left out: Java's compensation (the carrier pool growing, up to 256, while
@@ -241,15 +241,17 @@ class VirtualThreads;
 // Waits and locks of a virtual thread.
 class FiberOps final : public PhaseOps {
  public:
-  void wait(RunContext& ctx, Duration d) override {
+  // wait_effect(virtual_threads, false): the virtual thread unmounts.
+  void wait_releasing(RunContext& ctx, Duration d) override {
     (void)ctx;
-    if (d.count() <= 0) return;
     unmounts.fetch_add(1, std::memory_order_relaxed);
     boost::this_fiber::sleep_for(std::chrono::nanoseconds(d.count()));
   }
-  void wait_inside_lock(RunContext& ctx, Duration d) override {
+  // wait_effect(virtual_threads, true): pinned, the carrier OS thread blocks.
+  void wait_blocking(RunContext& ctx, Duration d, bool inside_lock) override {
     const Duration t0 = RunContext::monotonic_now();
-    ctx.sleep_blocking(d);  // pinned: the carrier OS thread blocks
+    ctx.sleep_blocking(d);
+    if (!inside_lock) return;
     pins.fetch_add(1, std::memory_order_relaxed);
     pinned_ns.fetch_add((RunContext::monotonic_now() - t0).count(), std::memory_order_relaxed);
   }
@@ -305,7 +307,7 @@ class VirtualThreads final : public Backend {
     extra["unmounts"] = static_cast<double>(ops_.unmounts.load(std::memory_order_relaxed));
     extra["pins"] = static_cast<double>(ops_.pins.load(std::memory_order_relaxed));
     extra["pinned_time"] = to_seconds(Duration{ops_.pinned_ns.load(std::memory_order_relaxed)});
-    extra["fibers_peak"] = static_cast<double>(shared_.fibers_peak);
+    extra["virtual_threads_peak"] = static_cast<double>(shared_.fibers_peak);
     extra["carrier_parks"] = static_cast<double>(shared_.parks);
   }
 

@@ -49,7 +49,8 @@ class EventLoop final : public Runtime {
       : k_(ctx.kernel),
         loops_(static_cast<std::size_t>(std::max(1, ctx.scenario.backend.loops))),
         home_(ctx.workload.tasks.size(), 0),
-        users_(ctx.kernel, ctx.driver, ctx.workload.tasks.size(), &EventLoop::ready, this) {}
+        users_(ctx.kernel, ctx.driver, BackendKind::event_loop, ctx.workload.tasks.size(),
+               &EventLoop::ready, this) {}
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

@@ -74,8 +74,7 @@ class InjectingPool final : public Runtime {
     for (;;) {
       co_await k_.sleep_for(params_.gate_period);
       const Duration oldest = queue_.empty() ? Duration{0} : k_.now() - queue_.front().second;
-      if (should_inject(params_, static_cast<std::int64_t>(queue_.size()), oldest, counts_.live)) {
-        ++counts_.injections;
+      if (counts_.gate_tick(params_, static_cast<std::int64_t>(queue_.size()), oldest)) {
         co_await start_worker();
       }
     }

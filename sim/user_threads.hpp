@@ -17,7 +17,9 @@
 // queues the task again; any host may resume it (the coroutine frame is the
 // user thread's state, nothing of it lives on the host). A sleep while the
 // host holds a mutex (wait_inside a lock) returns null from on_sleep: the
-// host itself blocks, counted as a pin with its blocked time. Contended lock
+// host itself blocks, counted as a pin with its blocked time (the kernel
+// says whether the host holds a mutex; models/wait_policy.hpp's
+// wait_effect(kind, inside_lock) decides, the rule the real twins follow). Contended lock
 // acquisition always blocks the host (monitor enter pins in JDK 21).
 // Memory: a user thread is its execute() coroutine frame (created at its
 // first mount, freed when it ends) plus one pending engine event while it
@@ -41,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/wait_policy.hpp"
 #include "sim/driver.hpp"
 #include "sim/kernel.hpp"
 
@@ -52,10 +55,10 @@ class UserThreads {
   using ReadyFn = void (*)(void* ctx, std::uint32_t task);
 
   struct Counters {
-    std::int64_t mounts = 0;     // a user thread put on a host (first start included)
-    std::int64_t unmounts = 0;   // sleeps that released the host
-    std::int64_t pins = 0;       // sleeps inside a lock: the host blocked
-    std::int64_t pinned_ns = 0;  // time hosts were blocked by those sleeps
+    std::int64_t mounts = 0;          // a user thread put on a host (first start included)
+    std::int64_t unmounts = 0;        // sleeps that released the host
+    std::int64_t pins = 0;            // sleeps inside a lock: the host blocked
+    std::int64_t pinned_ns = 0;       // time hosts were blocked by those sleeps
     std::int64_t live = 0, peak = 0;  // user threads alive now / at most
   };
 
@@ -64,7 +67,7 @@ class UserThreads {
     std::coroutine_handle<> on_sleep(std::coroutine_handle<> h, std::int64_t wake_at,
                                      bool pinned) override {
       UserThreads& u = *users_;
-      if (pinned) {
+      if (wait_effect(u.kind_, pinned) == WaitEffect::block_thread) {
         ++u.c_.pins;
         u.c_.pinned_ns += wake_at - u.k_.now().count();
         return {};
@@ -118,8 +121,10 @@ class UserThreads {
     }
   };
 
-  UserThreads(Kernel& k, Driver& d, std::size_t tasks, ReadyFn ready, void* ready_ctx)
-      : k_(k), driver_(d), ready_(ready), ready_ctx_(ready_ctx), slots_(tasks) {}
+  // kind: the runtime (virtual_threads, event_loop), for wait_effect().
+  UserThreads(Kernel& k, Driver& d, BackendKind kind, std::size_t tasks, ReadyFn ready,
+              void* ready_ctx)
+      : k_(k), driver_(d), kind_(kind), ready_(ready), ready_ctx_(ready_ctx), slots_(tasks) {}
   ~UserThreads() {
     for (Slot& s : slots_)
       if (s.top) s.top.destroy();
@@ -144,7 +149,7 @@ class UserThreads {
 
  private:
   struct Slot {
-    Co::Handle top;              // the execute() frame, owned; null before its start and after its end
+    Co::Handle top;  // the execute() frame, owned; null before its start and after its end
     std::coroutine_handle<> at;  // where it resumes (null while mounted)
   };
 
@@ -155,6 +160,7 @@ class UserThreads {
 
   Kernel& k_;
   Driver& driver_;
+  BackendKind kind_;
   ReadyFn ready_;
   void* ready_ctx_;
   std::vector<Slot> slots_;  // per task

@@ -57,7 +57,8 @@ class VirtualThreads final : public Runtime {
   explicit VirtualThreads(const SimContext& ctx)
       : k_(ctx.kernel),
         carriers_(std::max(1, ctx.scenario.backend.carriers)),
-        users_(ctx.kernel, ctx.driver, ctx.workload.tasks.size(), &VirtualThreads::ready, this) {}
+        users_(ctx.kernel, ctx.driver, BackendKind::virtual_threads, ctx.workload.tasks.size(),
+               &VirtualThreads::ready, this) {}
 
   Co submit(std::uint32_t task) override {
     if (!started_) {
@@ -94,7 +95,9 @@ class VirtualThreads final : public Runtime {
     UserThreads::Host& host = *hosts_[static_cast<std::size_t>(i)];
     int since_unwind = 0;
     for (;;) {
-      std::deque<std::uint32_t>* from = !ready_.empty() ? &ready_ : !intake_.empty() ? &intake_ : nullptr;
+      std::deque<std::uint32_t>* from = !ready_.empty()    ? &ready_
+                                        : !intake_.empty() ? &intake_
+                                                           : nullptr;
       if (from != nullptr) {
         const std::uint32_t task = from->front();
         from->pop_front();
@@ -102,7 +105,8 @@ class VirtualThreads final : public Runtime {
         // A new virtual thread: the intake pop, then its creation (the cost
         // of its first mount and its end included); a resumed one: the
         // remount.
-        co_await k_.compute(users_.started(task) ? m.fiber_switch : m.queue_handover + m.fiber_create);
+        co_await k_.compute(users_.started(task) ? m.fiber_switch
+                                                 : m.queue_handover + m.fiber_create);
         const bool ended = co_await users_.run(host, task);
         if (!ended) co_await k_.compute(m.fiber_switch);  // the unmount
         // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery

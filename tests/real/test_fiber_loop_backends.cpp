@@ -77,7 +77,7 @@ void check_backend_counters(const LibraryBackend& b, const Workload& w, const Ru
     REQUIRE(extra(r, "mounts") >= static_cast<double>(done));
     REQUIRE(extra(r, "unmounts") <= static_cast<double>(count_phases(w, PhaseKind::wait)));
     REQUIRE(extra(r, "pins") <= static_cast<double>(count_phases(w, PhaseKind::lock, true)));
-    REQUIRE(extra(r, "fibers_peak") >= 1);
+    REQUIRE(extra(r, "virtual_threads_peak") >= 1);
   } else if (kind.find("event-loop") != std::string::npos) {
     REQUIRE(extra(r, "handlers") >= static_cast<double>(done));
     REQUIRE(extra(r, "timers") <= static_cast<double>(count_phases(w, PhaseKind::wait)));
@@ -197,7 +197,8 @@ TEST_CASE("libraries.virtual_threads: a wait unmounts, a wait inside a lock pins
     REQUIRE(makespan(r) < (kSanitized ? kTasks * kWait / 4 : 10 * kWait));
     REQUIRE(extra(r, "unmounts") == kTasks);
     REQUIRE(extra(r, "pins") == 0);
-    REQUIRE(extra(r, "fibers_peak") > 2);  // more virtual threads than carriers waited at once
+    REQUIRE(extra(r, "virtual_threads_peak") >
+            2);  // more virtual threads than carriers waited at once
   }
   SECTION("the same wait inside one shared lock is serialised: at least ~N x W") {
     const Scenario s = scenario(

@@ -1,9 +1,9 @@
 // Runtimes: ThreadPoolExecutor semantics of the pool, thread-per-task,
 // closed clients and graphs through the driver.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-
+#include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 #include "sim_fixtures.hpp"
 
@@ -25,6 +25,32 @@ TEST_CASE("Pool.Reject.AbortWithBoundedQueue", "[runtime]") {
   CHECK(count(r, TaskOutcome::completed) == 3);  // one running, two queued
   CHECK(count(r, TaskOutcome::rejected) == 7);
   CHECK(makespan(r) == Approx(0.03));
+}
+
+TEST_CASE("Pool.Graph.RejectedSuccessorsEndTheRun", "[runtime]") {
+  // docs/runtimes.md's example: the pool refuses two tasks; the join, which
+  // depends on them, is not_run and the run ends with the last completion,
+  // not when the idle extra thread's 1 s keep-alive would retire it.
+  const Scenario s = load_scenario_text(
+      "name: reject-graph\nseed: 1\nmachine: default\n"
+      "workload:\n  graph:\n    nodes:\n"
+      "      - {id: a, task: [{wait: 10ms}]}\n      - {id: b, task: [{wait: 10ms}]}\n"
+      "      - {id: c, task: [{wait: 10ms}]}\n      - {id: x, task: [{wait: 10ms}]}\n"
+      "      - {id: y, task: [{cpu: 1ms}], after: [x]}\n"
+      "      - {id: join, task: [{cpu: 1ms}], after: [a, b, c, y]}\n"
+      "backend: {kind: pool, threads: 1, max_threads: 2, queue: 1, reject: abort, keep_alive: "
+      "1s}\n",
+      "<test>");
+  const RunResult r = sim::simulate(s, generate_workload(s));
+  CHECK(count(r, TaskOutcome::completed) == 3);
+  CHECK(count(r, TaskOutcome::rejected) == 2);
+  CHECK(count(r, TaskOutcome::not_run) == 1);
+  Duration last_end{0};
+  for (const TaskRecord& t : r.records) last_end = std::max(last_end, t.end);
+  CHECK(last_end == Duration(20280140));
+  REQUIRE_FALSE(r.threads_series.empty());
+  CHECK(r.threads_series.back().t <= last_end);  // no retirement after the end
+  CHECK(r.extra.at("threads_retired") == 0);
 }
 
 TEST_CASE("Pool.Grow.ToMaxWhenQueueFull", "[runtime]") {
@@ -84,8 +110,8 @@ TEST_CASE("Pool.IdleWorkersWokenBySubmit", "[runtime]") {
   // Periodic arrivals slower than the service: the single worker blocks on
   // the queue between tasks and each submit wakes it (a voluntary switch per
   // task), and no task waits in the queue.
-  const Workload w = make_workload(ArrivalKind::periodic, {0ms, 5ms, 10ms, 15ms},
-                                   {1ms, 1ms, 1ms, 1ms});
+  const Workload w =
+      make_workload(ArrivalKind::periodic, {0ms, 5ms, 10ms, 15ms}, {1ms, 1ms, 1ms, 1ms});
   const RunResult r = sim::simulate(pool_scenario(zero_machine(2), 1), w);
   CHECK(mean_wait(r) == 0);
   CHECK(r.counters.switches_voluntary >= 4 + 3);
