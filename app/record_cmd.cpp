@@ -122,7 +122,7 @@ int run_record(const RecordFlags& f) {
     trace::SignalForwarder signals;
     try {
       const std::string data = (dir / "perf.data").string();
-      if (!f.quiet) std::cerr << "recording: perf sched record -- " << cmdline << '\n';
+      if (!f.quiet) std::cerr << "recording (perf record of the sched events): " << cmdline << '\n';
       status = trace::perf_sched_record(f.command, data, (dir / "perf-record.stderr").string());
       const auto t0 = std::chrono::steady_clock::now();
       m = trace::import_trace(data, trace::ProgramSelector{}, dir.string());

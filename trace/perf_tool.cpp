@@ -34,8 +34,14 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
+// The end of perf's stderr, without its "'trace' not valid for ... events"
+// notes (perf script -F ...,trace prints one per non-tracepoint event type).
 std::string tail(const std::string& s, std::size_t n = 1200) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+  std::string kept, line;
+  std::istringstream in(s);
+  while (std::getline(in, line))
+    if (line.find("not valid for") == std::string::npos) kept += line + "\n";
+  return kept.size() <= n ? kept : "..." + kept.substr(kept.size() - n);
 }
 
 // fork + execvp with stdout to `out_fd` (-1: inherit) and stderr to a file.

@@ -356,14 +356,21 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
     issued[e.first] += c;
     received[e.second] += c;
   }
+  // An edge counts for the waker's fan-out when it is a share of the
+  // waker's wake-up traffic (issued or received, the larger), and for the
+  // wakee's fan-in likewise: a worker's 3 stray wake-ups of main next to its
+  // 373 hand-offs do not make it a submitter.
+  auto activity = [&](int tid) {
+    return static_cast<double>(std::max(issued[tid], received[tid]));
+  };
   std::map<int, std::set<int>> wakees, wakers;
-  for (const auto& [e, c] : edges)
-    if (c >= kEdgeMinCount &&
-        (static_cast<double>(c) >= kEdgeMinShare * static_cast<double>(received[e.second]) ||
-         static_cast<double>(c) >= kEdgeMinShare * static_cast<double>(issued[e.first]))) {
+  for (const auto& [e, c] : edges) {
+    if (c < kEdgeMinCount) continue;
+    if (static_cast<double>(c) >= kEdgeMinShare * activity(e.first))
       wakees[e.first].insert(e.second);
+    if (static_cast<double>(c) >= kEdgeMinShare * activity(e.second))
       wakers[e.second].insert(e.first);
-    }
+  }
 
   // 2. Groups by colour.
   std::map<int, std::string> base;
@@ -457,7 +464,13 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
   std::int64_t last = first;
   for (const auto& u : units) last = std::max(last, u.end);
   m.span = std::max<std::int64_t>(last - first, 1);
-  m.rate = static_cast<double>(m.requests) / (static_cast<double>(m.span) * 1e-9);
+  // Requests per second between the first and the last hand-off (for an
+  // unsaturated pool, 1 / the mean inter-arrival time); with a single unit,
+  // over the unit's span.
+  const std::int64_t starts = units.back().start - first;
+  m.rate = m.requests >= 2 && starts > 0
+               ? static_cast<double>(m.requests - 1) / (static_cast<double>(starts) * 1e-9)
+               : static_cast<double>(m.requests) / (static_cast<double>(m.span) * 1e-9);
   if (units.size() >= 2) {
     std::vector<double> gaps;
     for (std::size_t i = 1; i < units.size(); ++i)

@@ -72,8 +72,8 @@ inline constexpr double kClosedReplyShare = 0.2;
 // (a fixed-rate generator shows ~0.1 here; Poisson shows 1).
 inline constexpr double kPeriodicMaxCv = 0.5;
 // A wake edge counts for a thread's role when it carries at least this many
-// wake-ups and this share of the thread's hand-offs (a join at exit, one
-// wake-up, does not; a worker that replied twice in a short trace does).
+// wake-ups and this share of the thread's wake-up traffic (a join at exit,
+// one wake-up, does not; a worker that replied twice in a short trace does).
 inline constexpr std::int64_t kEdgeMinCount = 2;
 inline constexpr double kEdgeMinShare = 0.05;
 

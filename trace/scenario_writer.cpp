@@ -183,8 +183,7 @@ std::string scenario_text(const ProgramModel& m, const std::string& stem, const 
     y += fmt::format("  arrival: {{kind: closed, clients: {}, think: {}, duration: {}}}\n",
                      m.clients, ns(m.think), ns(m.span));
   else if (m.interarrival_cv < kPeriodicMaxCv)
-    y += fmt::format("  arrival: {{kind: periodic, interval: {}, count: {}}}\n",
-                     ns(static_cast<double>(m.span) * 1e-9 / static_cast<double>(m.requests)),
+    y += fmt::format("  arrival: {{kind: periodic, interval: {}, count: {}}}\n", ns(1 / m.rate),
                      m.requests);
   else
     y += fmt::format("  arrival: {{kind: poisson, rate: {:.6g}/s, count: {}}}\n", m.rate,

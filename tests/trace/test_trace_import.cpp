@@ -126,7 +126,7 @@ TEST_CASE("trace import: the hand-written trace gives its known units exactly", 
   CHECK(m.unit_runq == 65'000);  // 10 + 5 us, then 0 + 10 + 40 (preempted) us
   CHECK(m.unit_time == 365'000 + 650'000);
   CHECK(m.span == 1'650'000);
-  CHECK(m.rate == Approx(2 / 1.65e-3));
+  CHECK(m.rate == Approx(1000));  // (2 - 1) requests over 1 ms between hand-offs
   CHECK(m.interarrival_mean == Approx(1e-3));
   CHECK(m.interarrival_cv == Approx(0).margin(1e-12));
   CHECK_FALSE(m.closed);
@@ -145,7 +145,7 @@ TEST_CASE("trace import: the scenario of the hand-written trace loads and holds 
   const auto files = write_scenario(m, tmp.dir / "syn.yaml", o);
   REQUIRE(files.size() == 3);
   const std::string text = scenario_text(m, "syn", o);
-  CHECK(text.find("arrival: {kind: periodic, interval: 825000ns, count: 2}") != std::string::npos);
+  CHECK(text.find("arrival: {kind: periodic, interval: 1000000ns, count: 2}") != std::string::npos);
   CHECK(text.find("backend: {kind: pool, threads: 2}") != std::string::npos);
   CHECK(text.find("- cpu: 22500ns") != std::string::npos);
   CHECK(text.find("Not mapped: traced-main[100]") != std::string::npos);
