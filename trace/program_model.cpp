@@ -252,6 +252,7 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
         if (in_unit) {
           u.bursts.push_back(burst);
           u.end = mk.time;
+          u.ends_by_reply = true;
           units.push_back(std::move(u));
         }
         u = Unit{};
@@ -289,7 +290,9 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
     }
     if (in_unit) ++m.open_units_dropped;
   }
-  // Fold the fragments of double wake-ups into the next unit of their thread.
+  // Fold the fragments of double wake-ups (a hand-off or reply, then the lock
+  // the woken thread needs: a mutex, Python's GIL) into the next unit of
+  // their thread.
   std::vector<std::int64_t> cpus;
   for (const auto& v : per_thread)
     for (const auto& u : v) cpus.push_back(u.cpu());
@@ -298,14 +301,32 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
   std::nth_element(cpus.begin(), cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2),
                    cpus.end());
   const double limit = kReplyFragmentShare * static_cast<double>(cpus[cpus.size() / 2]);
+  // In a closed loop (most units end with a reply) whose replied units have
+  // waits, every unit without waits is a fragment, whatever its CPU (a Python
+  // worker runs bytecode between a reply and the GIL release that wakes the
+  // submitter again).
+  std::int64_t total = 0;
+  std::map<std::size_t, std::int64_t> replied_waits;
+  for (const auto& v : per_thread)
+    for (const auto& u : v) {
+      ++total;
+      if (u.ends_by_reply) ++replied_waits[u.waits.size()];
+    }
+  std::int64_t replied = 0;
+  std::size_t replied_mode = 0;
+  for (auto [k, n] : replied_waits) {
+    replied += n;
+    if (n > replied_waits[replied_mode]) replied_mode = k;
+  }
+  const bool closed_fragments = 2 * replied >= total && replied_mode >= 1;
   for (auto& v : per_thread) {
     std::int64_t carry = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
       Unit& u = v[i];
       u.bursts.front() += carry;
       carry = 0;
-      if (u.by_reply && u.waits.empty() && i + 1 < v.size() &&
-          static_cast<double>(u.cpu()) < limit) {
+      if (u.waits.empty() && i + 1 < v.size() &&
+          (static_cast<double>(u.cpu()) < limit || closed_fragments)) {
         carry = u.cpu();
         ++m.reply_fragments;
         continue;

@@ -108,13 +108,18 @@ struct Mark {
 struct Unit {
   std::int64_t start = 0, end = 0, runq = 0;
   std::vector<std::int64_t> bursts, waits;
-  bool by_reply = false;  // started by a reply, not a hand-off
+  bool by_reply = false;       // started by a reply, not a hand-off
+  bool ends_by_reply = false;  // ended by a reply, not by blocking
   std::int64_t cpu() const;
 };
 
-// A unit started by a reply, without waits, with less CPU than this share of
-// the median unit's is the tail of a double wake-up (the reply, then the
-// mutex the submitter was waiting for): it is folded into the next unit.
+// A unit without waits, with less CPU than this share of the median unit's,
+// is the fragment of a double wake-up (a hand-off or a reply, then the lock
+// the woken thread waits for: the queue's mutex, Python's GIL): it is folded
+// into the next unit of its thread; in a closed loop whose replied units
+// have waits, so is every unit without waits. A
+// workload whose requests include some without waits and under a tenth of
+// the median CPU loses those (they join the next request).
 inline constexpr double kReplyFragmentShare = 0.1;
 
 struct ThreadSummary {
