@@ -181,7 +181,9 @@ void TraceReader::feed(std::string_view line, std::int64_t lineno) {
 
 // perf script: `COMM [PID/]TID [CPU] TIME: SYS:EVENT: FIELDS`. The CPU field
 // is the first "[digits]" followed by a time and ':'; the comm before it may
-// hold spaces.
+// hold spaces. Long: the common prefix, then one block per event kind, in
+// one place so the per-CPU state (current task, interrupt depth) is updated
+// in line order.
 void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
   const std::string expected =
       "expected a `perf script` line `COMM TID [CPU] TIME: sched:EVENT: FIELDS` or `perf sched "

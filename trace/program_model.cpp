@@ -63,6 +63,9 @@ void ProgramImporter::block_ends(Thread& th, std::int64_t wake_at, int waker) {
   th.seg_runq = 0;
 }
 
+// The per-thread state machine: one case per transition kind (forks add
+// members; on/off CPU and wake-ups move a thread between running, runnable
+// and blocked, closing a Block at each wake-up of a block).
 void ProgramImporter::on(const Transition& t) {
   ++transitions_;
   if (t.kind == Transition::Kind::fork) {
