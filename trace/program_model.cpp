@@ -388,8 +388,23 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
     return static_cast<double>(std::max(issued[tid], received[tid]));
   };
   std::map<int, std::set<int>> wakees, wakers;
+  // Wake-ups between named siblings (same name pattern, not the process's own
+  // name) do not shape roles: a pool's threads signal each other, and
+  // without interrupt events (timehist) a timer firing in one of them looks
+  // like a wake-up by it. Unnamed threads share the process's name and keep
+  // those edges: they are all the roles can be told by.
+  auto process_name = [&](int tid) {
+    const int pid = threads_[tid].pid >= 0 ? threads_[tid].pid : root_;
+    const auto it = threads_.find(pid);
+    return base_name(it != threads_.end() ? it->second.comm : threads_[root_].comm);
+  };
+  auto siblings = [&](int a, int b) {
+    const std::string n = base_name(threads_[a].comm);
+    return n == base_name(threads_[b].comm) && n != process_name(a) && !is_leader(a) &&
+           !is_leader(b);
+  };
   for (const auto& [e, c] : edges) {
-    if (c < kEdgeMinCount) continue;
+    if (c < kEdgeMinCount || siblings(e.first, e.second)) continue;
     if (static_cast<double>(c) >= kEdgeMinShare * activity(e.first))
       wakees[e.first].insert(e.second);
     if (static_cast<double>(c) >= kEdgeMinShare * activity(e.second))
