@@ -133,6 +133,14 @@ int run_record(const RecordFlags& f) {
     } catch (const trace::PerfRefused& e) {
       cleanup();
       throw Refused(e.what());
+    } catch (const trace::TraceError& e) {
+      cleanup();
+      // The temporary perf.data is gone: name the recording instead.
+      std::string msg = e.what();
+      const std::string data = (dir / "perf.data").string();
+      if (const auto p = msg.find(data); p != std::string::npos)
+        msg.replace(p, data.size(), "the recording of `" + cmdline + "`");
+      throw trace::TraceError(msg);
     } catch (...) {
       cleanup();
       throw;

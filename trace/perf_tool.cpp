@@ -154,6 +154,15 @@ int perf_sched_record(const std::vector<std::string>& command, const std::string
   const int status = reap(pid);
   if (SignalForwarder::pending()) throw Interrupted(SignalForwarder::pending());
   const std::string err = read_all(stderr_file);
+  // perf 6.1: "Failed to collect '...' for the 'CMD' workload: No such file
+  // or directory"; older perf: "Workload failed: ...".
+  for (const char* what : {"workload: ", "Workload failed"})
+    if (const auto p = err.find(what); p != std::string::npos) {
+      const auto start = err.rfind('\n', p);
+      const auto line = err.substr(start == std::string::npos ? 0 : start + 1);
+      throw TraceError("cannot run the command `" + command.front() +
+                       "`: " + line.substr(0, line.find('\n')));
+    }
   std::error_code ec;
   const bool have = std::filesystem::exists(data, ec) && std::filesystem::file_size(data, ec) > 0;
   if (!have || (WIFEXITED(status) && WEXITSTATUS(status) == 127 && err.empty())) {
