@@ -531,7 +531,7 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
 
 // Closed-loop detection and think time: a reply is a backend thread waking a
 // submitter thread; the think time is from a reply to that submitter's next
-// hand-off into the backend.
+// block.
 void ProgramImporter::think_times(ProgramModel& m, const std::vector<int>& subs,
                                   const std::vector<std::vector<int>>& groups,
                                   const std::set<int>& backend) {
@@ -542,27 +542,22 @@ void ProgramImporter::think_times(ProgramModel& m, const std::vector<int>& subs,
       sub_tids.insert(tid);
       sub_cpu += threads_[tid].cpu;
     }
-  std::map<int, std::vector<std::int64_t>> replies, handoffs;  // per submitter thread
-  for (int tid : sub_tids)
-    for (const Block& b : threads_[tid].blocks)
-      if (b.waker >= 0 && backend.count(b.waker)) replies[tid].push_back(b.wake_at);
-  for (int tid : backend)
-    for (const Block& b : threads_[tid].blocks)
-      if (sub_tids.count(b.waker)) handoffs[b.waker].push_back(b.wake_at);
+  // The think time of a reply: from the reply waking the submitter to the
+  // submitter blocking again (it has answered with the next request by
+  // then), less its CPU. Not reply to next hand-off: when every worker is busy the next
+  // request wakes nobody, and that gap would be queueing, not thinking.
   double sum = 0;
   std::int64_t n = 0;
-  for (auto& [tid, r] : replies) {
-    m.replies += static_cast<std::int64_t>(r.size());
-    auto& h = handoffs[tid];
-    std::sort(h.begin(), h.end());
-    std::size_t ri = 0;
-    std::int64_t pending = -1;  // the latest reply not yet answered by a hand-off
-    for (std::int64_t t : h) {
-      while (ri < r.size() && r[ri] <= t) pending = r[ri++];
-      if (pending >= 0) {
-        sum += static_cast<double>(t - pending);
+  for (int tid : sub_tids) {
+    const auto& blocks = threads_[tid].blocks;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].waker < 0 || !backend.count(blocks[i].waker)) continue;
+      ++m.replies;
+      if (i + 1 < blocks.size()) {
+        // Its CPU in that run is already in each task (the submitter's CPU
+        // per request): the think time is the rest, its wake-up and waits.
+        sum += static_cast<double>(blocks[i + 1].off_at - blocks[i].wake_at - blocks[i + 1].cpu);
         ++n;
-        pending = -1;
       }
     }
   }

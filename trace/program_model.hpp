@@ -25,8 +25,10 @@
 // kClosedReplyShare of its units. Open: inter-arrival times of units give a
 // rate (periodic when their coefficient of variation is under
 // kPeriodicMaxCv, else Poisson). Closed: clients = round(X * (R + Z)) by
-// Little's law, X the unit rate, R the mean unit duration, Z the mean time
-// from a reply waking the submitter to its next hand-off.
+// Little's law, X the request rate, R the mean unit duration, Z the mean
+// time from a reply waking the submitter to its next block (by then it has
+// sent the next request; its next hand-off may be later, when a worker frees)
+// less its CPU in between (already in each task).
 // Two passes: while streaming, each program thread keeps one compact Block
 // per block (when, woken by whom, CPU and run-queue time of the run before
 // it) and one Mark per wake-up it gives another program thread; after the
