@@ -447,15 +447,17 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
                      std::to_string(tids.size()) +
                      " threads) was woken by a thread of another role of the program; a program "
                      "whose threads never hand work to each other cannot be imported as a pool");
-  // Idle threads of the backend's name (no significant edges, not a leader) join it.
   const std::string backend_base = base[groups[backend].front()];
   for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
     if (i == backend || groups[i].empty()) continue;
-    const bool idle = std::all_of(groups[i].begin(), groups[i].end(), [&](int tid) {
-      return wakees[tid].empty() && wakers[tid].empty() && !leader[tid] &&
-             base[tid] == backend_base;
+    // Idle threads of the pool's name join it; so do all named siblings
+    // (the pool's name is not the process's): a pool's threads share a name
+    // pattern, and a stray wake-up edge in a short trace must not split it.
+    const bool joins = std::all_of(groups[i].begin(), groups[i].end(), [&](int tid) {
+      if (leader[tid] || base[tid] != backend_base) return false;
+      return (wakees[tid].empty() && wakers[tid].empty()) || base[tid] != process_name(tid);
     });
-    if (!idle) continue;
+    if (!joins) continue;
     for (int tid : groups[i]) group_of[tid] = backend;
     groups[backend].insert(groups[backend].end(), groups[i].begin(), groups[i].end());
     groups[i].clear();

@@ -18,7 +18,8 @@
 // takes work from: 0, 1, many), refined once by the groups of those partners
 // (one round of colour refinement), so an unnamed program's generator,
 // workers and main thread separate although they share a comm. Idle threads
-// of the pool's name (no hand-offs either way) join the pool.
+// of the pool's name (no hand-offs either way) join the pool, and so do all
+// threads of a named pool's pattern (one not the process's own name).
 // The backend is the group with the most units (ties: more threads); the
 // groups that hand it work are its submitters; the loop is closed when the
 // pool's completions wake the submitters back (replies) for at least

@@ -204,6 +204,9 @@ TEST_CASE("trace import: timehist text is read", "[trace]") {
   const auto m = import_file("open-loop.timehist.txt");
   CHECK(m.read.switches > 0);
   CHECK(m.groups[m.backend].name == "worker");
+  // Without interrupt events the timers' wake-ups land on whatever thread
+  // ran; the named pool still holds together.
+  CHECK(m.groups[m.backend].tids.size() == 2);
   CHECK(m.requests > 0);
 }
 
