@@ -3,6 +3,7 @@
 // the exit codes of docs/cli.md (2 bad input, 3 machine refused).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -10,8 +11,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "models/scenario.hpp"
 #include "models/scenario_loader.hpp"
@@ -69,5 +68,7 @@ void register_compare(CLI::App& app, std::function<int()>& action);
 void register_calibrate(CLI::App& app, std::function<int()>& action);
 void register_size(CLI::App& app, std::function<int()>& action);
 void register_sweep(CLI::App& app, std::function<int()>& action);
+void register_record(CLI::App& app, std::function<int()>& action);
+void register_import(CLI::App& app, std::function<int()>& action);
 
 }  // namespace poolsim::app

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   register_calibrate(app, action);
   register_size(app, action);
   register_sweep(app, action);
+  register_record(app, action);
+  register_import(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,235 @@
+// Tests of the trace import (trace/): the text readers, the per-thread state
+// machine and the inference, on a hand-written trace whose every number is
+// known (synthetic.perf-script.txt: two requests of a 2-worker pool, each
+// CPU, a timer wait, CPU; one timer fires while the submitter runs; one
+// preemption), on traces recorded here with perf (traced-server, trimmed to
+// 0.05 s runs) and on bad traces.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "models/scenario_loader.hpp"
+#include "trace/perf_text.hpp"
+#include "trace/program_model.hpp"
+#include "trace/scenario_writer.hpp"
+#include "trace/trace_import.hpp"
+
+using namespace poolsim;
+using namespace poolsim::trace;
+namespace fs = std::filesystem;
+
+namespace {
+std::string data(const std::string& f) { return std::string(POOLSIM_TEST_DATA) + "/trace/" + f; }
+
+ProgramModel import_file(const std::string& f, ProgramSelector sel = {}) {
+  return import_trace(data(f), sel, fs::temp_directory_path().string());
+}
+
+std::string error_of(const std::string& f) {
+  try {
+    import_file(f);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "poolsim-trace-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    dir = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+}  // namespace
+
+TEST_CASE("trace reader: perf script lines become transitions with wakers", "[trace]") {
+  std::vector<Transition> out;
+  TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
+  r.feed(
+      "         loadgen   100/103   [001]    10.000000000:         sched:sched_waking: "
+      "comm=worker 0 pid=101 prio=120 target_cpu=000",
+      1);
+  r.feed(
+      "  Web Content   7/7  [000]   10.000000500: sched:sched_switch: prev_comm=Web Content "
+      "prev_pid=7 prev_prio=120 prev_state=R+ ==> next_comm=worker 0 next_pid=101 next_prio=120",
+      2);
+  r.feed(
+      "         swapper     0/0     [000]    10.000310000: timer:hrtimer_expire_entry: "
+      "hrtimer=0x1 function=hrtimer_wakeup now=1",
+      3);
+  r.feed(
+      "         swapper     0/0     [000]    10.000310001:         sched:sched_waking: "
+      "comm=loadgen pid=103 prio=120 target_cpu=000",
+      4);
+  r.finish(true);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0].kind == Transition::Kind::wake);
+  CHECK(out[0].tid == 101);
+  CHECK(out[0].comm == "worker 0");
+  CHECK(out[0].other == 103);
+  CHECK(out[0].time == 10'000'000'000);
+  CHECK(out[1].kind == Transition::Kind::off_cpu);
+  CHECK(out[1].tid == 7);
+  CHECK(out[1].comm == "Web Content");
+  CHECK(out[1].state == OffState::preempted);
+  CHECK(out[2].kind == Transition::Kind::on_cpu);
+  CHECK(out[2].tid == 101);
+  CHECK(out[3].other == kWakerInterrupt);
+  CHECK(r.stats().interrupt_wakes == 1);
+  CHECK(r.stats().switches == 1);
+}
+
+TEST_CASE("trace reader: the libtraceevent sched_switch form is read", "[trace]") {
+  std::vector<Transition> out;
+  TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
+  r.feed("perf 12 [000] 1.5: sched:sched_switch: perf:12 [120] S ==> my:app:34 [120]", 1);
+  r.finish(true);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].tid == 12);
+  CHECK(out[0].state == OffState::blocked);
+  CHECK(out[1].tid == 34);
+  CHECK(out[1].comm == "my:app");
+  CHECK(out[1].time == 1'500'000'000);
+}
+
+TEST_CASE("trace import: the hand-written trace gives its known units exactly", "[trace]") {
+  const auto m = import_file("synthetic.perf-script.txt");
+  CHECK(m.read.lines == 45);
+  CHECK(m.read.switches == 23);
+  CHECK(m.read.wakes == 9);
+  CHECK(m.read.interrupt_wakes == 5);
+  CHECK(m.read.inconsistent == 0);
+  CHECK(m.root == "traced-main[100]");
+  CHECK(m.program_threads == 4);
+  REQUIRE(m.groups.size() == 2);
+  const auto& b = m.groups[m.backend];
+  CHECK(b.name == "worker");
+  CHECK(b.tids == std::vector<int>{101, 102});  // the idle worker-1 joins its pool
+  CHECK(m.groups[1].name == "loadgen");
+  CHECK(m.groups[1].cpu == 45'000);
+  CHECK(m.units == 2);
+  CHECK(m.requests == 2);
+  CHECK(m.open_units_dropped == 1);
+  CHECK(m.modal_waits == 1);
+  CHECK(b.bursts == std::vector<std::int64_t>{100'000, 50'000, 300'000, 100'000});
+  CHECK(b.waits == std::vector<std::int64_t>{200'000, 200'000});
+  CHECK(m.unit_cpu == 550'000);
+  CHECK(m.unit_runq == 65'000);  // 10 + 5 us, then 0 + 10 + 40 (preempted) us
+  CHECK(m.unit_time == 365'000 + 650'000);
+  CHECK(m.span == 1'650'000);
+  CHECK(m.rate == Approx(1000));  // (2 - 1) requests over 1 ms between hand-offs
+  CHECK(m.interarrival_mean == Approx(1e-3));
+  CHECK(m.interarrival_cv == Approx(0).margin(1e-12));
+  CHECK_FALSE(m.closed);
+  CHECK(m.replies == 0);
+  CHECK(m.submit_cpu_per_request == Approx(22.5e-6));
+  REQUIRE(m.unmapped.size() == 1);
+  CHECK(m.unmapped[0].tid == 100);
+}
+
+TEST_CASE("trace import: the scenario of the hand-written trace loads and holds its samples",
+          "[trace]") {
+  const auto m = import_file("synthetic.perf-script.txt");
+  TempDir tmp;
+  WriteOptions o;
+  o.source = "synthetic";
+  const auto files = write_scenario(m, tmp.dir / "syn.yaml", o);
+  REQUIRE(files.size() == 3);
+  const std::string text = scenario_text(m, "syn", o);
+  CHECK(text.find("arrival: {kind: periodic, interval: 1000000ns, count: 2}") != std::string::npos);
+  CHECK(text.find("backend: {kind: pool, threads: 2}") != std::string::npos);
+  CHECK(text.find("- cpu: 22500ns") != std::string::npos);
+  CHECK(text.find("Not mapped: traced-main[100]") != std::string::npos);
+  LoadOptions lo;
+  lo.machine = "default";
+  const Scenario s = load_scenario((tmp.dir / "syn.yaml").string(), lo);
+  CHECK(s.backend.threads == 2);
+  REQUIRE(s.workload.classes.size() == 1);
+  const auto& task = s.workload.classes[0].task;
+  REQUIRE(task.size() == 4);
+  const auto& e = std::get<EmpiricalDist>(std::get<CpuPhase>(task[1]).work.variant());
+  CHECK(e.samples.size() == 4);
+  CHECK(e.samples[2] == Duration{300'000});
+}
+
+TEST_CASE("trace import: a recorded open loop maps the workers, the generator and the rate",
+          "[trace]") {
+  const auto m = import_file("open-loop.perf-script.txt");
+  const auto& b = m.groups[m.backend];
+  CHECK(b.name == "worker");
+  CHECK(b.tids.size() == 2);
+  // loadgen hands off every request; in a 0.05 s trace the main thread's
+  // two shutdown wake-ups (notify_all) are also a significant edge.
+  std::vector<std::string> subs;
+  for (int si : m.submitters) subs.push_back(m.groups[si].name);
+  CHECK(subs == std::vector<std::string>{"loadgen", "traced-main"});
+  CHECK(m.groups[m.submitters[0]].handoffs_out >= 9);
+  CHECK_FALSE(m.closed);
+  CHECK(m.requests == 10);  // traced-server --rate 200 --duration 0.05
+  CHECK(m.modal_waits == 1);
+  // traced-server burns 1000 + 200 us per request around a 2 ms nanosleep.
+  CHECK(static_cast<double>(m.unit_cpu) / static_cast<double>(m.requests) ==
+        Approx(1.2e6).epsilon(0.05));
+  CHECK(std::accumulate(b.bursts.begin(), b.bursts.end(), std::int64_t{0}) == m.unit_cpu);
+  CHECK(b.bursts.size() == b.waits.size() + static_cast<std::size_t>(m.requests));
+  for (auto w : b.waits) CHECK(w >= 2'000'000);
+}
+
+TEST_CASE("trace import: an unnamed closed loop separates workers and generator by role",
+          "[trace]") {
+  // traced-server --no-names --workers 2 --clients 2: every thread is
+  // "traced-server"; the generator is told apart by its wake-up fan-out.
+  const auto m = import_file("closed-unnamed.perf-script.txt");
+  const auto& b = m.groups[m.backend];
+  CHECK(b.tids.size() == 2);
+  CHECK(m.closed);
+  CHECK(m.clients == 2);
+  REQUIRE(m.submitters.size() == 1);
+  CHECK(m.groups[m.submitters[0]].tids.size() == 1);
+  CHECK(m.reply_fragments > 0);
+  REQUIRE(m.unmapped.size() == 1);
+  CHECK(m.unmapped[0].leader);
+}
+
+TEST_CASE("trace import: timehist text is read", "[trace]") {
+  const auto m = import_file("open-loop.timehist.txt");
+  CHECK(m.read.switches > 0);
+  CHECK(m.groups[m.backend].name == "worker");
+  // Without interrupt events the timers' wake-ups land on whatever thread
+  // ran; the named pool still holds together.
+  CHECK(m.groups[m.backend].tids.size() == 2);
+  CHECK(m.requests > 0);
+}
+
+TEST_CASE("trace import: bad traces are refused with the line and what was expected", "[trace]") {
+  CHECK_THAT(error_of("truncated.txt"),
+             Catch::Contains("truncated.txt:348: the trace is truncated"));
+  CHECK_THAT(error_of("lost.txt"), Catch::Contains("lost.txt:13: the trace lost events"));
+  CHECK_THAT(error_of("unknown-format.txt"),
+             Catch::Contains("unknown-format.txt:1: expected a `perf script` line"));
+  CHECK_THAT(error_of("no-sched.txt"), Catch::Contains("no sched_switch events"));
+  CHECK_THAT(error_of("missing.txt"), Catch::Contains("no such trace file"));
+  std::string sel;
+  try {
+    import_file("synthetic.perf-script.txt", ProgramSelector{4242, ""});
+  } catch (const TraceError& e) {
+    sel = e.what();
+  }
+  CHECK_THAT(sel, Catch::Contains("no thread of the selected program (pid 4242)"));
+}
+
+TEST_CASE("trace import: group names strip numeric suffixes", "[trace]") {
+  CHECK(base_name("worker-12") == "worker");
+  CHECK(base_name("pool-1-thread-3") == "pool-1-thread");
+  CHECK(base_name("kworker/0:1") == "kworker");
+  CHECK(base_name("123") == "123");
+}

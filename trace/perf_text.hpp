@@ -1,0 +1,87 @@
+// perf_text.hpp: reads the text of `perf script` or `perf sched timehist -w`
+// line by line and emits normalised transitions (sched_events.hpp).
+//
+// Mechanism. perf script: every line is `COMM [PID/]TID [CPU] TIME: EVENT:
+// FIELDS`; the reader keeps, per CPU, the thread running there (from
+// sched_switch) and the interrupt nesting (irq/softirq handler and hrtimer
+// expiry entry/exit), so a wake-up names its waker: the running thread, or
+// kWakerInterrupt when the CPU is inside a handler (a timer or I/O woke the
+// thread, whatever it interrupted). Both the `prev_comm=` field form and the
+// libtraceevent plugin form (`comm:tid [prio] S ==> comm:tid [prio]`) of
+// sched_switch are read. timehist: a switch-out line `TIME [CPU] COMM[TID]
+// WAIT SCHDELAY RUN [STATE]` is the thread's run interval (on at TIME - RUN,
+// off at TIME); an `awakened: COMM[TID]` line is a wake-up by the line's task.
+// Invariants: the lines come in time order per CPU (perf's own order); the
+// reader keeps O(CPUs) state and never the events themselves.
+// Checks (TraceError, exit 2): an unknown format, a malformed line (file:line:
+// what was expected), a truncated last line, perf's LOST records. A switch
+// whose prev is not the thread the previous switch on that CPU put there is
+// counted (stats().inconsistent); the importer refuses a trace with many.
+// Left out: perf script's other output forms (--fields without tid or time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/sched_events.hpp"
+
+namespace poolsim::trace {
+
+// Bad trace input: exit 2. what() is "SOURCE:LINE: message" or "SOURCE: message".
+struct TraceError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class TextFormat { undecided, perf_script, timehist };
+
+struct ReadStats {
+  std::int64_t lines = 0;
+  std::int64_t switches = 0;
+  std::int64_t wakes = 0;
+  std::int64_t interrupt_wakes = 0;
+  std::int64_t forks = 0;
+  std::int64_t exits = 0;
+  std::int64_t other_events = 0;  // events the import does not use
+  std::int64_t inconsistent = 0;  // switches whose prev was not the CPU's current thread
+  std::int64_t first_time = -1, last_time = -1;
+  int max_cpu = -1;
+  bool irq_context_events = false;  // irq/softirq/hrtimer events present
+};
+
+class TraceReader {
+ public:
+  using Sink = std::function<void(const Transition&)>;
+  TraceReader(std::string source, Sink sink);
+  // One line without its newline; `lineno` counts from 1.
+  void feed(std::string_view line, std::int64_t lineno);
+  // The end of input; `last_line_complete` is false when the text did not end
+  // with a newline (a truncated file), `last_line` then holds that line, unfed.
+  void finish(bool last_line_complete, std::string_view last_line = {});
+  TextFormat format() const { return format_; }
+  const ReadStats& stats() const { return stats_; }
+
+ private:
+  void perf_line(std::string_view line, std::int64_t lineno);
+  void timehist_line(std::string_view line, std::int64_t lineno);
+  [[noreturn]] void fail(std::int64_t lineno, const std::string& what) const;
+  void note_time(std::int64_t t, int cpu);
+  int& current(int cpu);
+  int& irq_depth(int cpu);
+
+  std::string source_;
+  Sink sink_;
+  TextFormat format_ = TextFormat::undecided;
+  ReadStats stats_;
+  std::vector<int> current_;    // per CPU: tid running (-1 unknown)
+  std::vector<int> irq_depth_;  // per CPU: interrupt handler nesting
+  std::int64_t last_lineno_ = 0;
+};
+
+// Reads a whole text file through a TraceReader (streamed, line by line).
+void read_trace_text(const std::string& path, TraceReader& reader);
+
+}  // namespace poolsim::trace
