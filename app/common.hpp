@@ -69,5 +69,9 @@ void register_compare(CLI::App& app, std::function<int()>& action);
 void register_calibrate(CLI::App& app, std::function<int()>& action);
 void register_size(CLI::App& app, std::function<int()>& action);
 void register_sweep(CLI::App& app, std::function<int()>& action);
+void register_capacity(CLI::App& app, std::function<int()>& action);
+void register_metrics(CLI::App& app, std::function<int()>& action);
+// The metric names for the top command's --help (metrics_cmd.cpp).
+std::string metric_names_footer();
 
 }  // namespace poolsim::app

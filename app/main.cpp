@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   register_calibrate(app, action);
   register_size(app, action);
   register_sweep(app, action);
+  register_capacity(app, action);
+  register_metrics(app, action);
+  app.footer(metric_names_footer());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
