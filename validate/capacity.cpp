@@ -130,7 +130,7 @@ CapacityResult find_capacity(const Scenario& s, const CapacityTarget& target,
   const CapacityPoint probe = evaluate(lo);
   if (!probe.meets)
     throw CapacityRefused(fmt::format(
-        "capacity: {} cannot be met at any rate: already at {} ({}% of the bottleneck's {}) {} "
+        "capacity: {} cannot be met at any rate: already at {} ({:.1f}% of the bottleneck's {}) {} "
         "is {}{}",
         target.text, rate_text(lo), 100 * kProbeFraction, rate_text(hi),
         metric_info(target.metric).name, format_metric(target.metric, probe.value),

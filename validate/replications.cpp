@@ -24,7 +24,8 @@ double student_t_975(int dof) {
 Interval ci95(const MetricStats& s) {
   if (s.n <= 1) return {s.mean, s.mean};
   const double half = student_t_975(s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
-  return {s.mean - half, s.mean + half};
+  // Every metric is non-negative: the interval is cut at 0.
+  return {std::max(0.0, s.mean - half), s.mean + half};
 }
 
 std::vector<std::uint64_t> replication_seeds(std::uint64_t seed, int n) {

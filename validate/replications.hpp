@@ -12,7 +12,8 @@
 //     the number of workers (tested).
 //   - Per metric: mean, sample sd, min, max (summarize() of metrics.hpp) and
 //     the 95% confidence interval of the mean, mean +- t(0.975, n-1) sd /
-//     sqrt(n) (Student t; boost::math::students_t). The replications are
+//     sqrt(n) (Student t; boost::math::students_t), cut at 0 below (every
+//     metric is non-negative). The replications are
 //     independent runs, so the interval is exact for normal metrics and the
 //     usual approximation for the others (percentiles of long runs are close
 //     to normal across seeds).
@@ -53,7 +54,8 @@ double student_t_975(int dof);
 struct Interval {
   double low = 0, high = 0;
 };
-// mean +- t(0.975, n-1) sd / sqrt(n); [mean, mean] for n <= 1.
+// mean +- t(0.975, n-1) sd / sqrt(n), the low end cut at 0 (every metric is
+// non-negative); [mean, mean] for n <= 1.
 Interval ci95(const MetricStats& s);
 
 // seed, seed + 1, ..., seed + n - 1.
