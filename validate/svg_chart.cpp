@@ -355,11 +355,17 @@ Rendered render_line_chart(const LineChart& c_in) {
   Rendered r;
   const double left = 64, right = 16, bottom = 40;
   const double w = c.width;
-  // Saturated points set the linear y range only when nothing else does.
-  bool any_unsaturated = false;
+  // Saturated points leave the linear y range to the others when they would
+  // stretch it more than kSaturatedStretch times (flattening the rest).
+  double sat_hi = -std::numeric_limits<double>::infinity(), unsat_hi = sat_hi;
   for (const Series& s : c.series)
-    for (const Point& p : s.points) any_unsaturated |= !is_saturated(s, p);
-  const bool clip_saturated = !c.y.log && any_unsaturated;
+    for (const Point& p : s.points)
+      if (std::isfinite(p.y)) {
+        double& hi = is_saturated(s, p) ? sat_hi : unsat_hi;
+        hi = std::max(hi, p.y);
+      }
+  const bool clip_saturated =
+      !c.y.log && std::isfinite(unsat_hi) && unsat_hi > 0 && sat_hi > kSaturatedStretch * unsat_hi;
 
   // Data ranges (log axes see only positive values).
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;

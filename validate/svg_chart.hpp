@@ -24,9 +24,9 @@
 //   - Series::markers draws a marker on every point: hollow circles for
 //     predictions, filled squares for measurements (Series::measured).
 //   - Series::saturated_x marks points whose run was overloaded: a red
-//     triangle; on a linear axis saturated points do not set the range when
-//     other points exist, and those above it are drawn on the top edge
-//     pointing up, with their count and the largest value in a note.
+//     triangle; on a linear axis, when they would stretch the range more than
+//     kSaturatedStretch times, they do not set it: those above are drawn on
+//     the top edge, with their count and the largest value in a note.
 //
 // Invariants:
 //   - Deterministic: the output is a pure function of the input; numbers are
@@ -84,6 +84,10 @@ inline constexpr std::size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0
 // 20x the sweep needed (a 50-ms series under a 1-s one is flat at 5%
 // of the height on a linear axis, under half a tick).
 inline constexpr double kAutoLogSpan = 20;
+// On a linear y axis, saturated points higher than this many times the
+// highest other point are drawn on the top edge instead of setting the range
+// (the others would fill less than a quarter of the height).
+inline constexpr double kSaturatedStretch = 4;
 // Colour of saturation markers (vermillion of the palette, also the
 // "overloaded" colour of tables in HTML).
 inline constexpr const char* kSaturatedColor = "#D55E00";

@@ -114,3 +114,21 @@ TEST_CASE("svg: tick labels carry the axis suffix", "[svg]") {
   CHECK(axis_suffix("workload.arrival.clients", {"8"}) == " clients");
   CHECK(axis_suffix("backend.kind", {"pool", "tbb"}).empty());
 }
+
+TEST_CASE("svg: saturated points within 4x of the others keep the range", "[svg]") {
+  // A throughput chart: the saturated point (374/s) is the highest, but not an outlier.
+  LineChart c;
+  c.x = {"rate", Unit::plain, false, {}, {}};
+  c.y = {"throughput", Unit::plain, false, {}, {}};
+  Series s;
+  s.name = "threads=16";
+  s.points = {{100, 103}, {200, 204}, {300, 302}, {400, 374}};
+  s.saturated_x = {400};
+  c.series = {s};
+  c.x_suffix = "/s";  // x ticks read "400/s", so ">400<" below is a y tick
+  const std::string svg = render_line_chart(c).svg;
+  CHECK(count(svg, "class=\"saturated\"") == 1);
+  CHECK(svg.find("triangles: saturated (overloaded) runs<") != std::string::npos);
+  CHECK(svg.find("above the axis") == std::string::npos);
+  CHECK(svg.find(">400<") != std::string::npos);  // the y axis reaches past 374
+}
