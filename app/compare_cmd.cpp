@@ -50,6 +50,18 @@ const Metric kColumns[] = {Metric::makespan,     Metric::latency_mean, Metric::l
 void register_compare(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");
+  // The kinds and their parameters (defaults), as in docs/scenarios.md's backend table.
+  cmd->footer(
+      "Backend kinds and parameters (default), docs/scenarios.md:\n"
+      "  thread-per-task  stack (8MiB)\n"
+      "  pool             threads (cores), max_threads (= threads), queue (unbounded), reject (abort),\n"
+      "                   keep_alive (60s), stack\n"
+      "  work-stealing    threads (cores), stack\n"
+      "  injecting-pool   min_threads (cores), max_threads (512), injection_delay (500ms), stack\n"
+      "  virtual-threads  carriers (cores)\n"
+      "  event-loop       loops (cores)\n"
+      "  tbb, asio-pool   threads (cores)\n"
+      "Example: --backends pool:threads=16,virtual-threads:carriers=2,event-loop");
   cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
   cmd->add_option("--backends", flags->backends,
                   "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. pool:threads=200,virtual-threads")
