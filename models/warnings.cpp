@@ -7,13 +7,12 @@
 #include <cmath>
 
 namespace poolsim {
-namespace {
-
-// "58.6/s", "235/s", "1500/s": three significant digits, never an exponent.
 std::string rate_text(double r) {
   if (r >= 100) return fmt::format("{:.0f}/s", r);
   return fmt::format("{:.3g}/s", r);
 }
+
+namespace {
 
 std::string units_text(double units, const std::string& name) {
   if (std::fabs(units - std::round(units)) < 1e-9)

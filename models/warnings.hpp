@@ -84,6 +84,9 @@ struct Capacity {
   std::string describe() const;
 };
 
+// "58.6/s", "235/s", "1500/s": three significant digits, never an exponent.
+std::string rate_text(double per_second);
+
 // The scenario's open arrival rate per second (poisson, periodic), if any.
 std::optional<double> offered_rate(const Scenario& s);
 // Every resource's bound for this scenario and its generated workload, in the

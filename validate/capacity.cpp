@@ -26,10 +26,6 @@ bool targetable(Metric m) {
   }
 }
 
-std::string rate_text(double r) {
-  return r >= 100 ? fmt::format("{:.0f}/s", r) : fmt::format("{:.3g}/s", r);
-}
-
 }  // namespace
 
 CapacityTarget parse_target(const std::string& text) {
