@@ -168,3 +168,17 @@ TEST_CASE("metric names: an unknown name suggests the closest one", "[metric_nam
           "(`poolsim metrics` lists every name and alias)");
   }
 }
+
+TEST_CASE("warnings: rejections by a bounded queue are named with the queue", "[warnings]") {
+  Scenario s = open_scenario(200, 8);
+  s.backend.queue = 10;
+  const Workload w = generate_workload(s);
+  RunResult r = fluid_run(200, 34ms, 8, 2000);
+  for (std::size_t i = 0; i < r.records.size(); i += 100)
+    r.records[i].outcome = TaskOutcome::rejected;
+  const auto warnings = overload_warnings(s, w, r, compute_metrics(r));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].kind == "rejected");
+  CHECK(warnings[0].message ==
+        "rejected: 20 of 2000 requests (1.0%) refused by the backend (queue 10, reject abort)");
+}
