@@ -70,5 +70,9 @@ void register_size(CLI::App& app, std::function<int()>& action);
 void register_sweep(CLI::App& app, std::function<int()>& action);
 void register_record(CLI::App& app, std::function<int()>& action);
 void register_import(CLI::App& app, std::function<int()>& action);
+void register_capacity(CLI::App& app, std::function<int()>& action);
+void register_metrics(CLI::App& app, std::function<int()>& action);
+// The metric names for the top command's --help (metrics_cmd.cpp).
+std::string metric_names_footer();
 
 }  // namespace poolsim::app

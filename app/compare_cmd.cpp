@@ -14,6 +14,7 @@
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "validate/output.hpp"
+#include "validate/replications.hpp"
 #include "validate/table.hpp"
 
 namespace poolsim::app {
@@ -23,6 +24,7 @@ struct CompareFlags {
   std::string file;
   std::vector<std::string> backends;
   bool measure = false;
+  int replications = 1;
 };
 
 // "pool:threads=200:queue=1000" -> "backend={kind: pool, threads: 200, queue: 1000}"
@@ -55,8 +57,12 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       ->delimiter(',')
       ->required();
   cmd->add_flag("--measure", flags->measure, "Also run each backend on this machine (run.reps repetitions)");
+  cmd->add_option("--replications", flags->replications,
+                  "Simulate each backend with N seeds (seed, seed+1, ...): means with 95% CIs")
+      ->check(CLI::PositiveNumber);
   cmd->footer("Backend kinds and their parameters (defaults), from the backend registry:\n" +
-              backend_kinds_help());
+              backend_kinds_help() +
+              "Example: --backends pool:threads=16,virtual-threads:carriers=2,event-loop");
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
@@ -72,16 +78,17 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       }
       validate::Table table(header, right);
       nlohmann::ordered_json out;
-      std::string scenario_name;
+      std::string scenario_name, footnotes;
+      out["warnings"] = nlohmann::ordered_json::array();
       for (const auto& entry : flags->backends) {
         CommonFlags cf = flags->common;
         cf.sets.push_back(backend_override(entry));
         const Scenario s = load_checked(flags->file, cf);
         scenario_name = s.name;
-        const Workload w = generate_workload(s);
         log_line(cf, fmt::format("compare {}: simulating {}", s.name, entry));
-        const RunResult r = sim::simulate(s, w);
-        const Metrics pm = compute_metrics(r);
+        const validate::Replicated rep = validate::replicate(s, flags->replications);
+        const Workload& w = rep.workload;
+        const Metrics pm = rep.mean();
         std::array<MetricStats, kMetricCount> st{};
         if (flags->measure) {
           log_line(cf, fmt::format("compare {}: measuring {}", s.name, entry));
@@ -90,11 +97,16 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
           for (const auto& x : reps) ms.push_back(compute_metrics(x));
           st = summarize(ms);
         }
-        std::vector<std::string> row{entry};
+        // A backend that did not keep up is marked "(!)" and its warnings follow the table.
+        std::vector<std::string> row{entry + (rep.warnings.empty() ? "" : " (!)")};
+        for (const auto& wn : rep.warnings) {
+          footnotes += fmt::format("(!) {}: {}\n", entry, wn.message);
+          out["warnings"].push_back({{"kind", wn.kind}, {"backend", entry}, {"message", entry + ": " + wn.message}});
+        }
         nlohmann::ordered_json e;
         e["backend"] = validate::backend_json(s.backend);
         for (auto m : kColumns) {
-          row.push_back(validate::format_metric(m, pm[m]));
+          row.push_back(validate::format_with_ci(m, pm[m], rep.ci[static_cast<std::size_t>(m)]));
           e["simulated"][std::string(to_string(m))] = pm[m];
           if (flags->measure) {
             const auto& ms = st[static_cast<std::size_t>(m)];
@@ -102,11 +114,15 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
             e["measured"][std::string(to_string(m))] = validate::stats_json(ms);
           }
         }
+        e["warnings"] = validate::warnings_json(rep.warnings);
+        if (rep.n > 1) e["replications"] = validate::replications_json(rep);
         table.add_row(row);
         out["backends"].push_back(e);
       }
       out["scenario"] = scenario_name;
-      if (flags->common.json != "-") std::cout << table.str();
+      if (flags->common.json != "-")
+        std::cout << table.str() << (footnotes.empty() ? "" : "\n" + footnotes)
+                  << (flags->replications > 1 ? fmt::format("\nmeans over {} replications [95% CI]\n", flags->replications) : "");
       if (!flags->common.json.empty()) validate::write_json(flags->common.json, out);
       return kExitOk;
     };

@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   register_sweep(app, action);
   register_record(app, action);
   register_import(app, action);
+  register_capacity(app, action);
+  register_metrics(app, action);
+  app.footer(metric_names_footer());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

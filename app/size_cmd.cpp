@@ -14,6 +14,7 @@
 #include "models/units.hpp"
 #include "validate/output.hpp"
 #include "validate/progress.hpp"
+#include "validate/replications.hpp"
 #include "validate/sizing.hpp"
 
 namespace poolsim::app {
@@ -28,7 +29,30 @@ struct SizeFlags {
   std::int64_t requests = 20000;
   bool no_simulate = false;
   int jobs = 0;
+  int replications = 1;
 };
+
+// The recommended size's p99 over the replications, against the target.
+std::string size_replications_text(const validate::SizingReport& report,
+                                   const validate::Replicated& rep) {
+  const auto i = static_cast<std::size_t>(Metric::latency_p99);
+  const auto& st = rep.stats[i];
+  return fmt::format(
+             "\nrecommended {} threads over {} replications (seeds {}..{}): latency_p99 {} (95% CI "
+             "{} .. {}; "
+             "min {}, max {}); {} the target {}\n",
+             report.recommended, rep.n, rep.seeds.front(), rep.seeds.back(),
+             validate::format_metric(Metric::latency_p99, st.mean),
+             validate::format_metric(Metric::latency_p99, rep.ci[i].low),
+             validate::format_metric(Metric::latency_p99, rep.ci[i].high),
+             validate::format_metric(Metric::latency_p99, st.min),
+             validate::format_metric(Metric::latency_p99, st.max),
+             rep.ci[i].high <= report.target_p99 ? "within"
+             : st.mean <= report.target_p99      ? "on average within, not surely,"
+                                                 : "NOT within",
+             format_seconds(report.target_p99)) +
+         validate::warnings_text(rep.warnings);
+}
 
 int run_size(const SizeFlags& f) {
   validate::PhasedProgress progress("size", std::cerr,
@@ -95,9 +119,20 @@ int run_size(const SizeFlags& f) {
   in.load.seed.reset();
 
   const auto report = validate::size_pool(in, sp);
+  // --replications N: the recommended pool simulated again with N seeds.
+  std::optional<validate::Replicated> rep;
+  if (f.replications > 1 && in.simulate && report.recommended > 0)
+    rep = validate::replicate(
+        load_scenario_text(validate::sizing_scenario_yaml(in, report.recommended), "<size>",
+                           in.load),
+        f.replications, f.jobs);
   progress.finish();
-  if (!to_stdout) std::cout << validate::sizing_text(report);
-  if (!f.common.json.empty()) validate::write_json(f.common.json, validate::sizing_json(report));
+  if (!to_stdout)
+    std::cout << validate::sizing_text(report) << (rep ? size_replications_text(report, *rep) : "");
+  auto j = validate::sizing_json(report);
+  j["warnings"] = validate::warnings_json(rep ? rep->warnings : std::vector<Warning>{});
+  if (rep) (j["replications"] = validate::replications_json(*rep))["threads"] = report.recommended;
+  if (!f.common.json.empty()) validate::write_json(f.common.json, j);
   return kExitOk;
 }
 }  // namespace
@@ -143,6 +178,10 @@ void register_size(CLI::App& app, std::function<int()>& action) {
                   "A scenario with workload.graph: report work, critical path and the bounds, and "
                   "sweep its threads")
       ->type_name("FILE");
+  cmd->add_option("--replications", f->replications,
+                  "Simulate the recommended size again with N seeds (seed, seed+1, ...): p99 mean, "
+                  "95% CI, min, max")
+      ->check(CLI::PositiveNumber);
   add_common_flags(cmd, f->common);
   cmd->callback([f, &action] { action = [f] { return run_size(*f); }; });
 }

@@ -106,6 +106,7 @@ nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c) {
   }
   j["metrics"] = m;
   j["summary"] = {{"match", c.matched}, {"diverge", c.diverged}, {"noisy", c.noisy}};
+  j["warnings"] = nlohmann::ordered_json::array();  // filled by the caller, which has the run
   return j;
 }
 

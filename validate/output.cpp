@@ -107,6 +107,7 @@ ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics&
   for (std::size_t i = 0; i < kMetricCount; ++i) mj[std::string(kMetricNames[i])] = m.values[i];
   j["metrics"] = mj;
   if (!r.extra.empty()) j["extra"] = r.extra;
+  j["warnings"] = warnings_json(overload_warnings(s, w, r, m));
   return j;
 }
 
@@ -121,7 +122,7 @@ ordered_json stats_json(const MetricStats& s) {
 }
 
 ordered_json measured_json(const Scenario& s, const std::array<MetricStats, kMetricCount>& st,
-                           const std::vector<RunResult>& reps) {
+                           const std::vector<RunResult>& reps, const std::vector<Warning>& warnings) {
   ordered_json j = header(s, "measured");
   ordered_json mj;
   for (std::size_t i = 0; i < kMetricCount; ++i) mj[std::string(kMetricNames[i])] = stats_json(st[i]);
@@ -131,7 +132,20 @@ ordered_json measured_json(const Scenario& s, const std::array<MetricStats, kMet
   for (const auto& r : reps)
     for (const auto& [k, v] : r.extra) extra[k] += v / static_cast<double>(reps.size());
   if (!extra.empty()) j["extra"] = extra;
+  j["warnings"] = warnings_json(warnings);
   return j;
+}
+
+ordered_json warnings_json(const std::vector<Warning>& warnings) {
+  ordered_json j = ordered_json::array();
+  for (const auto& w : warnings) j.push_back({{"kind", w.kind}, {"message", w.message}});
+  return j;
+}
+
+std::string warnings_text(const std::vector<Warning>& warnings) {
+  std::string out;
+  for (const auto& w : warnings) out += "\nwarning: " + w.message + "\n";
+  return out;
 }
 
 std::string format_metric(Metric m, double v) {

@@ -162,21 +162,23 @@ struct Scale {
 };
 
 std::string axis_ticks_svg(const Scale& xs, const Scale& ys, const Ticks& xt, const Ticks& yt,
-                           Unit xu, Unit yu) {
+                           const LineChart& c) {
+  const Unit xu = c.x.unit, yu = c.y.unit;
   std::string out;
   for (double v : yt.at) {
     const double y = ys(v);
     out += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\"/>",
                        px(xs.p0), px(xs.p1), px(y), kGridColor);
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", px(xs.p0 - 4),
-                       px(y + 4), escape_xml(tick_label(v, ys.log ? v : yt.step, yu)));
+                       px(y + 4), escape_xml(tick_label(v, ys.log ? v : yt.step, yu) + c.y_suffix));
   }
   for (double v : xt.at) {
     const double x = xs(v);
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/>", px(x),
                        px(ys.p0), px(ys.p1), kGridColor);
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", px(x),
-                       px(ys.p0 + 14), escape_xml(tick_label(v, xs.log ? v : xt.step, xu)));
+                       px(ys.p0 + 14),
+                       escape_xml(tick_label(v, xs.log ? v : xt.step, xu) + c.x_suffix));
   }
   out += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\"/>", px(xs.p0),
@@ -217,11 +219,52 @@ std::vector<Point> reduce_points(const std::vector<Point>& pts, const Scale& xs,
   return out;
 }
 
+// A point marker centred on (x, y): a filled square for a measured series, a
+// hollow circle for a predicted one.
+std::string marker_svg(double x, double y, bool measured, const std::string& color) {
+  if (measured)
+    return fmt::format(
+        "<rect class=\"marker measured\" x=\"{}\" y=\"{}\" width=\"6\" height=\"6\" fill=\"{}\"/>",
+        px(x - 3), px(y - 3), color);
+  return fmt::format(
+      "<circle class=\"marker predicted\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#fff\" stroke=\"{}\" "
+      "stroke-width=\"1.5\"/>",
+      px(x), px(y), color);
+}
+
+// A saturated point: a triangle pointing up, centred on (x, y).
+std::string saturated_svg(double x, double y) {
+  return fmt::format("<path class=\"saturated\" d=\"M{} {}L{} {}L{} {}Z\" fill=\"{}\"/>", px(x),
+                     px(y - 5), px(x + 4.5), px(y + 3), px(x - 4.5), px(y + 3), kSaturatedColor);
+}
+
 std::string series_swatch(const Series& s, const std::string& color) {
   return fmt::format(
-      "<line x1=\"0\" y1=\"5\" x2=\"20\" y2=\"5\" stroke=\"{}\" stroke-width=\"{}\"{}{}/>", color,
-      px(std::max(2.0, s.width)), s.dashed ? " stroke-dasharray=\"5 3\"" : "",
-      s.opacity < 1 ? fmt::format(" stroke-opacity=\"{:.2f}\"", s.opacity) : "");
+             "<line x1=\"0\" y1=\"5\" x2=\"20\" y2=\"5\" stroke=\"{}\" stroke-width=\"{}\"{}{}/>",
+             color, px(std::max(2.0, s.width)), s.dashed ? " stroke-dasharray=\"5 3\"" : "",
+             s.opacity < 1 ? fmt::format(" stroke-opacity=\"{:.2f}\"", s.opacity) : "") +
+         (s.markers ? marker_svg(10, 5, s.measured, color) : "");
+}
+
+// Whether an auto_log y axis should be logarithmic: every finite value
+// positive, and max / min above kAutoLogSpan.
+bool wants_log_y(const LineChart& c) {
+  if (c.y.log) return true;
+  if (!c.auto_log) return false;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const Series& s : c.series)
+    for (const Point& p : s.points) {
+      const double v = p.y;
+      if (!std::isfinite(v)) continue;
+      if (v <= 0) return false;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  return std::isfinite(lo) && hi / lo > kAutoLogSpan;
+}
+
+bool is_saturated(const Series& s, const Point& p) {
+  return std::find(s.saturated_x.begin(), s.saturated_x.end(), p.x) != s.saturated_x.end();
 }
 
 }  // namespace
@@ -287,12 +330,45 @@ std::string tick_label(double v, double step, Unit unit) {
   return fmt::format("{}", v);
 }
 
+std::string axis_suffix(std::string_view key, const std::vector<std::string>& values) {
+  const auto ends = [](std::string_view t, std::string_view suffix) {
+    return t.size() >= suffix.size() && t.substr(t.size() - suffix.size()) == suffix;
+  };
+  if (!values.empty() && std::all_of(values.begin(), values.end(), [&](const std::string& v) {
+        return ends(v, "/s") || ends(v, "/ms") || ends(v, "/us");
+      }))
+    return "/s";  // numeric_value() reads every rate per second
+  for (std::string_view k : {"threads", "carriers", "loops", "min_threads", "max_threads"})
+    if (ends(key, k)) return " threads";
+  if (ends(key, "clients")) return " clients";
+  if (ends(key, "cpus")) return " CPUs";
+  if (ends(key, "queue")) return " slots";
+  return "";
+}
+
 // ---- line chart ------------------------------------------------------------
 
-Rendered render_line_chart(const LineChart& c) {
+// One pass in drawing order (scales, ranges, ticks, legend, series, marks,
+// labels, notes); kept in one function because every step reads the ranges
+// and scales the steps before it settled.
+Rendered render_line_chart(const LineChart& c_in) {
+  // The axes' effective scales (auto_log resolved); the rest reads `c`.
+  LineChart c = c_in;
+  c.y.log = wants_log_y(c_in);
   Rendered r;
   const double left = 64, right = 16, bottom = 40;
   const double w = c.width;
+  // Saturated points leave the linear y range to the others when they would
+  // stretch it more than kSaturatedStretch times (flattening the rest).
+  double sat_hi = -std::numeric_limits<double>::infinity(), unsat_hi = sat_hi;
+  for (const Series& s : c.series)
+    for (const Point& p : s.points)
+      if (std::isfinite(p.y)) {
+        double& hi = is_saturated(s, p) ? sat_hi : unsat_hi;
+        hi = std::max(hi, p.y);
+      }
+  const bool clip_saturated =
+      !c.y.log && std::isfinite(unsat_hi) && unsat_hi > 0 && sat_hi > kSaturatedStretch * unsat_hi;
 
   // Data ranges (log axes see only positive values).
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
@@ -318,6 +394,7 @@ Rendered render_line_chart(const LineChart& c) {
     for (const Point& p : data[i]) {
       xlo = std::min(xlo, p.x);
       xhi = std::max(xhi, p.x);
+      if (clip_saturated && is_saturated(s, p)) continue;
       ylo = std::min(ylo, p.y);
       yhi = std::max(yhi, p.y);
     }
@@ -331,6 +408,14 @@ Rendered render_line_chart(const LineChart& c) {
     ylo = c.y.log ? 1 : 0;
     yhi = ylo * 10 + 1;
     r.notes.push_back("no data");
+  }
+  if (any && !std::isfinite(ylo)) {  // the only unsaturated points were not finite
+    ylo = 0;
+    yhi = 1;
+  }
+  if (c.target && std::isfinite(*c.target) && (!c.y.log || *c.target > 0)) {
+    ylo = std::min(ylo, *c.target);
+    yhi = std::max(yhi, *c.target);
   }
   if (c.x.min) xlo = *c.x.min;
   if (c.x.max) xhi = *c.x.max;
@@ -368,7 +453,10 @@ Rendered render_line_chart(const LineChart& c) {
   const Scale ys{ylo, yhi, top + plot_h, top, c.y.log};
 
   std::string body;
-  body += axis_ticks_svg(xs, ys, xt, yt, c.x.unit, c.y.unit);
+  body += axis_ticks_svg(xs, ys, xt, yt, c);
+  std::size_t above = 0;
+  double above_max = 0;
+  bool any_saturated = false;
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
     if (data[i].empty()) continue;
@@ -393,7 +481,34 @@ Rendered render_line_chart(const LineChart& c) {
         fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}{}/>", d,
                     color_of(s.color, i), px(s.width), s.dashed ? " stroke-dasharray=\"5 3\"" : "",
                     s.opacity < 1 ? fmt::format(" stroke-opacity=\"{:.2f}\"", s.opacity) : "");
+    // Markers on the points as given (never reduced: a sweep has few points).
+    for (const Point& p : data[i]) {
+      if (s.markers) body += marker_svg(X(p.x), Y(p.y), s.measured, color_of(s.color, i));
+      if (!is_saturated(s, p)) continue;
+      any_saturated = true;
+      if (ys(p.y) < ys.p1 - 0.5) {
+        ++above;
+        above_max = std::max(above_max, p.y);
+      }
+      body += saturated_svg(X(p.x), Y(p.y));
+    }
   }
+  if (c.target && std::isfinite(*c.target) && (!c.y.log || *c.target > 0)) {
+    const double y = ys(*c.target);
+    body += fmt::format(
+        "<line class=\"target\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
+        "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
+        px(xs.p0), px(xs.p1), px(y), kAxisColor);
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text>",
+                        px(xs.p1 - 4), px(y - 4), kAxisColor,
+                        escape_xml(c.target_label.empty() ? "target" : c.target_label));
+  }
+  if (any_saturated)
+    r.notes.push_back(
+        above > 0
+            ? fmt::format("triangles: saturated (overloaded) runs; {} above the axis, up to {}",
+                          above, tick_label(above_max, above_max, c.y.unit) + c.y_suffix)
+            : "triangles: saturated (overloaded) runs");
   // Axis labels.
   body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                       px((xs.p0 + xs.p1) / 2), px(ys.p0 + 32),

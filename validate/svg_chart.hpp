@@ -13,7 +13,20 @@
 //   TimelineChart  a Gantt chart: spans on tracks (CPUs of the simulated
 //                  schedule, threads of a measured run).
 // Axis ticks are "nice" 1-2-5 steps (or decades on log axes) labelled in
-// human units (ns/us/ms/s, B/KiB/MiB, k/M, %).
+// human units (ns/us/ms/s, B/KiB/MiB, k/M, %), plus an axis suffix ("/s",
+// " threads") so every tick says what it counts.
+//
+// Line charts for people deciding something (sweeps, capacity):
+//   - LineChart::auto_log picks a log y scale when its values are all
+//     positive and span more than kAutoLogSpan (one saturated series at 50 s
+//     would otherwise flatten every 50 ms series to zero); Axis::log forces it.
+//   - LineChart::target draws the target (an SLO) as a labelled dashed line.
+//   - Series::markers draws a marker on every point: hollow circles for
+//     predictions, filled squares for measurements (Series::measured).
+//   - Series::saturated_x marks points whose run was overloaded: a red
+//     triangle; on a linear axis, when they would stretch the range more than
+//     kSaturatedStretch times, they do not set it: those above are drawn on
+//     the top edge, with their count and the largest value in a note.
 //
 // Invariants:
 //   - Deterministic: the output is a pure function of the input; numbers are
@@ -67,6 +80,17 @@ std::string escape_xml(std::string_view text);
 inline constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                            "#E69F00", "#56B4E9", "#8C6D00", "#000000"};
 inline constexpr std::size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+// LineChart::auto_log turns log on when max / min of the values exceeds this: the
+// 20x the sweep needed (a 50-ms series under a 1-s one is flat at 5%
+// of the height on a linear axis, under half a tick).
+inline constexpr double kAutoLogSpan = 20;
+// On a linear y axis, saturated points higher than this many times the
+// highest other point are drawn on the top edge instead of setting the range
+// (the others would fill less than a quarter of the height).
+inline constexpr double kSaturatedStretch = 4;
+// Colour of saturation markers (vermillion of the palette, also the
+// "overloaded" colour of tables in HTML).
+inline constexpr const char* kSaturatedColor = "#D55E00";
 
 struct Rendered {
   std::string svg;                 // one <svg> element, no XML prolog (inline in HTML or a file)
@@ -87,6 +111,9 @@ struct Series {
   double width = 1.5;                // stroke width in px
   bool dashed = false;
   double opacity = 1.0;
+  bool markers = false;   // a marker on every point
+  bool measured = false;  // filled squares (measured) instead of hollow circles (predicted)
+  std::vector<double> saturated_x;  // x of the points whose run was overloaded (marked, see above)
 };
 
 struct Axis {
@@ -95,6 +122,9 @@ struct Axis {
   bool log = false;                // log10 scale; non-positive values are left out (noted)
   std::optional<double> min, max;  // forced range; otherwise from the data (linear y from 0)
 };
+// The tick suffix for a swept key and its values: " threads" for thread,
+// carrier and loop counts, " clients", "/s" for rates; empty otherwise.
+std::string axis_suffix(std::string_view key, const std::vector<std::string>& values);
 
 struct LineChart {
   std::string title;
@@ -104,6 +134,12 @@ struct LineChart {
   // At most this many points per series after reduction (~2000 keeps a
   // 640-px chart exact: four samples per horizontal pixel bucket).
   std::size_t max_points = 2000;
+  std::optional<double> target;  // a horizontal target line (y units)
+  std::string target_label;      // its label, e.g. "target 100 ms"
+  // The y axis turns log when all its values are > 0 and span more than
+  // kAutoLogSpan (y.log = true forces log; both false force linear).
+  bool auto_log = false;
+  std::string x_suffix, y_suffix;  // appended to every tick label: "/s", " threads"
 };
 Rendered render_line_chart(const LineChart& c);
 
