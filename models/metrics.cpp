@@ -18,6 +18,7 @@ std::string_view unit_of(Metric m) {
     case Metric::makespan: case Metric::first_completion: case Metric::latency_mean:
     case Metric::latency_p50: case Metric::latency_p90: case Metric::latency_p99:
     case Metric::latency_max: case Metric::queue_wait_mean: case Metric::throttled_time:
+    case Metric::submit_lag_mean: case Metric::submit_lag_p99:
       return "s";
     case Metric::throughput: return "/s";
     case Metric::memory_peak: return "B";
@@ -37,7 +38,7 @@ std::vector<double> sorted_latencies(const RunResult& r) {
   std::vector<double> lat;
   lat.reserve(r.records.size());
   for (const auto& t : r.records)
-    if (t.outcome == TaskOutcome::completed) lat.push_back(to_seconds(t.end - t.submit));
+    if (t.outcome == TaskOutcome::completed) lat.push_back(to_seconds(t.end - t.intended));
   std::sort(lat.begin(), lat.end());
   return lat;
 }
@@ -45,16 +46,24 @@ std::vector<double> sorted_latencies(const RunResult& r) {
 Metrics compute_metrics(const RunResult& r) {
   Metrics m;
   std::int64_t completed = 0, rejected = 0;
-  Duration last{0}, first = Duration::max();
+  Duration last{0}, first = Duration::max(), first_intended = Duration::max();
   long double wait_sum = 0;
+  std::vector<double> lag;  // submit - intended of every task handed over
+  lag.reserve(r.records.size());
   for (const auto& t : r.records) {
+    if (t.outcome == TaskOutcome::not_run) continue;
+    lag.push_back(to_seconds(t.submit - t.intended));
+    first_intended = std::min(first_intended, t.intended);
     if (t.outcome == TaskOutcome::rejected) ++rejected;
     if (t.outcome != TaskOutcome::completed) continue;
     ++completed;
     last = std::max(last, t.end);
     first = std::min(first, t.end);
-    wait_sum += static_cast<long double>((t.start - t.submit).count());
+    wait_sum += static_cast<long double>((t.start - t.intended).count());
   }
+  std::sort(lag.begin(), lag.end());
+  long double lag_sum = 0;
+  for (double x : lag) lag_sum += x;
   const auto lat = sorted_latencies(r);
   long double lat_sum = 0;
   for (double x : lat) lat_sum += x;
@@ -62,7 +71,7 @@ Metrics compute_metrics(const RunResult& r) {
   const double makespan = to_seconds(last);
   m[Metric::makespan] = makespan;
   m[Metric::throughput] = makespan > 0 ? static_cast<double>(completed) / makespan : 0;
-  m[Metric::first_completion] = completed ? to_seconds(first) : 0;
+  m[Metric::first_completion] = completed ? to_seconds(first - first_intended) : 0;
   m[Metric::latency_mean] = completed ? static_cast<double>(lat_sum / completed) : 0;
   m[Metric::latency_p50] = nearest_rank(lat, 0.50);
   m[Metric::latency_p90] = nearest_rank(lat, 0.90);
@@ -79,6 +88,8 @@ Metrics compute_metrics(const RunResult& r) {
   m[Metric::throttled_time] = to_seconds(r.counters.throttled_time);
   m[Metric::completed] = static_cast<double>(completed);
   m[Metric::rejected] = static_cast<double>(rejected);
+  m[Metric::submit_lag_mean] = lag.empty() ? 0 : static_cast<double>(lag_sum / lag.size());
+  m[Metric::submit_lag_p99] = nearest_rank(lag, 0.99);
   return m;
 }
 

@@ -5,10 +5,16 @@
 // units (seconds, bytes, counts, per second). Definitions:
 //   makespan          last completion (origin 0)
 //   throughput        completed / makespan
-//   first_completion  earliest completion
-//   latency_*         end - submit of completed tasks; p50/p90/p99 by the
-//                     nearest-rank method; max
-//   queue_wait_mean   mean of start - submit of completed tasks
+//   first_completion  earliest completion, from the earliest intended arrival
+//   latency_*         end - intended arrival of completed tasks (the
+//                     generated arrival, the end of a client's think time, a
+//                     graph node's release: TaskRecord::intended), so a late
+//                     submitter cannot hide queueing (coordinated omission);
+//                     p50/p90/p99 by the nearest-rank method; max
+//   queue_wait_mean   mean of start - intended arrival of completed tasks
+//   submit_lag_*      submit - intended arrival of every task handed over
+//                     (completed or rejected): the submitter's own delay;
+//                     mean and p99
 //   cpu_utilization   cpu_time / (makespan * cpus_available)
 //   counters          copied from RunCounters
 //   completed/rejected  counts of records by outcome
@@ -30,6 +36,7 @@ enum class Metric : std::size_t {
   makespan, throughput, first_completion, latency_mean, latency_p50, latency_p90, latency_p99,
   latency_max, queue_wait_mean, switches_voluntary, switches_involuntary, threads_peak,
   memory_peak, cpu_utilization, throttled_periods, throttled_time, completed, rejected,
+  submit_lag_mean, submit_lag_p99,
   count_
 };
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::count_);
@@ -38,7 +45,7 @@ inline constexpr std::array<std::string_view, kMetricCount> kMetricNames = {
     "latency_p50",     "latency_p90",        "latency_p99",          "latency_max",
     "queue_wait_mean", "switches_voluntary", "switches_involuntary", "threads_peak",
     "memory_peak",     "cpu_utilization",    "throttled_periods",    "throttled_time",
-    "completed",       "rejected"};
+    "completed",       "rejected",           "submit_lag_mean",      "submit_lag_p99"};
 std::string_view to_string(Metric m);
 std::optional<Metric> metric_from(std::string_view name);
 // "s", "/s", "B", "" (counts), "%"-like fraction: used by tables.

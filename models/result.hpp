@@ -26,7 +26,12 @@ enum class TaskOutcome : std::uint8_t {
 };
 
 struct TaskRecord {
-  Duration submit{};   // handed to the runtime
+  // When the task was meant to arrive: its generated arrival (open
+  // workloads), the end of its client's think time (closed), its release
+  // (graph nodes; roots at 0). Latency is measured from here, so a late
+  // submitter cannot hide the queueing it causes (coordinated omission).
+  Duration intended{};
+  Duration submit{};   // handed to the runtime (intended + the submitter's own lag)
   Duration start{};    // first instruction of its first phase
   Duration end{};      // its last phase finished
   Duration cpu{};      // CPU time it consumed (0 where not measured)

@@ -209,8 +209,9 @@ class RunContext {
   // ---- runner side (not for backends) -------------------------------------
   void attach(Backend* backend);
   void set_origin_now();
-  // Records the submit time and hands the task to the backend.
-  void submit_now(std::uint32_t task);
+  // Records the submit time (and `intended`, the task's intended arrival)
+  // and hands the task to the backend.
+  void submit_now(std::uint32_t task, Duration intended);
   // Closed clients with a think time: the submitter hands it over at `due`.
   void schedule_submit(std::uint32_t task, Duration due);
   // Drives the arrivals until every task is finalized (real/submitter.cpp).

@@ -323,7 +323,8 @@ void RunContext::span(SpanKind kind, Duration begin, Duration end, std::uint32_t
 // ---- completion ------------------------------------------------------------------
 void RunContext::attach(Backend* backend) { backend_ = backend; }
 
-void RunContext::submit_now(std::uint32_t task) {
+void RunContext::submit_now(std::uint32_t task, Duration intended) {
+  records_[task].intended = intended;
   records_[task].submit = now();
   backend_->submit(task);
 }
@@ -367,7 +368,8 @@ void RunContext::release_successors(std::uint32_t task, bool completed) {
     not_run_.fetch_add(not_run.size(), std::memory_order_relaxed);
     count_finalized(not_run.size());
   }
-  for (std::uint32_t s : ready) submit_now(s);
+  const Duration released = now();
+  for (std::uint32_t s : ready) submit_now(s, released);
 }
 
 void RunContext::on_client_task_done(std::uint32_t task) {
@@ -375,7 +377,7 @@ void RunContext::on_client_task_done(std::uint32_t task) {
   const ClientStep step = closed_client_next(workload_, task, done_at);
   if (step.next) {
     if (step.due == done_at) {
-      submit_now(*step.next);
+      submit_now(*step.next, done_at);
     } else {
       schedule_submit(*step.next, step.due);
     }

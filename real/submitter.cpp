@@ -38,18 +38,18 @@ void RunContext::drive_arrivals() {
   const auto n = static_cast<std::uint32_t>(w.tasks.size());
   if (w.graph) {
     for (std::uint32_t i = 0; i < n; ++i)
-      if (w.tasks[i].pred_count == 0) submit_now(i);
+      if (w.tasks[i].pred_count == 0) submit_now(i, Duration{0});
   } else {
     switch (w.arrival) {
       case ArrivalKind::batch:
-        for (std::uint32_t i = 0; i < n; ++i) submit_now(i);
+        for (std::uint32_t i = 0; i < n; ++i) submit_now(i, w.tasks[i].arrival);
         break;
       case ArrivalKind::poisson:
       case ArrivalKind::periodic:
         for (std::uint32_t i = 0; i < n; ++i) {
           const Duration at = w.tasks[i].arrival;
           if (now() < at) sleep_until_monotonic(origin_ + at);
-          submit_now(i);
+          submit_now(i, at);
         }
         break;
       case ArrivalKind::closed:
@@ -63,7 +63,7 @@ void RunContext::drive_arrivals() {
             continue;
           }
           if (first.due.count() == 0) {
-            submit_now(*first.next);
+            submit_now(*first.next, first.due);
           } else {
             schedule_submit(*first.next, first.due);
           }
@@ -90,7 +90,7 @@ void RunContext::drive_arrivals() {
       std::pop_heap(due_.begin(), due_.end(), std::greater<>{});
       due_.pop_back();
       lk.unlock();
-      submit_now(next.task);
+      submit_now(next.task, next.at);
       lk.lock();
       continue;
     }

@@ -47,7 +47,8 @@ void Driver::check_done() {
   if (finished()) k_.engine().stop();
 }
 
-Co Driver::submit(std::uint32_t task) {
+Co Driver::submit(std::uint32_t task, Duration intended) {
+  records_[task].intended = intended;
   records_[task].submit = k_.now();
   in_system_step(+1);
   co_await rt_->submit(task);
@@ -57,7 +58,7 @@ Co Driver::submitter() {
   const auto& tasks = workload_.tasks;
   if (workload_.graph) {
     for (std::uint32_t i = 0; i < tasks.size(); ++i)
-      if (tasks[i].pred_count == 0) co_await submit(i);
+      if (tasks[i].pred_count == 0) co_await submit(i, Duration{0});
   } else if (workload_.arrival == ArrivalKind::closed) {
     for (std::uint32_t c = 0; c < workload_.clients; ++c) {
       const ClientStep first = closed_client_first(workload_, c);
@@ -85,12 +86,12 @@ Co Driver::submitter() {
         continue;
       }
       agenda_.pop();
-      co_await submit(next.task);
+      co_await submit(next.task, Duration{next.t});
     }
   } else {
     for (std::uint32_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].arrival > k_.now()) co_await k_.sleep_until(tasks[i].arrival);
-      co_await submit(i);
+      co_await submit(i, tasks[i].arrival);
     }
   }
   check_done();
@@ -142,7 +143,7 @@ Co Driver::completed(std::uint32_t task) {
         case Release::wait:
           break;
         case Release::submit:
-          co_await submit(s);
+          co_await submit(s, k_.now());  // released now, by this completion
           break;
         case Release::not_run:
           release_not_run(s);
@@ -151,7 +152,7 @@ Co Driver::completed(std::uint32_t task) {
     }
   }
   if (workload_.arrival == ArrivalKind::closed && !workload_.graph) {
-    if (const auto next = client_next(task, true)) co_await submit(*next);
+    if (const auto next = client_next(task, true)) co_await submit(*next, k_.now());
   }
   check_done();
 }

@@ -84,7 +84,8 @@ class Driver {
   };
 
   Co submitter();
-  Co submit(std::uint32_t task);
+  // Hands `task` to the runtime now; `intended` is its intended arrival.
+  Co submit(std::uint32_t task, Duration intended);
   Co completed(std::uint32_t task);
   // Graph: `task`'s successors that can never run (a predecessor was
   // rejected) become final as not_run.

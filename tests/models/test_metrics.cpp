@@ -10,6 +10,7 @@ namespace {
 TaskRecord rec(Duration submit, Duration start, Duration end,
                TaskOutcome o = TaskOutcome::completed) {
   TaskRecord r;
+  r.intended = submit;  // handed over on time: no submit lag
   r.submit = submit;
   r.start = start;
   r.end = end;
