@@ -69,5 +69,6 @@ void register_compare(CLI::App& app, std::function<int()>& action);
 void register_calibrate(CLI::App& app, std::function<int()>& action);
 void register_size(CLI::App& app, std::function<int()>& action);
 void register_sweep(CLI::App& app, std::function<int()>& action);
+void register_merge(CLI::App& app, std::function<int()>& action);
 
 }  // namespace poolsim::app

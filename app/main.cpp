@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   register_calibrate(app, action);
   register_size(app, action);
   register_sweep(app, action);
+  register_merge(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
