@@ -107,7 +107,10 @@ Range parse_range(const std::string& text, std::size_t dots) {
     throw std::invalid_argument("the range end " + rest + " is below its start " + start_text);
   r.a = *a;
   r.b = *b;
-  r.integer = a->integer && b->integer;
+  // Integer output only where every value is an exact integer of a double
+  // (below 2^53), so rounding to long long cannot overflow.
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  r.integer = a->integer && b->integer && b->value < kExactIntegers;
   if (!r.op) return r;
   const auto s = split_number(step_text);
   if (!s)
