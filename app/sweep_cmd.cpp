@@ -8,6 +8,7 @@
 // flags before anything runs, and reports (app/sweep_report.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <streambuf>
@@ -69,8 +70,9 @@ int run_sweep_cmd(const SweepFlags& f) {
   std::optional<validate::Shard> shard;
   if (!f.shard.empty()) shard = validate::parse_shard(f.shard);
   // The cap is per process: the shards, and the MPI ranks that run points.
-  const std::size_t processes =
-      (shard ? shard->n : 1) * (distributed ? static_cast<std::size_t>(session->size() - 1) : 1);
+  // (N is clamped: beyond kMaxDistributedPoints it cannot raise the cap further.)
+  const std::size_t processes = std::min(shard ? shard->n : 1, validate::kMaxDistributedPoints) *
+                                (distributed ? static_cast<std::size_t>(session->size() - 1) : 1);
   const std::size_t cap = validate::grid_cap(processes);
 
   // Everything that can be wrong with the command line fails before any run.

@@ -214,3 +214,12 @@ TEST_CASE("sweep.hostile: --vary errors are short, plain and name --vary and the
   CHECK_THAT(r.out, Catch::Contains("sweep point workload.arrival={kind: closed, clients: 1000"));
   CHECK_THAT(r.out, Catch::Contains("50000000 tasks"));
 }
+
+TEST_CASE("sweep.shard: merge has --help and needs at least one part", "[sweep][dist]") {
+  auto r = run("merge --help");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("--csv"));
+  r = run("merge");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("PART is required"));
+}
