@@ -63,9 +63,11 @@ int run_sweep_cmd(const SweepFlags& f) {
   if (mpi::launched()) session = std::make_unique<mpi::Session>();
   const bool distributed = session && session->size() > 1;
   if (distributed && session->rank() != 0) {
-    static NullBuffer null;
-    std::cout.rdbuf(&null);
-    std::cerr.rdbuf(&null);
+    // Never destroyed: std::cout and std::cerr are flushed after static
+    // destructors run, so their buffer must outlive them.
+    static auto* const null = new NullBuffer;
+    std::cout.rdbuf(null);
+    std::cerr.rdbuf(null);
   }
   std::optional<validate::Shard> shard;
   if (!f.shard.empty()) shard = validate::parse_shard(f.shard);
