@@ -74,5 +74,6 @@ void register_capacity(CLI::App& app, std::function<int()>& action);
 void register_metrics(CLI::App& app, std::function<int()>& action);
 // The metric names for the top command's --help (metrics_cmd.cpp).
 std::string metric_names_footer();
+void register_merge(CLI::App& app, std::function<int()>& action);
 
 }  // namespace poolsim::app

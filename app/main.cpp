@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   register_capacity(app, action);
   register_metrics(app, action);
   app.footer(metric_names_footer());
+  register_merge(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

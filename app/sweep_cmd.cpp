@@ -2,20 +2,24 @@
 // grid (simulated in parallel; --measure adds real runs one at a time),
 // print a table, write CSV / JSON / a chart, and optionally fit the
 // Universal Scalability Law to throughput against a varied key. The grid,
-// the runs and the outputs live in validate/sweep.hpp; this file parses
-// flags, checks the outputs' paths before anything runs, and reports.
+// the runs and the outputs live in validate/sweep*.hpp; this file parses
+// flags, picks the way the grid is run (one process, one shard of N with
+// --shard K/N, or the ranks of an MPI job: app/mpi_sweep.hpp), checks the
+// flags before anything runs, and reports (app/sweep_report.hpp).
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
+#include <memory>
+#include <streambuf>
 
 #include "app/common.hpp"
-#include "models/units.hpp"
+#include "app/mpi_sweep.hpp"
+#include "app/sweep_report.hpp"
 #include "validate/output.hpp"
 #include "validate/progress.hpp"
 #include "validate/sweep.hpp"
-#include "validate/table.hpp"
+#include "validate/sweep_part.hpp"
 
 namespace poolsim::app {
 namespace {
@@ -29,53 +33,63 @@ struct SweepFlags {
   bool usl = false;
   std::string usl_key;
   int jobs = 0;
+  std::string shard;
 };
 
-// The table's metric columns: the ones people sweep for.
-const Metric kColumns[] = {Metric::throughput,     Metric::makespan,        Metric::latency_mean,
-                           Metric::latency_p99,    Metric::cpu_utilization, Metric::threads_peak,
-                           Metric::throttled_time, Metric::rejected};
-
-void write_file(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Usage(fmt::format("cannot write the {} '{}'", what, path));
-  out << text;
-  if (!out) throw Usage(fmt::format("cannot write the {} '{}'", what, path));
+// What identifies a sweep across its shards: merge refuses parts whose
+// identity differs (sweep_part.hpp).
+nlohmann::ordered_json sweep_identity(const SweepFlags& f, const SweepOutputs& out) {
+  nlohmann::ordered_json id;
+  id["file"] = f.file;
+  id["scenario_fnv1a"] = validate::fnv1a_hex(read_text(f.file));
+  id["set"] = f.common.sets;
+  id["seed"] = f.common.seed ? nlohmann::ordered_json(*f.common.seed) : nullptr;
+  id["machine"] = f.common.machine;
+  id["vary"] = f.vary;
+  id["measure"] = f.measure;
+  id["plot_metrics"] = out.plot_metrics;
+  id["usl_key"] = out.usl_key;
+  return id;
 }
 
+// A stream buffer that drops everything: ranks other than 0 of an MPI job
+// stay silent (rank 0 reports for all of them).
+struct NullBuffer : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+
 int run_sweep_cmd(const SweepFlags& f) {
+  std::unique_ptr<mpi::Session> session;
+  if (mpi::launched()) session = std::make_unique<mpi::Session>();
+  const bool distributed = session && session->size() > 1;
+  if (distributed && session->rank() != 0) {
+    // Never destroyed: std::cout and std::cerr are flushed after static
+    // destructors run, so their buffer must outlive them.
+    static auto* const null = new NullBuffer;
+    std::cout.rdbuf(null);
+    std::cerr.rdbuf(null);
+  }
+  std::optional<validate::Shard> shard;
+  if (!f.shard.empty()) shard = validate::parse_shard(f.shard);
+  // The cap is per process: the shards, and the MPI ranks that run points.
+  // (N is clamped: beyond kMaxDistributedPoints it cannot raise the cap further.)
+  const std::size_t processes = std::min(shard ? shard->n : 1, validate::kMaxDistributedPoints) *
+                                (distributed ? static_cast<std::size_t>(session->size() - 1) : 1);
+  const std::size_t cap = validate::grid_cap(processes);
+
   // Everything that can be wrong with the command line fails before any run.
   std::vector<validate::VaryAxis> axes;
-  for (const auto& v : f.vary) axes.push_back(validate::parse_vary(v));
-  (void)validate::expand_grid(axes);
-  std::vector<Metric> plot_metrics;
-  for (const auto& name : f.plot_metrics) {
-    const auto m = metric_from(name);
-    if (!m)
-      throw Usage("--plot-metric: unknown metric '" + name +
-                  "' (see the metric names in poolsim --help)");
-    plot_metrics.push_back(*m);
-  }
-  const std::string ext = std::filesystem::path(f.plot).extension().string();
-  if (!f.plot.empty() && ext != ".svg" && ext != ".html")
-    throw Usage("--plot: the file must end in .svg or .html, got '" + f.plot + "'");
-  std::string usl_key = f.usl_key;
-  if (f.usl && usl_key.empty()) usl_key = axes.front().key;
-  if (!usl_key.empty() && std::none_of(axes.begin(), axes.end(), [&](const validate::VaryAxis& a) {
-        return a.key == usl_key;
-      }))
-    throw Usage("--usl-key " + usl_key + ": not a varied key");
-  if (!usl_key.empty())
-    for (const auto& a : axes)
-      if (a.key == usl_key)
-        for (const auto& v : a.values)
-          if (const auto n = validate::numeric_value(v); !n || *n < 1)
-            throw Usage("--usl: the values of " + usl_key +
-                        " are the concurrency, numbers >= 1; got '" + v + "'");
+  for (const auto& v : f.vary) axes.push_back(validate::parse_vary(v, cap));
+  (void)validate::grid_size(axes, cap);
+  SweepOutputs out{f.csv, f.plot, f.common.json, f.plot_metrics, f.usl_key, f.common.quiet};
+  if (f.usl && out.usl_key.empty()) out.usl_key = axes.front().key;
+  (void)check_sweep_outputs(out, axes);
+  if (shard && (f.common.json.empty() || f.common.json == "-"))
+    throw Usage("--shard " + f.shard +
+                ": write the part to a file with --json PATH (poolsim merge PATH... joins them)");
+  if (shard && (!f.csv.empty() || !f.plot.empty()))
+    throw Usage("--shard " + f.shard +
+                ": --csv and --plot belong to poolsim merge, which writes them for the whole grid");
 
   validate::PhasedProgress progress("sweep", std::cerr,
                                     validate::Progress::style_for_stderr(f.common.quiet));
@@ -85,83 +99,30 @@ int run_sweep_cmd(const SweepFlags& f) {
   so.axes = axes;
   so.measure = f.measure;
   so.jobs = f.jobs;
+  so.shard = shard;
+  so.max_points = cap;
   so.real = real_options(f.common, false);
   // The per-point bar replaces the runner's per-repetition lines.
   so.real.progress = nullptr;
   so.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
   so.on_point = [&](const std::string& label) { progress.step(label); };
-  const validate::SweepResult r = validate::run_sweep(so);
+  so.on_note = [&](const std::string& note) { log_line(f.common, "poolsim: note: " + note); };
+  const validate::SweepResult r =
+      distributed ? mpi::run_distributed(so, *session) : validate::run_sweep(so);
   progress.finish();
+  if (distributed && session->rank() != 0) return kExitOk;
 
-  nlohmann::ordered_json usl;
-  std::vector<validate::UslSeriesFit> fits;
-  if (!usl_key.empty()) {
-    fits = validate::sweep_usl(r, usl_key);
-    usl = validate::usl_json(fits);
-    if (const auto caveat = validate::usl_caveat(r); !caveat.empty())
-      log_line(f.common, "poolsim: note: " + caveat);
+  if (!shard) {
+    report_sweep(r, out);
+    return kExitOk;
   }
-
-  const bool json_stdout = f.common.json == "-" || f.csv == "-";
-  if (!json_stdout) {
-    std::vector<std::string> header;
-    std::vector<bool> right;
-    for (const auto& a : r.axes) {
-      header.push_back(a.key);
-      right.push_back(true);
-    }
-    for (auto m : kColumns) {
-      header.emplace_back(to_string(m));
-      right.push_back(true);
-    }
-    if (r.measured) {
-      header.emplace_back("latency_p99 predicted");
-      right.push_back(true);
-    }
-    validate::Table table(header, right);
-    for (const auto& p : r.points) {
-      std::vector<std::string> row = p.values;
-      for (auto m : kColumns) row.push_back(validate::format_metric(m, p.value(m)));
-      if (r.measured)
-        row.push_back(
-            validate::format_metric(Metric::latency_p99, p.predicted[Metric::latency_p99]));
-      table.add_row(row);
-    }
-    std::cout << fmt::format("sweep {}: {} points, {} in {:.1f} s\n\n", r.scenario, r.points.size(),
-                             r.measured ? "simulated and measured" : "simulated", r.seconds)
-              << table.str();
-    for (const auto& fit : fits) {
-      const auto& p = fit.fit.params;
-      std::cout << fmt::format(
-          "\nUSL fit of throughput vs {}{}: lambda {:.4g}/s per thread, sigma (contention) {:.4g}, "
-          "kappa (coherency) "
-          "{:.4g}, R^2 {:.4f}",
-          usl_key, fit.series.empty() ? "" : " (" + fit.series + ")", p.lambda, p.sigma, p.kappa,
-          fit.fit.r_squared);
-      if (fit.fit.peak_concurrency)
-        std::cout << fmt::format("; peak at N* = sqrt((1 - sigma) / kappa) = {:.1f} ({:.4g}/s)",
-                                 *fit.fit.peak_concurrency, fit.fit.peak_throughput.value_or(0));
-      else
-        std::cout << "; no peak (kappa = 0 or sigma >= 1): throughput levels off";
-      std::cout << '\n';
-    }
-  }
-  if (!f.csv.empty()) write_file(f.csv, validate::sweep_csv(r), "CSV");
-  if (!f.plot.empty()) {
-    write_file(f.plot,
-               ext == ".svg" ? validate::sweep_svg(r, plot_metrics)
-                             : validate::sweep_html(r, plot_metrics, usl),
-               "plot");
-    log_line(f.common, "poolsim: wrote " + f.plot);
-  }
-  if (!f.common.json.empty()) {
-    auto j = validate::sweep_json(r);
-    if (!usl.is_null()) {
-      j["usl"]["key"] = usl_key;
-      j["usl"]["fits"] = usl;
-    }
-    validate::write_json(f.common.json, j);
-  }
+  SweepOutputs table_only = out;
+  table_only.json.clear();
+  table_only.usl_key.clear();
+  report_sweep(r, table_only);
+  validate::write_json(f.common.json, validate::part_json(r, *shard, sweep_identity(f, out)));
+  log_line(f.common, fmt::format("poolsim: wrote shard {}/{} ({} of {} points) to {}", shard->k,
+                                 shard->n, r.points.size(), r.grid_points, f.common.json));
   return kExitOk;
 }
 }  // namespace
@@ -194,8 +155,15 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--usl-key", f->usl_key,
                   "Fit the USL against this varied key instead (implies --usl)")
       ->type_name("KEY");
-  cmd->add_option("--jobs,-j", f->jobs, "Simulations in parallel (default: this machine's CPUs)")
+  cmd->add_option("--jobs,-j", f->jobs,
+                  "Simulations in parallel (default: the CPUs this process may use: its affinity "
+                  "mask and cgroup CPU quota)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option(
+         "--shard", f->shard,
+         "Run only part K of N of the grid (points i with i mod N = K-1) and write it with "
+         "--json PATH; join the parts with poolsim merge")
+      ->type_name("K/N");
   add_common_flags(cmd, f->common);
   cmd->callback([f, &action] { action = [f] { return run_sweep_cmd(*f); }; });
 }

@@ -107,6 +107,15 @@ std::optional<std::string> did_you_mean(const std::string& word,
 
 fs::path default_config_dir() {
   if (const char* e = std::getenv("POOLSIM_CONFIG_DIR"); e && *e) return e;
+  // An installed poolsim (PREFIX/bin/poolsim, `cmake --install`, the .deb)
+  // finds its bundled configs at PREFIX/share/poolsim/configs, wherever the
+  // prefix was moved; a build tree has no such directory beside it.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "poolsim" / "configs";
+    if (fs::is_directory(installed / "machines", ec)) return installed;
+  }
   return POOLSIM_BUILD_CONFIG_DIR;
 }
 

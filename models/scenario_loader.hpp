@@ -38,7 +38,7 @@ struct LoadOptions {
   std::optional<std::string> machine;       // --machine NAME|PATH replaces `machine:`
   std::optional<std::uint64_t> seed;        // --seed N replaces `seed:`
   // Directory holding machines/ (profiles) and bundled scenarios. Defaults to
-  // $POOLSIM_CONFIG_DIR, else the build-time configs/ directory.
+  // default_config_dir().
   std::filesystem::path config_dir;
   // Where the `host` profile lives (default: host_profile_path()).
   std::filesystem::path host_profile;
@@ -47,6 +47,8 @@ struct LoadOptions {
   std::function<void(const std::filesystem::path&)> create_host_profile;
 };
 
+// $POOLSIM_CONFIG_DIR, else PREFIX/share/poolsim/configs when this program
+// runs as PREFIX/bin/... of an installed poolsim, else the build-time configs/.
 std::filesystem::path default_config_dir();
 // $POOLSIM_HOST_PROFILE, else $XDG_CONFIG_HOME/poolsim/host.yaml, else
 // ~/.config/poolsim/host.yaml.

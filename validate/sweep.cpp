@@ -1,659 +1,220 @@
-// sweep.cpp: grid expansion, the parallel simulated / sequential measured
-// runs, and the CSV, JSON, chart and USL outputs (see sweep.hpp).
+// sweep.cpp: loading the grid points, the parallel simulated and the
+// sequential measured runs (see sweep.hpp).
 #include "validate/sweep.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <exception>
-#include <map>
-#include <set>
-#include <sstream>
 #include <stdexcept>
-#include <thread>
 
-#include "models/units.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
-#include "validate/output.hpp"
+#include "validate/usable_cpus.hpp"
+#include "validate/worker_pool.hpp"
 
 namespace poolsim::validate {
 
 namespace {
 
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-// A number followed by an optional unit suffix: "64", "1.5ms", "500/s".
-struct NumberWithSuffix {
-  double value = 0;
-  bool integer = true;  // written without '.'
-  std::string suffix;
-};
-
-std::optional<NumberWithSuffix> split_number(const std::string& text) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-    ++i;
-  if (i == 0) return std::nullopt;
-  NumberWithSuffix n;
-  const std::string digits = text.substr(0, i);
-  const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n.value);
-  if (ec != std::errc() || p != digits.data() + digits.size()) return std::nullopt;
-  n.integer = digits.find('.') == std::string::npos;
-  n.suffix = text.substr(i);
-  return n;
-}
-
-// Shortest text that reads back as v (no "1.0000000000000002").
-std::string format_number(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::string s = fmt::format("{:.{}g}", v, digits);
-    if (std::stod(s) == v || digits >= 12) return s;
-  }
-  return fmt::format("{}", v);
-}
-
-// Splits at commas outside {} and [] (a value may be a YAML flow map or list).
-std::vector<std::string> split_top_level(const std::string& text) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string cur;
-  for (char c : text) {
-    if (c == '{' || c == '[') ++depth;
-    if (c == '}' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
+// Every key path of a YAML tree: "workload.arrival.rate", "workload.task[0].cpu".
+void key_paths(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string p = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
+      out.push_back(p);
+      key_paths(it->second, p, out);
     }
+  } else if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i)
+      key_paths(n[i], prefix + "[" + std::to_string(i) + "]", out);
   }
-  out.push_back(trim(cur));
-  return out;
 }
 
-std::vector<std::string> expand_range(const std::string& text, std::size_t dots) {
-  const std::string start_text = trim(text.substr(0, dots));
-  std::string rest = trim(text.substr(dots + 2));
-  char op = 0;
-  std::string step_text;
-  const auto op_at = rest.find_last_of("*+");
-  if (op_at != std::string::npos) {
-    op = rest[op_at];
-    step_text = trim(rest.substr(op_at + 1));
-    rest = trim(rest.substr(0, op_at));
-  }
-  const auto a = split_number(start_text);
-  const auto b = split_number(rest);
-  if (!a || !b)
-    throw std::invalid_argument(
-        "a range is START..END, START..END+STEP or START..END*FACTOR with numbers "
-        "(optionally with one unit: 1ms..8ms*2), got '" +
-        text + "'");
-  if (a->suffix != b->suffix)
-    throw std::invalid_argument("both ends of the range '" + text + "' need the same unit ('" +
-                                a->suffix + "' vs '" + b->suffix + "')");
-  if (b->value < a->value)
-    throw std::invalid_argument("the range end " + rest + " is below its start " + start_text);
-  const std::string& unit = a->suffix;
-  bool integer = a->integer && b->integer;
-  double step = 1;
-  if (op) {
-    const auto s = split_number(step_text);
-    if (!s)
-      throw std::invalid_argument("expected a number after '" + std::string(1, op) + "' in '" +
-                                  text + "'");
-    if (op == '*' && !s->suffix.empty())
-      throw std::invalid_argument("the factor of a geometric range is a plain number, got '" +
-                                  step_text + "'");
-    if (op == '+' && !s->suffix.empty() && s->suffix != unit)
-      throw std::invalid_argument("the step '" + step_text + "' needs the range's unit '" + unit +
-                                  "'");
-    step = s->value;
-    if (op == '+') {
-      if (!(step > 0))
-        throw std::invalid_argument("the step of the range '" + text + "' must be greater than 0");
-      integer = integer && s->integer;
-    } else if (!(step > 1)) {
-      throw std::invalid_argument("the factor of the geometric range '" + text +
-                                  "' must be greater than 1");
-    }
-  }
-  if (op == '*' && !(a->value > 0))
-    throw std::invalid_argument("a geometric range must start above 0, got '" + text + "'");
-  // Values up to the end, with a relative slack of 1e-9 so 0.1..0.3+0.1 keeps 0.3.
-  const double end = b->value * (1 + 1e-9) + 1e-12;
-  std::vector<std::string> out;
-  std::set<long long> seen_int;
-  for (long long i = 0;; ++i) {
-    const double v = op == '*' ? a->value * std::pow(step, static_cast<double>(i))
-                               : a->value + static_cast<double>(i) * step;
-    if (v > end) break;
-    if (integer) {
-      // Integer ranges give integers; a geometric factor like 1.5 rounds to the
-      // nearest one, and repeats (1, 1.5 -> 2, 2.25 -> 2) are dropped.
-      const long long n = std::llround(v);
-      if (!seen_int.insert(n).second) continue;
-      out.push_back(std::to_string(n) + unit);
-    } else {
-      out.push_back(format_number(v) + unit);
-    }
-    if (out.size() > kMaxGridPoints)
-      throw std::invalid_argument("the range '" + text + "' has more than " +
-                                  std::to_string(kMaxGridPoints) + " values");
-  }
-  return out;
-}
-
-std::string join_sets_label(const std::vector<VaryAxis>& axes,
-                            const std::vector<std::string>& values, std::size_t skip) {
-  std::string out;
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    if (i == skip) continue;
-    if (!out.empty()) out += ' ';
-    out += axes[i].key + "=" + values[i];
-  }
-  return out;
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + '"';
-}
-
-std::string csv_number(double v) { return fmt::format("{:.9g}", v); }
-
-svg::Unit chart_unit_of(Metric m) {
-  const auto u = unit_of(m);
-  if (u == "s") return svg::Unit::seconds;
-  if (u == "B") return svg::Unit::bytes;
-  if (u == "fraction") return svg::Unit::fraction;
-  if (u.empty()) return svg::Unit::count;
-  return svg::Unit::plain;
-}
-
-nlohmann::ordered_json value_json(const std::string& text) {
-  double v = 0;
-  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc() && p == text.data() + text.size()) return v;
-  return text;
-}
-
-}  // namespace
-
-// ---- grid ------------------------------------------------------------------
-
-std::vector<std::string> expand_values(const std::string& text) {
-  const std::string t = trim(text);
-  if (t.empty()) throw std::invalid_argument("no values given");
-  // A range unless it is a flow map or list (whose text may hold "..").
-  const auto dots = t.find("..");
-  if (dots != std::string::npos && t.front() != '{' && t.front() != '[' &&
-      t.find(',') == std::string::npos)
-    return expand_range(t, dots);
-  std::vector<std::string> values = split_top_level(t);
-  for (const auto& v : values)
-    if (v.empty()) throw std::invalid_argument("empty value in the list '" + t + "'");
-  if (values.size() > kMaxGridPoints)
-    throw std::invalid_argument("more than " + std::to_string(kMaxGridPoints) + " values");
-  return values;
-}
-
-VaryAxis parse_vary(const std::string& spec) {
-  const auto eq = spec.find('=');
-  if (eq == std::string::npos)
-    throw std::invalid_argument("--vary " + spec +
-                                ": expected KEY=VALUES, e.g. backend.threads=1,2,4,8 or 1..64*2");
-  VaryAxis axis;
-  axis.key = trim(spec.substr(0, eq));
-  if (axis.key.empty())
-    throw std::invalid_argument("--vary " + spec + ": the key before '=' is empty");
+// The scenario's key paths that could be what `key` meant: those ending in
+// ".key" (the user gave the last part only), else the closest by spelling.
+std::vector<std::string> suggest_key_paths(const SweepOptions& opt, const std::string& key) {
+  std::vector<std::string> paths;
   try {
-    axis.values = expand_values(spec.substr(eq + 1));
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("--vary " + spec + ": " + e.what());
+    key_paths(opt.text.empty() ? YAML::LoadFile(opt.file) : YAML::Load(opt.text), "", paths);
+  } catch (const YAML::Exception&) {
+    return {};
   }
-  return axis;
+  std::vector<std::string> out;
+  const std::string last = key.substr(key.find_last_of('.') + 1);
+  for (const auto& p : paths)
+    if (p.size() > last.size() && p.compare(p.size() - last.size(), last.size(), last) == 0 &&
+        (p[p.size() - last.size() - 1] == '.'))
+      out.push_back(p);
+  if (out.empty())
+    if (auto s = did_you_mean(key, paths)) out.push_back(*s);
+  return out;
 }
 
-std::vector<std::vector<std::string>> expand_grid(const std::vector<VaryAxis>& axes) {
-  std::set<std::string> keys;
-  std::size_t total = 1;
-  for (const auto& a : axes) {
-    if (!keys.insert(a.key).second)
-      throw std::invalid_argument("--vary " + a.key + " is given twice");
-    if (a.values.empty()) throw std::invalid_argument("--vary " + a.key + " has no values");
-    total *= a.values.size();
-    if (total > kMaxGridPoints)
-      throw std::invalid_argument("the grid has more than " + std::to_string(kMaxGridPoints) +
-                                  " points; narrow a --vary");
-  }
-  std::vector<std::vector<std::string>> grid;
-  if (axes.empty()) return {{}};
-  grid.reserve(total);
-  std::vector<std::size_t> idx(axes.size(), 0);
-  for (std::size_t n = 0; n < total; ++n) {
-    std::vector<std::string> point;
-    point.reserve(axes.size());
-    for (std::size_t i = 0; i < axes.size(); ++i) point.push_back(axes[i].values[idx[i]]);
-    grid.push_back(std::move(point));
-    // Odometer, last axis fastest.
-    for (std::size_t i = axes.size(); i-- > 0;) {
-      if (++idx[i] < axes[i].values.size()) break;
-      idx[i] = 0;
+// A loader error in terms of the sweep: an override of a varied key is the
+// --vary flag; any other error says which point it happened at.
+[[noreturn]] void rethrow_for_point(const SweepOptions& opt, const ScenarioError& e,
+                                    const std::vector<std::string>& values) {
+  for (std::size_t i = 0; i < opt.axes.size(); ++i) {
+    const std::string set = opt.axes[i].key + "=" + values[i];
+    if (e.where() != "--set " + set) continue;
+    std::string msg = e.message();
+    if (msg.rfind("unknown key", 0) == 0) {
+      const auto paths = suggest_key_paths(opt, opt.axes[i].key);
+      if (!paths.empty()) {
+        std::string list;
+        for (const auto& p : paths) list += (list.empty() ? "'" : "', '") + p;
+        msg = fmt::format(
+            "unknown key '{}': a --vary key is the full path from the scenario's top; did you "
+            "mean {}'?",
+            e.key(), list);
+      }
     }
+    throw ScenarioError("--vary " + abbreviate(set), e.key(), msg);
   }
-  return grid;
+  throw ScenarioError(e.where(), e.key(),
+                      e.message() + " (sweep point " + point_label(opt.axes, values) + ")");
 }
 
-std::string point_label(const std::vector<VaryAxis>& axes, const std::vector<std::string>& values) {
-  return join_sets_label(axes, values, axes.size());
+std::size_t worker_count(const SweepOptions& opt, std::size_t points) {
+  const std::size_t want = opt.jobs > 0 ? static_cast<std::size_t>(opt.jobs) : usable_cpus();
+  return std::max<std::size_t>(1, std::min(points, want));
 }
 
-double SweepPoint::value(Metric m) const {
-  return measured ? (*measured)[static_cast<std::size_t>(m)].mean : predicted[m];
-}
-
-// ---- running ---------------------------------------------------------------
-
-SweepResult run_sweep(const SweepOptions& opt) {
-  const auto started = std::chrono::steady_clock::now();
-  const auto grid = expand_grid(opt.axes);
-  // Load (and so validate) every point before running any.
-  std::vector<Scenario> scenarios;
-  scenarios.reserve(grid.size());
-  for (const auto& values : grid) {
-    LoadOptions lo = opt.load;
-    for (std::size_t i = 0; i < opt.axes.size(); ++i)
-      lo.sets.push_back(opt.axes[i].key + "=" + values[i]);
-    scenarios.push_back(opt.text.empty() ? load_scenario(opt.file, lo)
-                                         : load_scenario_text(opt.text, "<sweep scenario>", lo));
-  }
-
-  SweepResult r;
-  r.axes = opt.axes;
-  r.measured = opt.measure;
-  r.source = opt.file;
-  r.points.resize(grid.size());
-  if (!scenarios.empty()) {
-    r.scenario = scenarios.front().name;
-    r.graph = scenarios.front().workload.is_graph();
-    if (scenarios.front().workload.arrival) r.arrival = scenarios.front().workload.arrival->kind;
-  }
-  for (std::size_t i = 0; i < grid.size(); ++i) {
-    r.points[i].values = grid[i];
-    r.points[i].backend = scenarios[i].backend;
-  }
-
-  // Simulation on `jobs` workers; worker k handles whatever index it draws, and
-  // writes only r.points[index] and errors[index].
-  if (opt.on_phase) opt.on_phase("simulate", grid.size());
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t jobs =
-      std::min<std::size_t>(grid.size(), opt.jobs > 0 ? static_cast<std::size_t>(opt.jobs) : hw);
-  std::vector<std::exception_ptr> errors(grid.size());
+// Simulation on worker_count() workers; a worker handles whatever point it
+// draws and writes only points[i] and errors[i]. A point that runs out of
+// memory while other workers hold theirs (each simulation and each thread's
+// malloc arena take memory; `ulimit -v` makes that tight) is not an error
+// yet: it is run again after the pool, alone, and only a failure then counts.
+void simulate_all(const SweepOptions& opt, const std::vector<Scenario>& scenarios,
+                  std::vector<SweepPoint>& points) {
+  std::vector<std::exception_ptr> errors(points.size());
+  std::vector<char> out_of_memory(points.size(), 0);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
+  auto run = [&](std::size_t i) {
+    try {
+      simulate_point(opt, scenarios[i], points[i]);
+      if (opt.on_point) opt.on_point(point_label(opt.axes, points[i].values));
+      return true;
+    } catch (const std::bad_alloc&) {
+      out_of_memory[i] = 1;
+    } catch (...) {
+      errors[i] = std::current_exception();
+      failed.store(true);
+    }
+    return false;
+  };
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= grid.size() || failed.load()) return;
-      try {
-        const Workload w = generate_workload(scenarios[i]);
-        const RunResult run = sim::simulate(scenarios[i], w);
-        r.points[i].predicted = compute_metrics(run);
-        if (opt.on_point) opt.on_point(point_label(opt.axes, grid[i]));
-      } catch (...) {
-        errors[i] = std::current_exception();
-        failed.store(true);
-      }
+      if (i >= points.size() || failed.load()) return;
+      run(i);
     }
   };
-  if (jobs <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    threads.reserve(jobs);
-    for (std::size_t k = 0; k < jobs; ++k) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+  const std::size_t workers = run_workers(worker_count(opt, points.size()), worker, opt.on_note);
+  const auto retry =
+      static_cast<std::size_t>(std::count(out_of_memory.begin(), out_of_memory.end(), char{1}));
+  if (retry > 0 && !failed.load()) {
+    if (opt.on_note)
+      opt.on_note(
+          fmt::format("{} points ran out of memory with {} workers; running them again one "
+                      "at a time",
+                      retry, workers));
+    for (std::size_t i = 0; i < points.size() && !failed.load(); ++i) {
+      if (!out_of_memory[i]) continue;
+      out_of_memory[i] = 0;
+      if (!run(i) && out_of_memory[i])
+        throw std::runtime_error("sweep point " + point_label(opt.axes, points[i].values) +
+                                 ": out of memory even when simulated alone");
+    }
   }
   // The lowest failing index wins, so the error does not depend on timing.
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
 
+}  // namespace
+
+Scenario load_point(const SweepOptions& opt, const std::vector<std::string>& values) {
+  LoadOptions lo = opt.load;
+  for (std::size_t i = 0; i < opt.axes.size(); ++i)
+    lo.sets.push_back(opt.axes[i].key + "=" + values[i]);
+  try {
+    return opt.text.empty() ? load_scenario(opt.file, lo)
+                            : load_scenario_text(opt.text, "<sweep scenario>", lo);
+  } catch (const ScenarioError& e) {
+    rethrow_for_point(opt, e, values);
+  }
+}
+
+SweepPoint make_point(const SweepOptions& opt, std::size_t index, const Scenario& s) {
+  SweepPoint p;
+  p.index = index;
+  p.values = grid_point(opt.axes, index);
+  p.backend = s.backend;
+  return p;
+}
+
+void simulate_point(const SweepOptions& opt, const Scenario& s, SweepPoint& p) {
+  try {
+    const Workload w = generate_workload(s);
+    p.predicted = compute_metrics(sim::simulate(s, w));
+  } catch (const std::invalid_argument& e) {
+    // Generation refuses a workload over the task cap: say which point.
+    throw std::invalid_argument("sweep point " + point_label(opt.axes, p.values) + ": " + e.what());
+  }
+}
+
+void measure_point(const SweepOptions& opt, const Scenario& s, SweepPoint& p) {
+  const Workload w = generate_workload(s);
+  const auto reps = real::run_scenario(s, w, opt.real);
+  std::vector<Metrics> ms;
+  ms.reserve(reps.size());
+  for (const auto& rep : reps) ms.push_back(compute_metrics(rep));
+  p.measured = summarize(ms);
+}
+
+SweepResult sweep_header(const SweepOptions& opt) {
+  SweepResult r;
+  r.axes = opt.axes;
+  r.measured = opt.measure;
+  r.source = opt.file;
+  r.grid_points = grid_size(opt.axes, opt.max_points);
+  const Scenario first = load_point(opt, grid_point(opt.axes, 0));
+  r.scenario = first.name;
+  r.graph = first.workload.is_graph();
+  if (first.workload.arrival) r.arrival = first.workload.arrival->kind;
+  return r;
+}
+
+SweepResult run_sweep(const SweepOptions& opt) {
+  const auto started = std::chrono::steady_clock::now();
+  SweepResult r = sweep_header(opt);
+  std::vector<std::size_t> indices = shard_indices(r.grid_points, opt.shard.value_or(Shard{1, 1}));
+  // Load (and so validate) every point before running any.
+  std::vector<Scenario> scenarios;
+  scenarios.reserve(indices.size());
+  for (std::size_t i : indices) {
+    scenarios.push_back(load_point(opt, grid_point(opt.axes, i)));
+    r.points.push_back(make_point(opt, i, scenarios.back()));
+  }
+
+  if (opt.on_phase) opt.on_phase("simulate", indices.size());
+  simulate_all(opt, scenarios, r.points);
   if (opt.measure) {
-    if (opt.on_phase) opt.on_phase("measure", grid.size());
-    for (std::size_t i = 0; i < grid.size(); ++i) {
-      const Workload w = generate_workload(scenarios[i]);
-      const auto reps = real::run_scenario(scenarios[i], w, opt.real);
-      std::vector<Metrics> ms;
-      ms.reserve(reps.size());
-      for (const auto& rep : reps) ms.push_back(compute_metrics(rep));
-      r.points[i].measured = summarize(ms);
-      if (opt.on_point) opt.on_point(point_label(opt.axes, grid[i]));
+    if (opt.on_phase) opt.on_phase("measure", indices.size());
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      measure_point(opt, scenarios[i], r.points[i]);
+      if (opt.on_point) opt.on_point(point_label(opt.axes, r.points[i].values));
     }
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return r;
-}
-
-// ---- outputs ---------------------------------------------------------------
-
-std::string sweep_csv(const SweepResult& r) {
-  std::ostringstream out;
-  std::vector<std::string> header;
-  for (const auto& a : r.axes) header.push_back(csv_cell(a.key));
-  for (auto name : kMetricNames) header.emplace_back(name);
-  if (r.measured) {
-    for (auto name : kMetricNames) header.push_back(std::string(name) + "_sd");
-    for (auto name : kMetricNames) header.push_back(std::string(name) + "_predicted");
-  }
-  for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
-  out << '\n';
-  for (const auto& p : r.points) {
-    bool first = true;
-    auto cell = [&](const std::string& s) {
-      out << (first ? "" : ",") << s;
-      first = false;
-    };
-    for (const auto& v : p.values) cell(csv_cell(v));
-    for (std::size_t m = 0; m < kMetricCount; ++m)
-      cell(csv_number(p.value(static_cast<Metric>(m))));
-    if (r.measured) {
-      for (std::size_t m = 0; m < kMetricCount; ++m)
-        cell(csv_number(p.measured ? (*p.measured)[m].sd : 0));
-      for (std::size_t m = 0; m < kMetricCount; ++m) cell(csv_number(p.predicted.values[m]));
-    }
-    out << '\n';
-  }
-  return out.str();
-}
-
-nlohmann::ordered_json sweep_json(const SweepResult& r) {
-  nlohmann::ordered_json j;
-  j["scenario"] = r.scenario;
-  if (!r.source.empty()) j["file"] = r.source;
-  j["mode"] = r.measured ? "measured" : "simulated";
-  j["vary"] = nlohmann::ordered_json::array();
-  for (const auto& a : r.axes) {
-    nlohmann::ordered_json aj;
-    aj["key"] = a.key;
-    aj["values"] = nlohmann::ordered_json::array();
-    for (const auto& v : a.values) aj["values"].push_back(value_json(v));
-    j["vary"].push_back(aj);
-  }
-  j["points"] = nlohmann::ordered_json::array();
-  for (const auto& p : r.points) {
-    nlohmann::ordered_json pj;
-    for (std::size_t i = 0; i < r.axes.size(); ++i)
-      pj["values"][r.axes[i].key] = value_json(p.values[i]);
-    pj["backend"] = backend_json(p.backend);
-    nlohmann::ordered_json pred;
-    for (std::size_t m = 0; m < kMetricCount; ++m)
-      pred[std::string(kMetricNames[m])] = p.predicted.values[m];
-    if (p.measured) {
-      nlohmann::ordered_json meas;
-      for (std::size_t m = 0; m < kMetricCount; ++m)
-        meas[std::string(kMetricNames[m])] = stats_json((*p.measured)[m]);
-      pj["measured"] = meas;
-      pj["predicted"] = pred;
-    } else {
-      pj["metrics"] = pred;
-    }
-    j["points"].push_back(pj);
-  }
-  return j;
-}
-
-std::optional<double> numeric_value(const std::string& text) {
-  double v = 0;
-  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc() && p == text.data() + text.size()) return v;
-  try {
-    return to_seconds(parse_duration(text));
-  } catch (const UnitError&) {
-  }
-  try {
-    return parse_rate(text);
-  } catch (const UnitError&) {
-  }
-  try {
-    return static_cast<double>(parse_size(text));
-  } catch (const UnitError&) {
-  }
-  return std::nullopt;
-}
-
-svg::LineChart sweep_chart(const SweepResult& r, Metric metric) {
-  svg::LineChart c;
-  const std::string mname(to_string(metric));
-  c.y.label = mname;
-  c.y.unit = chart_unit_of(metric);
-  if (r.axes.empty()) {
-    c.title = fmt::format("{}: {} (one point)", r.scenario, mname);
-    return c;
-  }
-  const VaryAxis& xa = r.axes.front();
-  // x: numbers if every value of the first axis reads as one, else indices.
-  std::vector<double> xs;
-  bool numeric = true;
-  bool durations = true, sizes = true, integers = true;
-  for (const auto& v : xa.values) {
-    const auto n = numeric_value(v);
-    if (!n) {
-      numeric = false;
-      break;
-    }
-    xs.push_back(*n);
-    double plain = 0;
-    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), plain);
-    const bool is_plain = ec == std::errc() && p == v.data() + v.size();
-    try {
-      (void)parse_duration(v);
-    } catch (const UnitError&) {
-      durations = false;
-    }
-    try {
-      (void)parse_size(v);
-    } catch (const UnitError&) {
-      sizes = false;
-    }
-    if (!is_plain || plain != std::floor(plain)) integers = false;
-  }
-  if (!numeric) {
-    xs.clear();
-    for (std::size_t i = 0; i < xa.values.size(); ++i) xs.push_back(static_cast<double>(i));
-    std::string names;
-    for (std::size_t i = 0; i < xa.values.size(); ++i)
-      names += fmt::format("{}{}={}", i ? ", " : "", i, xa.values[i]);
-    c.x.label = xa.key + " (index: " + names + ")";
-    c.x.unit = svg::Unit::count;
-  } else {
-    c.x.label = xa.key;
-    c.x.unit = durations  ? svg::Unit::seconds
-               : sizes    ? svg::Unit::bytes
-               : integers ? svg::Unit::count
-                          : svg::Unit::plain;
-    const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
-    // A geometric sweep (1..64*2) reads best on a log axis.
-    c.x.log = *lo > 0 && *hi / *lo >= 32;
-  }
-  std::map<std::string, std::size_t> x_index;
-  for (std::size_t i = 0; i < xa.values.size(); ++i) x_index.emplace(xa.values[i], i);
-  // Series: one per combination of the other axes, in grid order.
-  std::vector<std::string> order;
-  std::map<std::string, svg::Series> by_name;
-  for (const auto& p : r.points) {
-    const std::string name = join_sets_label(r.axes, p.values, 0);
-    auto [it, inserted] = by_name.try_emplace(name);
-    if (inserted) {
-      order.push_back(name);
-      it->second.name = name.empty() ? mname : name;
-    }
-    it->second.points.push_back({xs[x_index.at(p.values[0])], p.value(metric)});
-  }
-  for (const auto& name : order) {
-    auto s = by_name.at(name);
-    std::stable_sort(s.points.begin(), s.points.end(),
-                     [](const svg::Point& a, const svg::Point& b) { return a.x < b.x; });
-    c.series.push_back(std::move(s));
-  }
-  c.title = fmt::format("{}: {} vs {} ({})", r.scenario, mname, xa.key,
-                        r.measured ? "measured" : "simulated");
-  return c;
-}
-
-std::string sweep_svg(const SweepResult& r, const std::vector<Metric>& metrics) {
-  std::vector<std::string> parts;
-  int width = 0, height = 0;
-  std::string body;
-  for (auto m : metrics) {
-    const auto rendered = svg::render_line_chart(sweep_chart(r, m));
-    std::string s = rendered.svg;
-    // The chart's own size, from its root element's attributes.
-    auto attr = [&](const std::string& name) {
-      const auto at = s.find(name + "=\"");
-      if (at == std::string::npos) return 0;
-      return std::atoi(s.c_str() + at + name.size() + 2);
-    };
-    const int w = attr("width"), h = attr("height");
-    // Position it: <svg x="0" y="H" ...> nested inside the outer <svg>.
-    const auto open = s.find("<svg");
-    if (open != std::string::npos) s.insert(open + 4, fmt::format(" x=\"0\" y=\"{}\"", height));
-    body += s;
-    if (!s.empty() && s.back() != '\n') body += '\n';
-    width = std::max(width, w);
-    height += h;
-  }
-  return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\">\n{2}</svg>\n",
-      width, height, body);
-}
-
-std::string sweep_html(const SweepResult& r, const std::vector<Metric>& metrics,
-                       const nlohmann::ordered_json& usl) {
-  using svg::escape_xml;
-  std::string h;
-  h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  h += "<title>" + escape_xml("poolsim sweep: " + r.scenario) + "</title>\n";
-  h += "<style>body{font-family:sans-serif;margin:1.5em;max-width:72em}"
-       "table{border-collapse:collapse;font-size:0.9em}td,th{border:1px solid #ccc;padding:2px 6px}"
-       "td.n{text-align:right}figure{margin:1em 0}pre{background:#f6f6f6;padding:0.5em}</style>\n";
-  h += "</head>\n<body>\n";
-  h += "<h1>" + escape_xml("poolsim sweep: " + r.scenario) + "</h1>\n";
-  std::string varied;
-  for (const auto& a : r.axes) {
-    std::string vals;
-    for (std::size_t i = 0; i < a.values.size(); ++i) vals += (i ? "," : "") + a.values[i];
-    varied += (varied.empty() ? "" : "; ") + a.key + " = " + vals;
-  }
-  h += "<p>" +
-       escape_xml(fmt::format(
-           "{} points, {}; varied: {}", r.points.size(),
-           r.measured ? "measured on this machine (predictions alongside)" : "simulated", varied)) +
-       "</p>\n";
-  for (auto m : metrics) {
-    h += "<figure>\n" + svg::render_line_chart(sweep_chart(r, m)).svg + "\n</figure>\n";
-  }
-  if (!usl.is_null() && !usl.empty()) {
-    h += "<h2>Universal Scalability Law</h2>\n<pre>" + escape_xml(usl.dump(2)) + "</pre>\n";
-  }
-  h += "<h2>Points</h2>\n<table>\n<tr>";
-  for (const auto& a : r.axes) h += "<th>" + escape_xml(a.key) + "</th>";
-  for (auto name : kMetricNames) h += "<th>" + escape_xml(std::string(name)) + "</th>";
-  h += "</tr>\n";
-  for (const auto& p : r.points) {
-    h += "<tr>";
-    for (const auto& v : p.values) h += "<td>" + escape_xml(v) + "</td>";
-    for (std::size_t m = 0; m < kMetricCount; ++m)
-      h += "<td class=\"n\">" +
-           escape_xml(format_metric(static_cast<Metric>(m), p.value(static_cast<Metric>(m)))) +
-           "</td>";
-    h += "</tr>\n";
-  }
-  h += "</table>\n</body>\n</html>\n";
-  return h;
-}
-
-std::vector<UslSeriesFit> sweep_usl(const SweepResult& r, const std::string& key) {
-  std::size_t axis = r.axes.size();
-  for (std::size_t i = 0; i < r.axes.size(); ++i)
-    if (r.axes[i].key == key) axis = i;
-  if (axis == r.axes.size())
-    throw std::invalid_argument("--usl " + key + ": not a varied key (vary it with --vary " + key +
-                                "=...)");
-  std::vector<std::string> order;
-  std::map<std::string, UslSeriesFit> fits;
-  for (const auto& p : r.points) {
-    const auto n = numeric_value(p.values[axis]);
-    if (!n || *n < 1)
-      throw std::invalid_argument(
-          "--usl " + key + ": the concurrency must be a number >= 1, got '" + p.values[axis] + "'");
-    const std::string series = join_sets_label(r.axes, p.values, axis);
-    auto [it, inserted] = fits.try_emplace(series);
-    if (inserted) {
-      order.push_back(series);
-      it->second.series = series;
-    }
-    it->second.points.push_back({*n, p.value(Metric::throughput)});
-  }
-  std::vector<UslSeriesFit> out;
-  for (const auto& name : order) {
-    UslSeriesFit f = fits.at(name);
-    try {
-      f.fit = queueing::fit_usl(f.points);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("--usl " + key + (name.empty() ? "" : " (" + name + ")") + ": " +
-                                  e.what());
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
-nlohmann::ordered_json usl_json(const std::vector<UslSeriesFit>& fits) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const auto& f : fits) {
-    nlohmann::ordered_json e;
-    if (!f.series.empty()) e["series"] = f.series;
-    e["lambda"] = f.fit.params.lambda;
-    e["sigma"] = f.fit.params.sigma;
-    e["kappa"] = f.fit.params.kappa;
-    e["r_squared"] = f.fit.r_squared;
-    e["peak_concurrency"] =
-        f.fit.peak_concurrency ? nlohmann::ordered_json(*f.fit.peak_concurrency) : nullptr;
-    e["peak_throughput"] =
-        f.fit.peak_throughput ? nlohmann::ordered_json(*f.fit.peak_throughput) : nullptr;
-    e["points"] = f.points.size();
-    j.push_back(e);
-  }
-  return j;
-}
-
-std::string usl_caveat(const SweepResult& r) {
-  if (r.graph) return {};
-  if (r.arrival == ArrivalKind::poisson || r.arrival == ArrivalKind::periodic)
-    return fmt::format(
-        "the scenario's arrivals are open ({}): its throughput is the arrival rate whenever the "
-        "pool keeps up, "
-        "so the fit says little about scalability; a batch or closed workload measures capacity",
-        to_string(r.arrival));
-  return {};
 }
 
 }  // namespace poolsim::validate

@@ -1,13 +1,18 @@
 // sweep: grid expansion and its errors, the CSV/JSON/chart outputs, the USL
 // fit through the sweep path, parallel == sequential, and the progress text.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <sstream>
 
 #include "models/scenario_loader.hpp"
+#include "validate/output.hpp"
 #include "validate/progress.hpp"
 #include "validate/sweep.hpp"
+#include "validate/sweep_part.hpp"
+#include "validate/worker_pool.hpp"
 
 using namespace poolsim;
 using namespace poolsim::validate;
@@ -119,7 +124,8 @@ TEST_CASE("sweep.Grid.BadVaryIsAnInputError", "[sweep]") {
   CHECK_THROWS_WITH(parse_vary("backend.threads=1..8+0"), Catch::Contains("greater than 0"));
   CHECK_THROWS_WITH(parse_vary("x=1ms..8us"), Catch::Contains("same unit"));
   CHECK_THROWS_WITH(parse_vary("x=a..b"), Catch::Contains("a range is START..END"));
-  CHECK_THROWS_WITH(parse_vary("x=1..100000"), Catch::Contains("more than"));
+  CHECK_THROWS_WITH(parse_vary("x=1..100000"),
+                    Catch::Contains("has 100000 values; a sweep runs at most 10000 points"));
   CHECK_THROWS_WITH(expand_grid({{"a", {"1"}}, {"a", {"2"}}}), Catch::Contains("given twice"));
   CHECK_THROWS_WITH(expand_grid({{"a", Strings(200, "1")}, {"b", Strings(200, "1")}}),
                     Catch::Contains("more than 10000 points"));
@@ -132,7 +138,7 @@ TEST_CASE("sweep.Run.BadValueFailsBeforeAnyRun", "[sweep]") {
   std::atomic<int> ran{0};
   o.on_point = [&](const std::string&) { ++ran; };
   CHECK_THROWS_AS(run_sweep(o), ScenarioError);
-  CHECK_THROWS_WITH(run_sweep(o), Catch::Contains("--set backend.threads=many"));
+  CHECK_THROWS_WITH(run_sweep(o), Catch::Contains("--vary backend.threads=many"));
   CHECK(ran.load() == 0);
 }
 
@@ -306,4 +312,123 @@ TEST_CASE("progress.Bar.RedrawsInPlaceAndThrottles", "[progress]") {
   CHECK(quiet.str().empty());
   CHECK(format_eta(75) == "1 min 15 s");
   CHECK(format_eta(7380) == "2 h 03 min");
+}
+
+TEST_CASE("sweep.shard: K/N parses strictly and shards partition the grid by stride", "[sweep]") {
+  CHECK(parse_shard("2/3") == Shard{2, 3});
+  CHECK(parse_shard("1/1") == Shard{1, 1});
+  for (const char* bad : {"0/3", "4/3", "3", "a/b", "1/0", "1/3x", "/3", "-1/3"})
+    CHECK_THROWS_WITH(parse_shard(bad), Catch::Contains("expected K/N with 1 <= K <= N"));
+  CHECK(shard_indices(10, {1, 3}) == std::vector<std::size_t>{0, 3, 6, 9});
+  CHECK(shard_indices(10, {3, 3}) == std::vector<std::size_t>{2, 5, 8});
+  CHECK(shard_indices(2, {3, 3}).empty());
+  // Every point in exactly one shard.
+  std::vector<int> seen(23, 0);
+  for (std::size_t k = 1; k <= 4; ++k)
+    for (auto i : shard_indices(23, {k, 4})) ++seen[i];
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+TEST_CASE("sweep.grid: grid_point(i) is row i of the expanded grid; the cap grows per process",
+          "[sweep]") {
+  const std::vector<VaryAxis> axes = {{"a", {"1", "2"}}, {"b", {"x", "y", "z"}}, {"c", {"p", "q"}}};
+  const auto g = expand_grid(axes);
+  for (std::size_t i = 0; i < g.size(); ++i) CHECK(grid_point(axes, i) == g[i]);
+  CHECK(grid_cap(1) == 10'000);
+  CHECK(grid_cap(3) == 30'000);
+  CHECK(grid_cap(1'000'000) == kMaxDistributedPoints);
+  CHECK(grid_size({{"a", Strings(200, "1")}, {"b", Strings(100, "1")}}, grid_cap(2)) == 20'000);
+  CHECK_THROWS_WITH(grid_size({{"a", Strings(200, "1")}, {"b", Strings(100, "1")}}),
+                    Catch::Contains("more than 10000 points"));
+}
+
+TEST_CASE("sweep.grid: range sizes are known before expanding, exponents are numbers", "[sweep]") {
+  CHECK(expand_values("1..1e1+3") == Strings{"1", "4", "7", "10"});
+  CHECK(expand_values("0.1..0.3+0.1") == Strings{"0.1", "0.2", "0.3"});
+  CHECK(expand_values("1..64*2").size() == 7);
+  CHECK_THROWS_WITH(expand_values("1..1e9"), Catch::Contains("has 1000000000 values"));
+  // Beyond 2^53 values are not exact integers: written as numbers, never wrapped.
+  const auto huge = expand_values("1..1e300*2");
+  REQUIRE(huge.size() == 997);
+  CHECK(huge[53] == "9.00719925474e+15");
+  CHECK_THROWS_WITH(expand_values("1..1e300*1.001"), Catch::Contains("has 691121 values"));
+  CHECK(abbreviate(std::string(50, 'x')) == std::string(50, 'x'));
+  CHECK(abbreviate(std::string(500, 'x')) == std::string(60, 'x') + "... (500 characters)");
+}
+
+TEST_CASE("sweep.part: a point round-trips exactly, non-finite values included", "[sweep]") {
+  SweepPoint p;
+  p.index = 7;
+  p.values = {"8", "2ms"};
+  p.backend.threads = 8;
+  for (std::size_t m = 0; m < kMetricCount; ++m) p.predicted.values[m] = 1.0 / (3.0 + m);
+  p.predicted.values[0] = std::nan("");
+  p.predicted.values[1] = HUGE_VAL;
+  std::array<MetricStats, kMetricCount> st{};
+  st[2] = {0.1 + 0.2, 1e-300, -0.0, 5e300, 4};
+  p.measured = st;
+  const SweepPoint q = point_from_json(nlohmann::ordered_json::parse(point_json(p).dump()));
+  CHECK(q.index == 7);
+  CHECK(q.values == p.values);
+  CHECK(std::isnan(q.predicted.values[0]));
+  CHECK(q.predicted.values[1] == HUGE_VAL);
+  for (std::size_t m = 2; m < kMetricCount; ++m)
+    CHECK(q.predicted.values[m] == p.predicted.values[m]);
+  REQUIRE(q.measured);
+  CHECK((*q.measured)[2].mean == 0.1 + 0.2);
+  CHECK((*q.measured)[2].sd == 1e-300);
+  CHECK((*q.measured)[2].max == 5e300);
+  CHECK((*q.measured)[2].n == 4);
+  CHECK(q.backend_json == backend_json(p.backend));
+}
+
+TEST_CASE("sweep.part: shards of a run merge into the run's CSV and JSON; bad sets are refused",
+          "[sweep]") {
+  const std::vector<VaryAxis> axes = {parse_vary("backend.threads=1..5"),
+                                      parse_vary("workload.task[1].wait=2ms,5ms")};
+  const auto whole = sweep(kPoisson, axes, 2);
+  const nlohmann::ordered_json id = {{"test", "merge"}};
+  std::vector<SweepPart> parts;
+  for (std::size_t k = 1; k <= 4; ++k) {
+    SweepOptions o;
+    o.text = kPoisson;
+    o.axes = axes;
+    o.jobs = 1;
+    o.shard = Shard{k, 4};
+    const auto r = run_sweep(o);
+    parts.push_back(read_part(part_json(r, {k, 4}, id).dump(2), "part" + std::to_string(k)));
+  }
+  std::reverse(parts.begin(), parts.end());
+  const auto merged = merge_parts(parts);
+  CHECK(sweep_csv(merged) == sweep_csv(whole));
+  CHECK(sweep_json(merged).dump() == sweep_json(whole).dump());
+  auto missing = parts;
+  missing.pop_back();
+  CHECK_THROWS_WITH(merge_parts(missing), Catch::Contains("missing shard 1/4"));
+  auto twice = parts;
+  twice.push_back(parts[0]);
+  CHECK_THROWS_WITH(merge_parts(twice), Catch::Contains("are both shard 4/4"));
+  auto foreign = parts;
+  foreign[1].fingerprint = "0000000000000000";
+  CHECK_THROWS_WITH(merge_parts(foreign), Catch::Contains("parts of different sweeps"));
+  auto cut = parts;
+  cut[0].result.points.pop_back();
+  CHECK_THROWS_WITH(merge_parts(cut), Catch::Contains("not the 2 of its shard"));
+  auto edited = nlohmann::ordered_json::parse(part_json(whole, {1, 1}, id).dump());
+  edited["sweep"]["scenario"] = "other";
+  CHECK_THROWS_WITH(read_part(edited.dump(), "edited.json"),
+                    Catch::Contains("edited.json: the part's fingerprint does not match"));
+  CHECK_THROWS_WITH(read_part("{}", "x.json"), Catch::Contains("x.json: not a sweep part"));
+}
+
+TEST_CASE("sweep.workers: a pool runs the body on every worker and joins them", "[sweep]") {
+  std::atomic<int> ran{0};
+  std::vector<std::string> notes;
+  const auto n = run_workers(
+      4, [&] { ++ran; }, [&](const std::string& s) { notes.push_back(s); });
+  CHECK(n == 4);
+  CHECK(ran.load() == 4);
+  CHECK(notes.empty());
+  CHECK(run_workers(0, [&] { ++ran; }) == 1);
+  CHECK(ran.load() == 5);
 }
