@@ -1,3 +1,5 @@
+// metrics.cpp: the metrics of a run and the streaming reduction of its
+// records (design in metrics.hpp and result.hpp).
 #include "models/metrics.hpp"
 
 #include <algorithm>
@@ -34,6 +36,7 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 }
 
 std::vector<double> sorted_latencies(const RunResult& r) {
+  if (r.summary) return r.summary->sorted_latencies();
   std::vector<double> lat;
   lat.reserve(r.records.size());
   for (const auto& t : r.records)
@@ -42,33 +45,88 @@ std::vector<double> sorted_latencies(const RunResult& r) {
   return lat;
 }
 
-Metrics compute_metrics(const RunResult& r) {
-  Metrics m;
-  std::int64_t completed = 0, rejected = 0;
-  Duration last{0}, first = Duration::max();
-  long double wait_sum = 0;
-  for (const auto& t : r.records) {
-    if (t.outcome == TaskOutcome::rejected) ++rejected;
-    if (t.outcome != TaskOutcome::completed) continue;
-    ++completed;
-    last = std::max(last, t.end);
-    first = std::min(first, t.end);
-    wait_sum += static_cast<long double>((t.start - t.submit).count());
+// ---- RecordSummary ---------------------------------------------------------
+
+RecordSummary::RecordSummary(QuantilePolicy p) : policy_(p), hist_(p.relative_error) {
+  histogram_on_ = p.choice == QuantilePolicy::Choice::histogram;
+}
+
+void RecordSummary::add(const TaskRecord& t) {
+  if (t.outcome == TaskOutcome::rejected) ++rejected;
+  if (t.outcome != TaskOutcome::completed) return;
+  ++completed;
+  last_end = std::max(last_end, t.end);
+  first_end = std::min(first_end, t.end);
+  wait_sum_ns += static_cast<long double>((t.start - t.submit).count());
+  const std::int64_t lat = (t.end - t.submit).count();
+  if (histogram_on_) {
+    hist_.add(lat);
+    lat_sum_ns_ += static_cast<long double>(lat);
+    lat_max_ns_ = std::max(lat_max_ns_, lat);
+    return;
   }
-  const auto lat = sorted_latencies(r);
+  exact_ns_.push_back(lat);
+  if (policy_.choice == QuantilePolicy::Choice::automatic && exact_ns_.size() > policy_.exact_limit)
+    to_histogram();
+}
+
+// Past the exact limit: the latencies kept so far go into the histogram and
+// their memory is released.
+void RecordSummary::to_histogram() {
+  histogram_on_ = true;
+  for (std::int64_t lat : exact_ns_) {
+    hist_.add(lat);
+    lat_sum_ns_ += static_cast<long double>(lat);
+    lat_max_ns_ = std::max(lat_max_ns_, lat);
+  }
+  std::vector<std::int64_t>().swap(exact_ns_);
+}
+
+std::vector<double> RecordSummary::sorted_latencies() const {
+  std::vector<double> lat;
+  lat.reserve(exact_ns_.size());
+  for (std::int64_t ns : exact_ns_) lat.push_back(to_seconds(Duration{ns}));
+  std::sort(lat.begin(), lat.end());
+  return lat;
+}
+
+RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) const {
+  Latency out;
+  if (histogram_on_) {
+    // The sum is of integer nanoseconds, exact below 2^64 ns.
+    out.mean = completed ? static_cast<double>(lat_sum_ns_ / completed) * 1e-9 : 0;
+    out.max = to_seconds(Duration{lat_max_ns_});
+    for (double q : qs) out.quantiles.push_back(hist_.quantile(q) * 1e-9);
+    return out;
+  }
+  // Exact: the sorted latencies in seconds, summed in that order.
+  const auto lat = sorted_latencies();
   long double lat_sum = 0;
   for (double x : lat) lat_sum += x;
+  out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;
+  out.max = lat.empty() ? 0 : lat.back();
+  for (double q : qs) out.quantiles.push_back(nearest_rank(lat, q));
+  return out;
+}
 
-  const double makespan = to_seconds(last);
+// ---- metrics -----------------------------------------------------------------
+
+namespace {
+Metrics metrics_from(const RecordSummary& s, const RunResult& r) {
+  Metrics m;
+  const std::int64_t completed = s.completed;
+  const auto lat = s.latency({0.50, 0.90, 0.99});
+  const double makespan = to_seconds(s.last_end);
   m[Metric::makespan] = makespan;
   m[Metric::throughput] = makespan > 0 ? static_cast<double>(completed) / makespan : 0;
-  m[Metric::first_completion] = completed ? to_seconds(first) : 0;
-  m[Metric::latency_mean] = completed ? static_cast<double>(lat_sum / completed) : 0;
-  m[Metric::latency_p50] = nearest_rank(lat, 0.50);
-  m[Metric::latency_p90] = nearest_rank(lat, 0.90);
-  m[Metric::latency_p99] = nearest_rank(lat, 0.99);
-  m[Metric::latency_max] = lat.empty() ? 0 : lat.back();
-  m[Metric::queue_wait_mean] = completed ? static_cast<double>(wait_sum / completed) * 1e-9 : 0;
+  m[Metric::first_completion] = completed ? to_seconds(s.first_end) : 0;
+  m[Metric::latency_mean] = lat.mean;
+  m[Metric::latency_p50] = lat.quantiles[0];
+  m[Metric::latency_p90] = lat.quantiles[1];
+  m[Metric::latency_p99] = lat.quantiles[2];
+  m[Metric::latency_max] = lat.max;
+  m[Metric::queue_wait_mean] =
+      completed ? static_cast<double>(s.wait_sum_ns / completed) * 1e-9 : 0;
   m[Metric::switches_voluntary] = static_cast<double>(r.counters.switches_voluntary);
   m[Metric::switches_involuntary] = static_cast<double>(r.counters.switches_involuntary);
   m[Metric::threads_peak] = static_cast<double>(r.counters.threads_peak);
@@ -78,8 +136,20 @@ Metrics compute_metrics(const RunResult& r) {
   m[Metric::throttled_periods] = static_cast<double>(r.counters.throttled_periods);
   m[Metric::throttled_time] = to_seconds(r.counters.throttled_time);
   m[Metric::completed] = static_cast<double>(completed);
-  m[Metric::rejected] = static_cast<double>(rejected);
+  m[Metric::rejected] = static_cast<double>(s.rejected);
+  m.quantiles_exact = s.exact();
+  m.quantile_relative_error = s.relative_error();
   return m;
+}
+}  // namespace
+
+Metrics compute_metrics(const RunResult& r) {
+  if (r.summary) return metrics_from(*r.summary, r);
+  QuantilePolicy exact;
+  exact.choice = QuantilePolicy::Choice::exact;
+  RecordSummary s(exact);
+  for (const auto& t : r.records) s.add(t);
+  return metrics_from(s, r);
 }
 
 std::array<MetricStats, kMetricCount> summarize(const std::vector<Metrics>& reps) {

@@ -4,13 +4,18 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/assert.hpp"
+
 namespace poolsim::sim {
 
-Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload)
+Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload,
+               DriverOptions opt)
     : k_(kernel),
       scenario_(scenario),
       workload_(workload),
-      records_(workload.tasks.size()),
+      keep_records_(opt.records),
+      records_(opt.records ? workload.tasks.size() : 0),
+      summary_(opt.quantiles),
       locks_(workload.lock_names.size()) {
   if (workload_.graph) {
     preds_left_.reserve(workload_.tasks.size());
@@ -36,8 +41,42 @@ void Driver::check_done() {
   if (finished()) k_.engine().stop();
 }
 
+Driver::Live& Driver::live(std::uint32_t task) {
+  POOLSIM_ASSERT(task >= live_base_, "a final task is touched again");
+  while (live_base_ + live_.size() <= task) live_.emplace_back();
+  return live_[task - live_base_];
+}
+
+void Driver::record_final(std::uint32_t task) {
+  if (keep_records_ && !workload_.streamed()) return;
+  Live& e = live(task);
+  POOLSIM_ASSERT(!e.final, "a task becomes final twice");
+  e.final = true;
+  if (!keep_records_) {
+    summary_.add(e.rec);
+  } else {
+    if (records_.size() <= task) records_.resize(task + std::size_t{1});
+    records_[task] = e.rec;
+  }
+  while (!live_.empty() && live_.front().final) {
+    for (std::uint32_t i = 0; i < live_.front().phase_count; ++i) phases_.pop_front();
+    phases_base_ += live_.front().phase_count;
+    live_.pop_front();
+    ++live_base_;
+  }
+}
+
+std::uint32_t Driver::phase_count(std::uint32_t task) {
+  return workload_.streamed() ? live(task).phase_count : workload_.tasks[task].phase_count;
+}
+
+Phase Driver::phase(std::uint32_t task, std::uint32_t i) {
+  if (!workload_.streamed()) return workload_.phases[workload_.tasks[task].first_phase + i];
+  return phases_[static_cast<std::size_t>(live(task).first_phase - phases_base_ + i)];
+}
+
 Co Driver::submit(std::uint32_t task) {
-  records_[task].submit = k_.now();
+  record(task).submit = k_.now();
   in_system_step(+1);
   co_await rt_->submit(task);
 }
@@ -83,6 +122,8 @@ Co Driver::submitter() {
       agenda_.pop();
       co_await submit(next.task);
     }
+  } else if (workload_.streamed()) {
+    co_await submit_stream();
   } else {
     for (std::uint32_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].arrival > k_.now()) co_await k_.sleep_until(tasks[i].arrival);
@@ -94,14 +135,33 @@ Co Driver::submitter() {
   co_await k_.wait(park_q_);
 }
 
+// Open arrivals drawn as the submitter reaches them: each task's phases go
+// into the window, then it is submitted at its arrival time.
+Co Driver::submit_stream() {
+  TaskStream& stream = *workload_.stream;
+  Task t;
+  std::vector<Phase> buf;
+  while (stream.next(t, buf)) {
+    Live& e = live(t.id);
+    e.first_phase = phases_base_ + phases_.size();
+    e.phase_count = t.phase_count;
+    phases_.insert(phases_.end(), buf.begin(), buf.end());
+    if (t.arrival > k_.now()) co_await k_.sleep_until(t.arrival);
+    co_await submit(t.id);
+  }
+  stream_done_ = true;
+}
+
 Co Driver::execute(std::uint32_t task) {
   const ThreadId self = k_.self();
-  TaskRecord& rec = records_[task];
+  TaskRecord& rec = record(task);
   rec.start = k_.now();
   rec.worker = self;
   k_.set_task(task);
   const Duration cpu0 = k_.thread_cpu_time(self);
-  for (const Phase& p : workload_.phases_of(workload_.tasks[task])) {
+  const std::uint32_t phases = phase_count(task);
+  for (std::uint32_t i = 0; i < phases; ++i) {
+    const Phase p = phase(task, i);
     switch (p.kind) {
       case PhaseKind::cpu:
         co_await k_.compute(p.duration);
@@ -129,6 +189,7 @@ Co Driver::execute(std::uint32_t task) {
 Co Driver::completed(std::uint32_t task) {
   in_system_step(-1);
   make_final(1);
+  record_final(task);
   if (workload_.graph) {
     for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
       if (--preds_left_[s] == 0) co_await submit(s);
@@ -141,11 +202,12 @@ Co Driver::completed(std::uint32_t task) {
 }
 
 void Driver::reject(std::uint32_t task) {
-  TaskRecord& rec = records_[task];
+  TaskRecord& rec = record(task);
   rec.outcome = TaskOutcome::rejected;
   rec.start = rec.end = k_.now();
   in_system_step(-1);
   make_final(1);
+  record_final(task);
   // reject() is not a coroutine: its next issue goes through the agenda.
   if (workload_.arrival == ArrivalKind::closed && !workload_.graph) (void)client_next(task, false);
   check_done();
@@ -182,7 +244,11 @@ void Driver::finish(RunResult& r) {
   in_system_step(0);
   const double end = static_cast<double>(k_.now().count());
   extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
-  r.records = std::move(records_);
+  if (keep_records_ && workload_.streamed()) records_.resize(workload_.stream->drawn());
+  if (keep_records_)
+    r.records = std::move(records_);
+  else
+    r.summary = std::move(summary_);
   for (auto& [name, value] : extra_) r.extra[name] += value;
 }
 

@@ -28,6 +28,14 @@
 // cpu = CPU time of that thread meanwhile (switch costs included); worker =
 // the OS thread's id. Phases: cpu -> compute; wait -> timed sleep; lock ->
 // lock, compute(hold), sleep(wait_inside), unlock.
+// Streaming (DriverOptions::records off): instead of one record per task,
+// the driver keeps a window of the tasks between the oldest one not yet
+// final and the newest one issued, and folds each record into a
+// RecordSummary when its task becomes final; a streamed workload's phases
+// live in the same window. Memory then follows the tasks in the system, not
+// the task count (open arrivals; a closed client's never-issued tasks keep
+// the window from moving past them, so closed workloads and graphs keep
+// about what their task list costs).
 // Extra counters: tasks_in_system_mean, the time average of submitted but
 // not yet final tasks, integrated online (Little's law's L, measured apart
 // from the records).
@@ -36,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <queue>
 #include <string>
@@ -50,9 +59,15 @@
 
 namespace poolsim::sim {
 
+struct DriverOptions {
+  bool records = true;       // one TaskRecord per task in RunResult::records
+  QuantilePolicy quantiles;  // records off: how the summary keeps latencies
+};
+
 class Driver {
  public:
-  Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload);
+  Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload,
+         DriverOptions opt = {});
 
   void set_runtime(Runtime* rt) { rt_ = rt; }
   // Creates the submitter thread at t = 0 (call before running the engine).
@@ -65,7 +80,12 @@ class Driver {
   // Runtime-specific counters (reported in RunResult::extra).
   void add_extra(const std::string& name, double value) { extra_[name] += value; }
 
-  bool finished() const { return final_ == workload_.tasks.size(); }
+  bool finished() const {
+    return workload_.streamed() ? stream_done_ && final_ == workload_.stream->drawn()
+                                : final_ == workload_.tasks.size();
+  }
+  // Tasks final so far (progress).
+  std::size_t final_count() const { return final_; }
   // Moves the records and extra counters into r.
   void finish(RunResult& r);
 
@@ -76,7 +96,24 @@ class Driver {
     bool operator>(const Due& o) const { return t > o.t || (t == o.t && task > o.task); }
   };
 
+  // A task between the oldest one not final and the newest issued.
+  struct Live {
+    TaskRecord rec;
+    std::uint64_t first_phase = 0;  // streamed workloads: index in phases_
+    std::uint32_t phase_count = 0;
+    bool final = false;
+  };
+  Live& live(std::uint32_t task);
+  TaskRecord& record(std::uint32_t task) {
+    return keep_records_ && !workload_.streamed() ? records_[task] : live(task).rec;
+  }
+  // The task's record is complete: fold it into the summary, let the window move.
+  void record_final(std::uint32_t task);
+  std::uint32_t phase_count(std::uint32_t task);
+  Phase phase(std::uint32_t task, std::uint32_t i);
+
   Co submitter();
+  Co submit_stream();
   Co submit(std::uint32_t task);
   Co completed(std::uint32_t task);
   void make_final(std::uint32_t count);
@@ -91,7 +128,14 @@ class Driver {
   const Scenario& scenario_;
   const Workload& workload_;
   Runtime* rt_ = nullptr;
+  bool keep_records_ = true;
   std::vector<TaskRecord> records_;
+  RecordSummary summary_;
+  std::deque<Live> live_;  // tasks live_base_, live_base_ + 1, ...
+  std::uint32_t live_base_ = 0;
+  std::deque<Phase> phases_;  // streamed: phases of the tasks in live_
+  std::uint64_t phases_base_ = 0;
+  bool stream_done_ = false;
   std::vector<Mutex> locks_;
   std::vector<std::uint32_t> preds_left_;
   std::map<std::string, double> extra_;
