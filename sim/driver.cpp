@@ -42,9 +42,9 @@ void Driver::check_done() {
 }
 
 Driver::Live& Driver::live(std::uint32_t task) {
-  POOLSIM_ASSERT(task >= live_base_, "a final task is touched again");
-  while (live_base_ + live_.size() <= task) live_.emplace_back();
-  return live_[task - live_base_];
+  POOLSIM_ASSERT(task >= live_.base(), "a final task is touched again");
+  while (live_.end() <= task) live_.push_back(Live{});
+  return live_[task];
 }
 
 void Driver::record_final(std::uint32_t task) {
@@ -60,9 +60,7 @@ void Driver::record_final(std::uint32_t task) {
   }
   while (!live_.empty() && live_.front().final) {
     for (std::uint32_t i = 0; i < live_.front().phase_count; ++i) phases_.pop_front();
-    phases_base_ += live_.front().phase_count;
     live_.pop_front();
-    ++live_base_;
   }
 }
 
@@ -72,7 +70,7 @@ std::uint32_t Driver::phase_count(std::uint32_t task) {
 
 Phase Driver::phase(std::uint32_t task, std::uint32_t i) {
   if (!workload_.streamed()) return workload_.phases[workload_.tasks[task].first_phase + i];
-  return phases_[static_cast<std::size_t>(live(task).first_phase - phases_base_ + i)];
+  return phases_[live(task).first_phase + i];
 }
 
 Co Driver::submit(std::uint32_t task) {
@@ -143,9 +141,9 @@ Co Driver::submit_stream() {
   std::vector<Phase> buf;
   while (stream.next(t, buf)) {
     Live& e = live(t.id);
-    e.first_phase = phases_base_ + phases_.size();
+    e.first_phase = phases_.end();
     e.phase_count = t.phase_count;
-    phases_.insert(phases_.end(), buf.begin(), buf.end());
+    for (const Phase& p : buf) phases_.push_back(p);
     if (t.arrival > k_.now()) co_await k_.sleep_until(t.arrival);
     co_await submit(t.id);
   }
@@ -154,9 +152,10 @@ Co Driver::submit_stream() {
 
 Co Driver::execute(std::uint32_t task) {
   const ThreadId self = k_.self();
-  TaskRecord& rec = record(task);
-  rec.start = k_.now();
-  rec.worker = self;
+  // No reference into the records is held across a co_await (the window
+  // may move when tasks are issued meanwhile).
+  record(task).start = k_.now();
+  record(task).worker = self;
   k_.set_task(task);
   const Duration cpu0 = k_.thread_cpu_time(self);
   const std::uint32_t phases = phase_count(task);
@@ -179,6 +178,7 @@ Co Driver::execute(std::uint32_t task) {
       }
     }
   }
+  TaskRecord& rec = record(task);
   rec.end = k_.now();
   rec.cpu = k_.thread_cpu_time(self) - cpu0;
   rec.outcome = TaskOutcome::completed;

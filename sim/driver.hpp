@@ -44,7 +44,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <queue>
 #include <string>
@@ -58,6 +57,37 @@
 #include "sim/runtime.hpp"
 
 namespace poolsim::sim {
+
+// A FIFO window over absolute indexes [base(), end()), in a power-of-two
+// ring: indexing is a mask, growing doubles the ring. References do not
+// survive a push_back (the ring may move): nothing holds one across a
+// co_await.
+template <class T>
+class Ring {
+ public:
+  std::uint64_t base() const { return base_; }
+  std::uint64_t end() const { return end_; }
+  bool empty() const { return base_ == end_; }
+  T& operator[](std::uint64_t i) { return buf_[i & mask_]; }
+  T& front() { return buf_[base_ & mask_]; }
+  void push_back(const T& v) {
+    if (end_ - base_ == buf_.size()) grow();
+    buf_[end_ & mask_] = v;
+    ++end_;
+  }
+  void pop_front() { ++base_; }
+
+ private:
+  void grow() {
+    std::vector<T> next(buf_.empty() ? 16 : 2 * buf_.size());
+    const std::uint64_t mask = next.size() - 1;
+    for (std::uint64_t i = base_; i < end_; ++i) next[i & mask] = std::move(buf_[i & mask_]);
+    buf_ = std::move(next);
+    mask_ = mask;
+  }
+  std::vector<T> buf_;
+  std::uint64_t mask_ = 0, base_ = 0, end_ = 0;
+};
 
 struct DriverOptions {
   bool records = true;       // one TaskRecord per task in RunResult::records
@@ -131,10 +161,8 @@ class Driver {
   bool keep_records_ = true;
   std::vector<TaskRecord> records_;
   RecordSummary summary_;
-  std::deque<Live> live_;  // tasks live_base_, live_base_ + 1, ...
-  std::uint32_t live_base_ = 0;
-  std::deque<Phase> phases_;  // streamed: phases of the tasks in live_
-  std::uint64_t phases_base_ = 0;
+  Ring<Live> live_;     // indexed by task id
+  Ring<Phase> phases_;  // streamed: phases of the tasks in live_
   bool stream_done_ = false;
   std::vector<Mutex> locks_;
   std::vector<std::uint32_t> preds_left_;

@@ -32,7 +32,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
-  for (const Cpu& c : cpus_) reindex(c);
+  for (Cpu& c : cpus_) reindex(c);
   if (limits.cpus) {
     has_quota_ = true;
     period_ = limits.period.count();
@@ -332,11 +332,21 @@ void Kernel::set_cpu_state(Cpu& c, CpuState s) {
 // Keeps the CPU's place in the two indexes true after a change of its state
 // or queue length: load (queued + current) for placement, queue length of a
 // non-idle CPU for idle pulls.
-void Kernel::reindex(const Cpu& c) {
+void Kernel::reindex(Cpu& c) {
   const int idx = static_cast<int>(&c - cpus_.data());
-  load_idx_.move(idx, static_cast<int>(cpu_load(c)));
+  const int load = static_cast<int>(cpu_load(c));
+  if (load != c.load_level) {
+    load_idx_.move(idx, load);
+    c.load_level = load;
+  }
   const bool pullable = c.state != CpuState::idle && !rq_empty(c);
-  pull_idx_.move(idx, pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent);
+  const int pull = pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent;
+  if (pull != c.pull_level) {
+    pull_idx_.move(idx, pull);
+    c.pull_level = pull;
+  }
+  POOLSIM_ASSERT(load_idx_.level_of(idx) == load && pull_idx_.level_of(idx) == pull,
+                 "a CPU's index levels are its load and queue length");
 }
 
 double Kernel::cpu_util(int cpu) {

@@ -360,6 +360,8 @@ class Kernel {
     std::int64_t slice_end = 0;  // wall time the current thread reaches its deadline
     EventId ev;
     std::int64_t span_start = 0;  // trace: current running span on this CPU
+    int load_level = -1;          // its level in load_idx_ (reindex)
+    int pull_level = -1;          // its level in pull_idx_, -1: absent
     double util = 0;              // PELT-style utilization (util_update)
     std::int64_t util_t = 0;      // when util was last brought up to date
   };
@@ -414,7 +416,7 @@ class Kernel {
   void util_update(Cpu& c);
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
-  void reindex(const Cpu& c);
+  void reindex(Cpu& c);
   static std::size_t cpu_load(const Cpu& c) {
     return rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
   }
