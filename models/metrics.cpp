@@ -83,10 +83,12 @@ void RecordSummary::to_histogram() {
 }
 
 std::vector<double> RecordSummary::sorted_latencies() const {
+  // Sorted as integers (the order of their conversions to seconds).
+  std::vector<std::int64_t> ns = exact_ns_;
+  std::sort(ns.begin(), ns.end());
   std::vector<double> lat;
-  lat.reserve(exact_ns_.size());
-  for (std::int64_t ns : exact_ns_) lat.push_back(to_seconds(Duration{ns}));
-  std::sort(lat.begin(), lat.end());
+  lat.reserve(ns.size());
+  for (std::int64_t x : ns) lat.push_back(to_seconds(Duration{x}));
   return lat;
 }
 

@@ -41,10 +41,8 @@ void Driver::check_done() {
   if (finished()) k_.engine().stop();
 }
 
-Driver::Live& Driver::live(std::uint32_t task) {
-  POOLSIM_ASSERT(task >= live_.base(), "a final task is touched again");
+void Driver::extend_live(std::uint32_t task) {
   while (live_.end() <= task) live_.push_back(Live{});
-  return live_[task];
 }
 
 void Driver::record_final(std::uint32_t task) {

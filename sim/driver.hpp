@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
@@ -133,7 +134,12 @@ class Driver {
     std::uint32_t phase_count = 0;
     bool final = false;
   };
-  Live& live(std::uint32_t task);
+  Live& live(std::uint32_t task) {
+    POOLSIM_ASSERT(task >= live_.base(), "a final task is touched again");
+    if (task >= live_.end()) extend_live(task);
+    return live_[task];
+  }
+  void extend_live(std::uint32_t task);
   TaskRecord& record(std::uint32_t task) {
     return keep_records_ && !workload_.streamed() ? records_[task] : live(task).rec;
   }

@@ -271,7 +271,7 @@ void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
 // (idle, nothing queued; no CPU is throttled unless the group is).
 int Kernel::select_cpu(int target) const {
   POOLSIM_ASSERT(!group_throttled_, "select_cpu while the group is throttled");
-  const int j = load_idx_.at(0).first_from(target);
+  const int j = load_idx_.first_from(0, target);
 #ifndef NDEBUG
   int scan = target;
   for (int i = 0; i < cpu_count(); ++i)
@@ -362,7 +362,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   if (!group_throttled_) {
     // find_idlest_cpu: an idle CPU if any (load 0), else the least loaded,
     // the first after the creator's CPU on ties (wrapping).
-    best = load_idx_.at(load_idx_.min_level()).first_from(from);
+    best = load_idx_.first_from(load_idx_.min_level(), from);
 #ifndef NDEBUG
     std::size_t best_load = static_cast<std::size_t>(-1);
     int scan = from;
@@ -556,7 +556,7 @@ bool Kernel::pull(Cpu& c) {
   // newidle_balance's busiest queue: the longest run queue of a CPU that is
   // not idle, the lowest-numbered on ties (the pull index holds exactly the
   // non-idle CPUs with a non-empty queue, at their queue length).
-  const int src = pull_idx_.empty() ? -1 : pull_idx_.at(pull_idx_.max_level()).first();
+  const int src = pull_idx_.empty() ? -1 : pull_idx_.first_from(pull_idx_.max_level(), 0);
 #ifndef NDEBUG
   int scan = -1;
   std::size_t most = 0;
