@@ -8,6 +8,9 @@
 // arrivals; without either only counts are shown. The ETA assumes the rest
 // runs at the average rate so far. Nothing is printed for runs shorter than
 // a second, and nothing at all with --quiet (the caller does not create one).
+// Not validate/progress.hpp: that one counts discrete steps of a known total
+// and writes a line per step in a pipe; a simulation reports a fraction
+// (often of an unknown total) every 2^20 events.
 #pragma once
 
 #include <chrono>
