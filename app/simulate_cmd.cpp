@@ -1,9 +1,21 @@
 // poolsim simulate FILE: predict the scenario with the discrete-event simulator.
+//
+// Two paths. A run of more than kStreamAbove tasks (open arrivals on a
+// backend that can stream, sim::can_stream) is streamed: tasks are drawn as
+// the simulation reaches them and records folded into a summary, so memory
+// stays flat in the task count, with a progress bar on stderr; its overload
+// warning comes from the bottleneck's bound alone (models/warnings.hpp), the
+// bound computed on the first kBoundSample tasks of the same workload. Every
+// other run keeps its records, so the warning can also read the backlog,
+// and `--replications N` runs N seeds (validate/replications.hpp).
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "app/common.hpp"
+#include "app/progress.hpp"
 #include "models/metrics.hpp"
+#include "models/warnings.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "validate/output.hpp"
@@ -11,12 +23,86 @@
 
 namespace poolsim::app {
 namespace {
+
+// Above a million tasks the records cost ~120 bytes each and exact
+// quantiles a sort; below, a run keeps them (exact, and the backlog trend).
+constexpr double kStreamAbove = 1e6;
+constexpr std::int64_t kBoundSample = 100000;
+
 struct SimulateFlags {
   CommonFlags common;
   std::string file;
   std::string trace;
   int replications = 1;
+  std::string quantiles = "auto";
 };
+
+// Tasks an open arrival process will issue (batch: its count).
+double expected_tasks(const Scenario& s) {
+  if (!s.workload.arrival) return 0;
+  const Arrival& a = *s.workload.arrival;
+  if (a.count) return static_cast<double>(*a.count);
+  if (!a.duration) return 0;
+  if (a.kind == ArrivalKind::poisson) return a.rate * to_seconds(*a.duration);
+  if (a.kind == ArrivalKind::periodic && a.interval.count() > 0)
+    return to_seconds(*a.duration) / to_seconds(a.interval);
+  return 0;
+}
+
+void print_header(const CommonFlags& f, const Scenario& s, const Workload& w) {
+  if (f.quiet) return;
+  std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
+            << "backend " << validate::backend_json(s.backend).dump() << " on machine '" << s.machine.name
+            << "' (" << s.machine.cores << " cores, capacity " << s.capacity() << " CPUs)\n\n";
+}
+
+int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
+  Workload w = generate_workload(s, s.seed, GenerateOptions{true});
+  sim::SimOptions opt;
+  opt.trace = !f.trace.empty();
+  opt.records = false;
+  if (f.quantiles == "exact") opt.quantiles.choice = QuantilePolicy::Choice::exact;
+  if (f.quantiles == "histogram") opt.quantiles.choice = QuantilePolicy::Choice::histogram;
+  std::optional<ProgressBar> bar;
+  if (!f.common.quiet) {
+    bar.emplace(stderr);
+    opt.progress = [&bar](const sim::SimProgress& p) { bar->update(p); };
+  }
+  const RunResult r = sim::simulate(s, w, opt);
+  if (bar) bar->finish();
+  w.sync_stream();
+  const Metrics m = compute_metrics(r);
+  Scenario head = s;
+  head.workload.arrival->count = kBoundSample;
+  head.workload.arrival->duration.reset();
+  const auto warnings = overload_warnings(s, generate_workload(head), r, m);
+  print_header(f.common, s, w);
+  if (f.common.json != "-") std::cout << validate::simulated_table(m, r) << validate::warnings_text(warnings);
+  if (!f.common.json.empty()) {
+    auto j = validate::simulated_json(s, w, m, r);
+    j["warnings"] = validate::warnings_json(warnings);
+    validate::write_json(f.common.json, j);
+  }
+  if (opt.trace) write_trace(f.trace, r.trace, s.name + " (simulated)");
+  return kExitOk;
+}
+
+int simulate_kept(const SimulateFlags& f, const Scenario& s) {
+  sim::SimOptions opt;
+  opt.trace = !f.trace.empty();
+  // Replication 0 is the plain run (seed rule in validate/replications.hpp).
+  const validate::Replicated rep = validate::replicate(s, f.replications, 0, opt);
+  const Workload& w = rep.workload;
+  const RunResult& r = rep.first;
+  print_header(f.common, s, w);
+  if (f.common.json != "-")
+    std::cout << (rep.n > 1 ? validate::replicated_table(rep) : validate::simulated_table(rep.runs[0], r))
+              << validate::warnings_text(rep.warnings);
+  if (!f.common.json.empty()) validate::write_json(f.common.json, validate::replicated_json(s, rep));
+  if (opt.trace) write_trace(f.trace, r.trace, s.name + " (simulated)");
+  return kExitOk;
+}
+
 }  // namespace
 
 void register_simulate(CLI::App& app, std::function<int()>& action) {
@@ -28,27 +114,16 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--replications", flags->replications,
                   "Run N seeds (seed, seed+1, ...): each metric's mean, 95% CI, min and max")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--quantiles", flags->quantiles,
+                  "Latency quantiles: exact, histogram (0.5% relative error, constant memory), or "
+                  "auto (exact up to 1,000,000 completed tasks); runs of up to a million tasks keep exact records")
+      ->check(CLI::IsMember({"auto", "exact", "histogram"}));
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
       const Scenario s = load_checked(flags->file, flags->common);
-      sim::SimOptions opt;
-      opt.trace = !flags->trace.empty();
-      // Replication 0 is the plain run (seed rule in validate/replications.hpp).
-      const validate::Replicated rep = validate::replicate(s, flags->replications, 0, opt);
-      const Workload& w = rep.workload;
-      const RunResult& r = rep.first;
-      if (!flags->common.quiet) {
-        std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-                  << "backend " << validate::backend_json(s.backend).dump() << " on machine '" << s.machine.name
-                  << "' (" << s.machine.cores << " cores, capacity " << s.capacity() << " CPUs)\n\n";
-      }
-      if (flags->common.json != "-")
-        std::cout << (rep.n > 1 ? validate::replicated_table(rep) : validate::simulated_table(rep.runs[0], r))
-                  << validate::warnings_text(rep.warnings);
-      if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::replicated_json(s, rep));
-      if (opt.trace) write_trace(flags->trace, r.trace, s.name + " (simulated)");
-      return kExitOk;
+      const bool stream = flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) > kStreamAbove;
+      return stream ? simulate_streamed(*flags, s) : simulate_kept(*flags, s);
     };
   });
 }

@@ -1,3 +1,5 @@
+// metrics.cpp: the metrics of a run and the streaming reduction of its
+// records (design in metrics.hpp and result.hpp).
 #include "models/metrics.hpp"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 }
 
 std::vector<double> sorted_latencies(const RunResult& r) {
+  if (r.summary) return r.summary->sorted_latencies();
   std::vector<double> lat;
   lat.reserve(r.records.size());
   for (const auto& t : r.records)
@@ -43,41 +46,122 @@ std::vector<double> sorted_latencies(const RunResult& r) {
   return lat;
 }
 
-Metrics compute_metrics(const RunResult& r) {
-  Metrics m;
-  std::int64_t completed = 0, rejected = 0;
-  Duration last{0}, first = Duration::max(), first_intended = Duration::max();
-  long double wait_sum = 0;
-  std::vector<double> lag;  // submit - intended of every task handed over
-  lag.reserve(r.records.size());
-  for (const auto& t : r.records) {
-    if (t.outcome == TaskOutcome::not_run) continue;
-    lag.push_back(to_seconds(t.submit - t.intended));
-    first_intended = std::min(first_intended, t.intended);
-    if (t.outcome == TaskOutcome::rejected) ++rejected;
-    if (t.outcome != TaskOutcome::completed) continue;
-    ++completed;
-    last = std::max(last, t.end);
-    first = std::min(first, t.end);
-    wait_sum += static_cast<long double>((t.start - t.intended).count());
+// ---- RecordSummary ---------------------------------------------------------
+
+RecordSummary::RecordSummary(QuantilePolicy p)
+    : policy_(p), hist_(p.relative_error), lag_hist_(p.relative_error) {
+  histogram_on_ = p.choice == QuantilePolicy::Choice::histogram;
+}
+
+void RecordSummary::add(const TaskRecord& t) {
+  if (t.outcome == TaskOutcome::not_run) return;
+  first_intended = std::min(first_intended, t.intended);
+  add_lag(std::max<std::int64_t>(0, (t.submit - t.intended).count()));
+  if (t.outcome == TaskOutcome::rejected) ++rejected;
+  if (t.outcome != TaskOutcome::completed) return;
+  ++completed;
+  last_end = std::max(last_end, t.end);
+  first_end = std::min(first_end, t.end);
+  wait_sum_ns += static_cast<long double>((t.start - t.intended).count());
+  const std::int64_t lat = (t.end - t.intended).count();
+  if (histogram_on_) {
+    hist_.add(lat);
+    lat_sum_ns_ += static_cast<long double>(lat);
+    lat_max_ns_ = std::max(lat_max_ns_, lat);
+    return;
   }
-  std::sort(lag.begin(), lag.end());
-  long double lag_sum = 0;
-  for (double x : lag) lag_sum += x;
-  const auto lat = sorted_latencies(r);
+  exact_ns_.push_back(lat);
+  if (policy_.choice == QuantilePolicy::Choice::automatic && exact_ns_.size() > policy_.exact_limit)
+    to_histogram();
+}
+
+// Submit lags go the way latencies go: kept while exact, else a histogram.
+void RecordSummary::add_lag(std::int64_t lag) {
+  ++lag_n_;
+  lag_sum_ns_ += static_cast<long double>(lag);
+  if (histogram_on_)
+    lag_hist_.add(lag);
+  else
+    lag_ns_.push_back(lag);
+}
+
+// Past the exact limit: the latencies kept so far go into the histogram and
+// their memory is released.
+void RecordSummary::to_histogram() {
+  histogram_on_ = true;
+  for (std::int64_t lag : lag_ns_) lag_hist_.add(lag);
+  std::vector<std::int64_t>().swap(lag_ns_);
+  for (std::int64_t lat : exact_ns_) {
+    hist_.add(lat);
+    lat_sum_ns_ += static_cast<long double>(lat);
+    lat_max_ns_ = std::max(lat_max_ns_, lat);
+  }
+  std::vector<std::int64_t>().swap(exact_ns_);
+}
+
+std::vector<double> RecordSummary::sorted_latencies() const {
+  // Sorted as integers (the order of their conversions to seconds).
+  std::vector<std::int64_t> ns = exact_ns_;
+  std::sort(ns.begin(), ns.end());
+  std::vector<double> lat;
+  lat.reserve(ns.size());
+  for (std::int64_t x : ns) lat.push_back(to_seconds(Duration{x}));
+  return lat;
+}
+
+RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) const {
+  Latency out;
+  if (histogram_on_) {
+    // The sum is of integer nanoseconds, exact below 2^64 ns.
+    out.mean = completed ? static_cast<double>(lat_sum_ns_ / completed) * 1e-9 : 0;
+    out.max = to_seconds(Duration{lat_max_ns_});
+    for (double q : qs) out.quantiles.push_back(hist_.quantile(q) * 1e-9);
+    return out;
+  }
+  // Exact: the sorted latencies in seconds, summed in that order.
+  const auto lat = sorted_latencies();
   long double lat_sum = 0;
   for (double x : lat) lat_sum += x;
+  out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;
+  out.max = lat.empty() ? 0 : lat.back();
+  for (double q : qs) out.quantiles.push_back(nearest_rank(lat, q));
+  return out;
+}
 
-  const double makespan = to_seconds(last);
+RecordSummary::Lag RecordSummary::submit_lag() const {
+  Lag out;
+  out.mean = lag_n_ ? static_cast<double>(lag_sum_ns_ / lag_n_) * 1e-9 : 0;
+  if (histogram_on_) {
+    out.p99 = lag_hist_.quantile(0.99) * 1e-9;
+    return out;
+  }
+  std::vector<std::int64_t> ns = lag_ns_;
+  std::sort(ns.begin(), ns.end());
+  std::vector<double> lag;
+  lag.reserve(ns.size());
+  for (std::int64_t x : ns) lag.push_back(to_seconds(Duration{x}));
+  out.p99 = nearest_rank(lag, 0.99);
+  return out;
+}
+
+// ---- metrics -----------------------------------------------------------------
+
+namespace {
+Metrics metrics_from(const RecordSummary& s, const RunResult& r) {
+  Metrics m;
+  const std::int64_t completed = s.completed;
+  const auto lat = s.latency({0.50, 0.90, 0.99});
+  const double makespan = to_seconds(s.last_end);
   m[Metric::makespan] = makespan;
   m[Metric::throughput] = makespan > 0 ? static_cast<double>(completed) / makespan : 0;
-  m[Metric::first_completion] = completed ? to_seconds(first - first_intended) : 0;
-  m[Metric::latency_mean] = completed ? static_cast<double>(lat_sum / completed) : 0;
-  m[Metric::latency_p50] = nearest_rank(lat, 0.50);
-  m[Metric::latency_p90] = nearest_rank(lat, 0.90);
-  m[Metric::latency_p99] = nearest_rank(lat, 0.99);
-  m[Metric::latency_max] = lat.empty() ? 0 : lat.back();
-  m[Metric::queue_wait_mean] = completed ? static_cast<double>(wait_sum / completed) * 1e-9 : 0;
+  m[Metric::first_completion] = completed ? to_seconds(s.first_end - s.first_intended) : 0;
+  m[Metric::latency_mean] = lat.mean;
+  m[Metric::latency_p50] = lat.quantiles[0];
+  m[Metric::latency_p90] = lat.quantiles[1];
+  m[Metric::latency_p99] = lat.quantiles[2];
+  m[Metric::latency_max] = lat.max;
+  m[Metric::queue_wait_mean] =
+      completed ? static_cast<double>(s.wait_sum_ns / completed) * 1e-9 : 0;
   m[Metric::switches_voluntary] = static_cast<double>(r.counters.switches_voluntary);
   m[Metric::switches_involuntary] = static_cast<double>(r.counters.switches_involuntary);
   m[Metric::threads_peak] = static_cast<double>(r.counters.threads_peak);
@@ -87,10 +171,23 @@ Metrics compute_metrics(const RunResult& r) {
   m[Metric::throttled_periods] = static_cast<double>(r.counters.throttled_periods);
   m[Metric::throttled_time] = to_seconds(r.counters.throttled_time);
   m[Metric::completed] = static_cast<double>(completed);
-  m[Metric::rejected] = static_cast<double>(rejected);
-  m[Metric::submit_lag_mean] = lag.empty() ? 0 : static_cast<double>(lag_sum / lag.size());
-  m[Metric::submit_lag_p99] = nearest_rank(lag, 0.99);
+  m[Metric::rejected] = static_cast<double>(s.rejected);
+  const auto lag = s.submit_lag();
+  m[Metric::submit_lag_mean] = lag.mean;
+  m[Metric::submit_lag_p99] = lag.p99;
+  m.quantiles_exact = s.exact();
+  m.quantile_relative_error = s.relative_error();
   return m;
+}
+}  // namespace
+
+Metrics compute_metrics(const RunResult& r) {
+  if (r.summary) return metrics_from(*r.summary, r);
+  QuantilePolicy exact;
+  exact.choice = QuantilePolicy::Choice::exact;
+  RecordSummary s(exact);
+  for (const auto& t : r.records) s.add(t);
+  return metrics_from(s, r);
 }
 
 std::array<MetricStats, kMetricCount> summarize(const std::vector<Metrics>& reps) {

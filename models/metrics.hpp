@@ -10,11 +10,14 @@
 //                     generated arrival, the end of a client's think time, a
 //                     graph node's release: TaskRecord::intended), so a late
 //                     submitter cannot hide queueing (coordinated omission);
-//                     p50/p90/p99 by the nearest-rank method; max
+//                     p50/p90/p99 by the nearest-rank method (exact, or from
+//                     a log-bucketed histogram within a stated relative error
+//                     when a long run streamed its records:
+//                     Metrics::quantiles_exact); max
 //   queue_wait_mean   mean of start - intended arrival of completed tasks
 //   submit_lag_*      submit - intended arrival of every task handed over
 //                     (completed or rejected): the submitter's own delay;
-//                     mean and p99
+//                     mean and p99 (exact or histogram, like latency)
 //   cpu_utilization   cpu_time / (makespan * cpus_available)
 //   counters          copied from RunCounters
 //   completed/rejected  counts of records by outcome
@@ -53,10 +56,15 @@ std::string_view unit_of(Metric m);
 
 struct Metrics {
   std::array<double, kMetricCount> values{};
+  // latency_p50/p90/p99: exact, or within quantile_relative_error of exact.
+  bool quantiles_exact = true;
+  double quantile_relative_error = 0;
   double operator[](Metric m) const { return values[static_cast<std::size_t>(m)]; }
   double& operator[](Metric m) { return values[static_cast<std::size_t>(m)]; }
 };
 
+// Kept records are reduced through an exact RecordSummary, a streamed run's
+// summary is read as it is: both go through the same arithmetic.
 Metrics compute_metrics(const RunResult& r);
 
 // Statistics of one metric over repetitions (sd is the sample standard
@@ -68,7 +76,7 @@ struct MetricStats {
 std::array<MetricStats, kMetricCount> summarize(const std::vector<Metrics>& reps);
 
 // Latency quantile helper shared with reports: sorted latencies (seconds) of
-// the completed tasks.
+// the completed tasks (of a streamed run: while its summary is exact).
 std::vector<double> sorted_latencies(const RunResult& r);
 // Nearest-rank quantile of a sorted sample, q in [0, 1].
 double nearest_rank(const std::vector<double>& sorted, double q);

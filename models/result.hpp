@@ -6,15 +6,18 @@
 // times are relative to the run's origin: the instant the first task could be
 // submitted (t = 0 in the simulator; the submitter's start on hardware).
 // metrics.hpp reduces a RunResult to the spec's metric names; nothing else
-// computes a metric.
+// computes a metric. A long simulation may stream its records into a
+// RecordSummary instead of keeping them (memory flat in the task count).
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/histogram.hpp"
 #include "models/units.hpp"
 
 namespace poolsim {
@@ -37,6 +40,64 @@ struct TaskRecord {
   Duration cpu{};      // CPU time it consumed (0 where not measured)
   std::uint32_t worker = 0;  // OS thread (or carrier/loop) that started it
   TaskOutcome outcome = TaskOutcome::not_run;
+};
+
+// How latency quantiles are computed (RecordSummary): exact keeps every
+// latency and sorts them; histogram streams them into a LogHistogram (a
+// stated relative error, constant memory); automatic is exact until
+// `exact_limit` tasks completed, then histogram.
+struct QuantilePolicy {
+  enum class Choice : std::uint8_t { automatic, exact, histogram };
+  Choice choice = Choice::automatic;
+  std::size_t exact_limit = 1'000'000;
+  double relative_error = LogHistogram::kDefaultRelativeError;
+};
+
+// The records of a run reduced as they come, for runs too long to keep one
+// TaskRecord per task: exact counts, sums, first and last completion and
+// latency maximum; latency quantiles exact or from a histogram
+// (QuantilePolicy). compute_metrics() reads records through one of these, so
+// the arithmetic is the same whether the records were kept or streamed.
+class RecordSummary {
+ public:
+  explicit RecordSummary(QuantilePolicy p = {});
+  void add(const TaskRecord& t);
+
+  std::int64_t completed = 0, rejected = 0;
+  Duration first_end = Duration::max(), last_end{0};
+  Duration first_intended = Duration::max();  // earliest intended arrival handed over
+  long double wait_sum_ns = 0;  // start - submit of completed tasks (exact: integers)
+
+  bool exact() const { return !histogram_on_; }
+  double relative_error() const { return exact() ? 0.0 : hist_.relative_error(); }
+  // Latencies (end - submit of completed tasks) in seconds: mean, maximum and
+  // nearest-rank quantiles at `qs`, in that order of the result.
+  struct Latency {
+    double mean = 0, max = 0;
+    std::vector<double> quantiles;
+  };
+  Latency latency(const std::vector<double>& qs) const;
+  // Exact latencies in seconds, sorted (empty once the summary is a histogram).
+  std::vector<double> sorted_latencies() const;
+  // Submit lags (submit - intended of every task handed over), in seconds.
+  struct Lag {
+    double mean = 0, p99 = 0;
+  };
+  Lag submit_lag() const;
+
+ private:
+  void to_histogram();
+  void add_lag(std::int64_t lag);
+  QuantilePolicy policy_;
+  bool histogram_on_ = false;
+  std::vector<std::int64_t> exact_ns_;  // while exact
+  LogHistogram hist_;
+  long double lat_sum_ns_ = 0;  // histogram mode: exact integer sum
+  std::int64_t lat_max_ns_ = 0;
+  std::vector<std::int64_t> lag_ns_;  // while exact
+  LogHistogram lag_hist_;
+  long double lag_sum_ns_ = 0;
+  std::int64_t lag_n_ = 0;
 };
 
 // Counters for the whole run, as the kernel counts them (getrusage, cpu.stat).
@@ -103,7 +164,10 @@ struct SpeedCheck {
 struct RunResult {
   std::string mode = "simulated";  // "simulated" | "measured"
   double cpus_available = 1;       // capacity the scenario could use (for cpu_utilization)
-  std::vector<TaskRecord> records; // one per task id
+  std::vector<TaskRecord> records;  // one per task id (empty when streamed)
+  // Streamed runs (the simulator without records, SimOptions::records):
+  // the records reduced as tasks finished; compute_metrics() reads it.
+  std::optional<RecordSummary> summary;
   RunCounters counters;
   std::map<std::string, double> extra;  // runtime-specific counters: steals, mounts, pinned_time...
   std::vector<Sample> threads_series;   // live OS threads over time

@@ -54,6 +54,48 @@ struct LockTable {
   }
 };
 
+// Samples the phases of one task of shape `spec` from `rng` into `out`
+// (appended), and returns its CPU work and its length (every phase).
+std::pair<Duration, Duration> sample_phases(const TaskSpec& spec, const LockTable& locks, Rng& rng,
+                                            std::vector<Phase>& out) {
+  Duration cpu{0}, length{0};
+  for (const auto& p : spec) {
+    Phase ph;
+    if (auto* c = std::get_if<CpuPhase>(&p)) {
+      ph.kind = PhaseKind::cpu;
+      ph.duration = c->work.sample(rng);
+    } else if (auto* wt = std::get_if<WaitPhase>(&p)) {
+      ph.kind = PhaseKind::wait;
+      ph.duration = wt->time.sample(rng);
+    } else {
+      const auto& l = std::get<LockPhase>(p);
+      const auto [first, shards] = locks.base.at(l.name);
+      ph.kind = PhaseKind::lock;
+      ph.lock =
+          first + (shards > 1
+                       ? static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(shards)))
+                       : 0);
+      ph.duration = l.hold.sample(rng);
+      if (l.wait_inside) ph.wait_inside = l.wait_inside->sample(rng);
+    }
+    if (ph.kind != PhaseKind::wait) cpu += ph.duration;
+    length += ph.duration + ph.wait_inside;
+    out.push_back(ph);
+  }
+  return {cpu, length};
+}
+
+std::uint16_t pick_class(const std::vector<TaskClass>& cl, Rng& rng) {
+  if (cl.size() <= 1) return 0;
+  const double u = rng.uniform();
+  double acc = 0;
+  for (std::size_t i = 0; i < cl.size(); ++i) {
+    acc += cl[i].weight;
+    if (u < acc) return static_cast<std::uint16_t>(i);
+  }
+  return static_cast<std::uint16_t>(cl.size() - 1);
+}
+
 class Builder {
  public:
   Builder(const Scenario& s, Workload& w) : s_(s), w_(w) {}
@@ -62,49 +104,35 @@ class Builder {
 
   // Appends a task with phases sampled from `spec` using `rng`.
   std::uint32_t add_task(const TaskSpec& spec, std::uint16_t cls, Duration arrival, Rng& rng) {
-    if (w_.tasks.size() >= kMaxTasks)
-      throw std::invalid_argument(fmt::format("the workload would have more than {} tasks", kMaxTasks));
+    check_room();
     Task t;
     t.id = static_cast<std::uint32_t>(w_.tasks.size());
     t.cls = cls;
     t.arrival = arrival;
     t.first_phase = static_cast<std::uint32_t>(w_.phases.size());
-    for (const auto& p : spec) {
-      Phase ph;
-      if (auto* c = std::get_if<CpuPhase>(&p)) {
-        ph.kind = PhaseKind::cpu;
-        ph.duration = c->work.sample(rng);
-      } else if (auto* wt = std::get_if<WaitPhase>(&p)) {
-        ph.kind = PhaseKind::wait;
-        ph.duration = wt->time.sample(rng);
-      } else {
-        const auto& l = std::get<LockPhase>(p);
-        const auto [first, shards] = locks.base.at(l.name);
-        ph.kind = PhaseKind::lock;
-        ph.lock = first + (shards > 1 ? static_cast<std::uint32_t>(rng.below(static_cast<std::uint64_t>(shards))) : 0);
-        ph.duration = l.hold.sample(rng);
-        if (l.wait_inside) ph.wait_inside = l.wait_inside->sample(rng);
-      }
-      w_.phases.push_back(ph);
-    }
+    sample_phases(spec, locks, rng, w_.phases);
     t.phase_count = static_cast<std::uint32_t>(w_.phases.size()) - t.first_phase;
     w_.tasks.push_back(t);
     return t.id;
   }
 
-  std::uint16_t pick_class(Rng& rng) const {
-    const auto& cl = s_.workload.classes;
-    if (cl.size() <= 1) return 0;
-    const double u = rng.uniform();
-    double acc = 0;
-    for (std::size_t i = 0; i < cl.size(); ++i) {
-      acc += cl[i].weight;
-      if (u < acc) return static_cast<std::uint16_t>(i);
-    }
-    return static_cast<std::uint16_t>(cl.size() - 1);
+  // Appends a task drawn by a TaskStream (its id is already the next one).
+  void append(Task t, const std::vector<Phase>& phases) {
+    check_room();
+    t.first_phase = static_cast<std::uint32_t>(w_.phases.size());
+    t.phase_count = static_cast<std::uint32_t>(phases.size());
+    w_.phases.insert(w_.phases.end(), phases.begin(), phases.end());
+    w_.tasks.push_back(t);
   }
 
+  std::uint16_t pick_class(Rng& rng) const { return poolsim::pick_class(s_.workload.classes, rng); }
+
  private:
+  void check_room() const {
+    if (w_.tasks.size() >= kMaxTasks)
+      throw std::invalid_argument(
+          fmt::format("the workload would have more than {} tasks", kMaxTasks));
+  }
   const Scenario& s_;
   Workload& w_;
 };
@@ -122,42 +150,12 @@ double mean_task_seconds(const TaskSpec& t) {
   return sum;
 }
 
+// The list form of an open arrival process: its stream, collected.
 void generate_open(const Scenario& s, std::uint64_t seed, Builder& b, Workload& w) {
-  const Arrival& a = *s.workload.arrival;
-  Rng arrivals = Rng::derive(seed, kArrivalStream);
-  Rng shapes = Rng::derive(seed, kShapeStream);
-  const auto& classes = s.workload.classes;
-  auto emit = [&](Duration at) {
-    const auto cls = b.pick_class(shapes);
-    b.add_task(classes[cls].task, cls, at, shapes);
-  };
-  const std::int64_t limit = a.count ? *a.count : std::numeric_limits<std::int64_t>::max();
-  const Duration end = a.duration ? *a.duration : Duration::max();
-  switch (a.kind) {
-    case ArrivalKind::batch:
-      for (std::int64_t i = 0; i < limit; ++i) emit(Duration{0});
-      break;
-    case ArrivalKind::poisson: {
-      const double mean_gap_ns = 1e9 / a.rate;
-      double t = 0;
-      for (std::int64_t i = 0; i < limit; ++i) {
-        t += -mean_gap_ns * std::log(arrivals.uniform_open0());
-        const Duration at{static_cast<std::int64_t>(std::llround(t))};
-        if (at >= end) break;
-        emit(at);
-      }
-      break;
-    }
-    case ArrivalKind::periodic:
-      for (std::int64_t i = 0; i < limit; ++i) {
-        const Duration at = a.interval * i;
-        if (at >= end) break;
-        emit(at);
-      }
-      break;
-    case ArrivalKind::closed:
-      break;
-  }
+  TaskStream stream(s, seed, b.locks.names);
+  Task t;
+  std::vector<Phase> phases;
+  while (stream.next(t, phases)) b.append(t, phases);
   w.per_client = 0;
 }
 
@@ -295,6 +293,93 @@ void analyse_graph(Workload& w) {
 
 }  // namespace
 
+// ---- TaskStream --------------------------------------------------------------
+
+struct TaskStream::State {
+  ArrivalKind kind = ArrivalKind::batch;
+  std::vector<TaskClass> classes;
+  LockTable locks;
+  Rng arrivals, shapes;
+  double mean_gap_ns = 0;  // poisson
+  double t = 0;            // poisson: the last arrival, unrounded
+  Duration interval{};     // periodic
+};
+
+TaskStream::TaskStream(const Scenario& s, std::uint64_t seed, std::vector<std::string> lock_names)
+    : st_(std::make_unique<State>(State{ArrivalKind::batch,
+                                        s.workload.classes,
+                                        {},
+                                        Rng::derive(seed, kArrivalStream),
+                                        Rng::derive(seed, kShapeStream)})) {
+  if (!s.workload.arrival) throw std::invalid_argument("workload has no arrival process");
+  const Arrival& a = *s.workload.arrival;
+  if (a.kind == ArrivalKind::closed)
+    throw std::invalid_argument("closed arrivals are not a stream");
+  if (st_->classes.empty()) throw std::invalid_argument("workload has no task shape");
+  for (const auto& c : st_->classes) st_->locks.add_all(c.task);
+  if (st_->locks.names != lock_names)
+    throw std::logic_error("TaskStream: lock table differs from the workload's");
+  st_->kind = a.kind;
+  if (a.kind == ArrivalKind::poisson) st_->mean_gap_ns = 1e9 / a.rate;
+  st_->interval = a.interval;
+  limit_ = a.count ? static_cast<std::uint64_t>(std::max<std::int64_t>(0, *a.count))
+                   : std::numeric_limits<std::uint64_t>::max();
+  end_ = a.duration ? *a.duration : Duration::max();
+}
+
+TaskStream::~TaskStream() = default;
+
+bool TaskStream::next(Task& t, std::vector<Phase>& phases) {
+  if (done_ || drawn_ >= limit_) {
+    done_ = true;
+    return false;
+  }
+  State& st = *st_;
+  Duration at{0};
+  switch (st.kind) {
+    case ArrivalKind::batch:
+      break;
+    case ArrivalKind::poisson:
+      st.t += -st.mean_gap_ns * std::log(st.arrivals.uniform_open0());
+      at = Duration{static_cast<std::int64_t>(std::llround(st.t))};
+      break;
+    case ArrivalKind::periodic:
+      at = st.interval * static_cast<std::int64_t>(drawn_);
+      break;
+    case ArrivalKind::closed:
+      break;
+  }
+  if (at >= end_) {
+    done_ = true;
+    return false;
+  }
+  // Task ids are 32-bit, one value kept as "no task" (TraceSpan::kNoTask).
+  if (drawn_ >= std::numeric_limits<std::uint32_t>::max() - 1)
+    throw std::invalid_argument(fmt::format("the workload would have more than {} tasks",
+                                            std::numeric_limits<std::uint32_t>::max() - 1));
+  t = Task{};
+  t.id = static_cast<std::uint32_t>(drawn_);
+  t.cls = pick_class(st.classes, st.shapes);
+  t.arrival = at;
+  phases.clear();
+  const auto [cpu, length] = sample_phases(st.classes[t.cls].task, st.locks, st.shapes, phases);
+  t.phase_count = static_cast<std::uint32_t>(phases.size());
+  total_work_ += cpu;
+  longest_ = std::max(longest_, length);
+  ++drawn_;
+  return true;
+}
+
+std::size_t Workload::task_count() const {
+  return streamed() ? static_cast<std::size_t>(stream->drawn()) : tasks.size();
+}
+
+void Workload::sync_stream() {
+  if (!streamed()) return;
+  total_work = stream->total_work();
+  critical_path = stream->longest_task();
+}
+
 Duration Workload::cpu_of(const Task& t) const {
   Duration sum{0};
   for (const auto& p : phases_of(t))
@@ -308,7 +393,7 @@ Duration Workload::length_of(const Task& t) const {
   return sum;
 }
 
-Workload generate_workload(const Scenario& s, std::uint64_t seed) {
+Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOptions opt) {
   Workload w;
   Builder b(s, w);
   for (const auto& c : s.workload.classes) b.locks.add_all(c.task);
@@ -335,6 +420,10 @@ Workload generate_workload(const Scenario& s, std::uint64_t seed) {
   if (!s.workload.arrival) throw std::invalid_argument("workload has neither an arrival process nor a graph");
   if (s.workload.classes.empty()) throw std::invalid_argument("workload has no task shape");
   w.arrival = s.workload.arrival->kind;
+  if (w.arrival != ArrivalKind::closed && opt.stream) {
+    w.stream = std::make_shared<TaskStream>(s, seed, w.lock_names);
+    return w;
+  }
   if (w.arrival == ArrivalKind::closed) generate_closed(s, seed, b, w);
   else generate_open(s, seed, b, w);
   analyse_graph(w);  // without edges: total work and the longest single task

@@ -13,9 +13,14 @@
 // after another with the task's `think` before it, until `duration` ends.
 // per_client is sized from the mean cycle (think + sum of mean phase times)
 // with a 2x margin; a client that runs out stops, counted in `exhausted`.
+//
+// Streaming: open arrivals can be drawn on demand (TaskStream), so a
+// simulation of 100M tasks does not hold 100M tasks; the list form is that
+// stream collected.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,9 +50,16 @@ struct Task {
   std::uint32_t pred_count = 0;    // graph: tasks that must finish first
 };
 
+class TaskStream;
+
 struct Workload {
   ArrivalKind arrival = ArrivalKind::batch;
   bool graph = false;
+  // Open arrivals generated as they are consumed (GenerateOptions::stream):
+  // tasks and phases stay empty and the simulator draws from `stream`;
+  // total_work and critical_path are known once it is exhausted
+  // (sync_stream()).
+  std::shared_ptr<TaskStream> stream;
   std::vector<Task> tasks;              // in arrival order (open), per client (closed), topological (graph)
   std::vector<Phase> phases;
   std::vector<std::uint32_t> successors;
@@ -69,13 +81,54 @@ struct Workload {
   std::span<const std::uint32_t> successors_of(const Task& t) const {
     return {successors.data() + t.first_succ, t.succ_count};
   }
+  bool streamed() const { return stream != nullptr; }
+  // Tasks in the workload (streamed: drawn so far).
+  std::size_t task_count() const;
+  // Streamed: copies the stream's totals (total_work, critical_path) in.
+  void sync_stream();
   // Sum of the CPU phases (cpu + lock hold) of a task.
   Duration cpu_of(const Task& t) const;
   // Sum of every phase of a task (its time alone on an idle machine, no overheads).
   Duration length_of(const Task& t) const;
 };
 
-Workload generate_workload(const Scenario& s, std::uint64_t seed);
+struct GenerateOptions {
+  // Open arrivals (batch, poisson, periodic) as a TaskStream instead of a
+  // list; closed workloads and graphs are always generated whole.
+  bool stream = false;
+};
+Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOptions opt = {});
 inline Workload generate_workload(const Scenario& s) { return generate_workload(s, s.seed); }
+
+// An open arrival process drawn one task at a time, with the same random
+// draws in the same order as the list generate_workload builds (which is
+// built from this stream), so the same seed gives the same tasks either way.
+// Memory: the scenario's classes and lock table, not the tasks.
+class TaskStream {
+ public:
+  TaskStream(const Scenario& s, std::uint64_t seed, std::vector<std::string> lock_names);
+  ~TaskStream();
+  TaskStream(const TaskStream&) = delete;
+  TaskStream& operator=(const TaskStream&) = delete;
+  // The next task in arrival order (id = tasks drawn before it), its phases
+  // in `phases` (replaced); false once the process has ended.
+  bool next(Task& t, std::vector<Phase>& phases);
+  bool done() const { return done_; }
+  std::uint64_t drawn() const { return drawn_; }
+  // Upper bound on the tasks it will draw (its count, or none: max).
+  std::uint64_t limit() const { return limit_; }
+  // Arrivals end at this time (Duration::max() when only the count ends them).
+  Duration end() const { return end_; }
+  Duration total_work() const { return total_work_; }
+  Duration longest_task() const { return longest_; }
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+  std::uint64_t drawn_ = 0, limit_ = 0;
+  Duration end_ = Duration::max();
+  Duration total_work_{0}, longest_{0};
+  bool done_ = false;
+};
 
 }  // namespace poolsim

@@ -37,15 +37,19 @@ class CpuMask {
   // CPU to 0; -1 if the set is empty.
   int first_from(int start) const {
     if (n_ == 0) return -1;
-    const std::size_t s = word(start), nw = w_.size();
+    return first_in(w_.data(), w_.size(), start);
+  }
+  // The first set bit of words[0, nw) at or after `start`, wrapping; -1.
+  static int first_in(const std::uint64_t* words, std::size_t nw, int start) {
+    const std::size_t s = word(start);
     const int off = start % 64;
     const std::uint64_t at_or_above = ~std::uint64_t{0} << off;
-    if (const std::uint64_t w = w_[s] & at_or_above) return at(s, w);
+    if (const std::uint64_t w = words[s] & at_or_above) return at(s, w);
     for (std::size_t k = s + 1; k < nw; ++k)
-      if (w_[k] != 0) return at(k, w_[k]);
+      if (words[k] != 0) return at(k, words[k]);
     for (std::size_t k = 0; k < s; ++k)
-      if (w_[k] != 0) return at(k, w_[k]);
-    if (const std::uint64_t w = w_[s] & ~at_or_above) return at(s, w);
+      if (words[k] != 0) return at(k, words[k]);
+    if (const std::uint64_t w = words[s] & ~at_or_above) return at(s, w);
     return -1;
   }
   int first() const { return first_from(0); }
@@ -60,12 +64,15 @@ class CpuMask {
   std::vector<std::uint64_t> w_;
 };
 
+// Storage is flat: level l's mask is words_[l * words_per_level_ ...], so a
+// move touches two words and two counts.
 class LevelIndex {
  public:
   static constexpr int kAbsent = -1;
 
   explicit LevelIndex(int cpus = 0)
-      : cpus_(cpus), level_(static_cast<std::size_t>(cpus), kAbsent) {}
+      : wpl_(static_cast<std::size_t>((cpus + 63) / 64)),
+        level_(static_cast<std::size_t>(cpus), kAbsent) {}
 
   int level_of(int cpu) const { return level_[static_cast<std::size_t>(cpu)]; }
 
@@ -73,19 +80,18 @@ class LevelIndex {
   void move(int cpu, int level) {
     int& cur = level_[static_cast<std::size_t>(cpu)];
     if (cur == level) return;
+    const std::size_t w = static_cast<std::size_t>(cpu) / 64;
+    const std::uint64_t b = std::uint64_t{1} << (cpu % 64);
     if (cur != kAbsent) {
-      masks_[static_cast<std::size_t>(cur)].reset(cpu);
+      words_[static_cast<std::size_t>(cur) * wpl_ + w] &= ~b;
       --count_[static_cast<std::size_t>(cur)];
       --size_;
     }
     cur = level;
     if (level == kAbsent) return;
     POOLSIM_ASSERT(level >= 0, "LevelIndex: negative level");
-    while (masks_.size() <= static_cast<std::size_t>(level)) {
-      masks_.emplace_back(cpus_);
-      count_.push_back(0);
-    }
-    masks_[static_cast<std::size_t>(level)].set(cpu);
+    if (static_cast<std::size_t>(level) >= count_.size()) grow(level);
+    words_[static_cast<std::size_t>(level) * wpl_ + w] |= b;
     ++count_[static_cast<std::size_t>(level)];
     ++size_;
     if (size_ == 1 || level < lo_) lo_ = level;
@@ -104,18 +110,23 @@ class LevelIndex {
     while (count_[static_cast<std::size_t>(hi_)] == 0) --hi_;
     return hi_;
   }
-  // The CPUs at `level` (an empty mask beyond the highest level seen).
-  const CpuMask& at(int level) const {
-    if (static_cast<std::size_t>(level) >= masks_.size()) return none_;
-    return masks_[static_cast<std::size_t>(level)];
+  // The first CPU at `level` at or after `start`, wrapping; -1 if none.
+  int first_from(int level, int start) const {
+    if (level < 0 || static_cast<std::size_t>(level) >= count_.size() ||
+        count_[static_cast<std::size_t>(level)] == 0)
+      return -1;
+    return CpuMask::first_in(&words_[static_cast<std::size_t>(level) * wpl_], wpl_, start);
   }
 
  private:
-  int cpus_;
+  void grow(int level) {
+    count_.resize(static_cast<std::size_t>(level) + 1, 0);
+    words_.resize(count_.size() * wpl_, 0);
+  }
+  std::size_t wpl_;  // words per level
   std::vector<int> level_;
-  std::vector<CpuMask> masks_;
+  std::vector<std::uint64_t> words_;
   std::vector<int> count_;
-  CpuMask none_;
   int size_ = 0, lo_ = 0, hi_ = 0;
 };
 

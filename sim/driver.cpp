@@ -5,13 +5,18 @@
 #include <cassert>
 #include <stdexcept>
 
+#include "models/assert.hpp"
+
 namespace poolsim::sim {
 
-Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload)
+Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload,
+               DriverOptions opt)
     : k_(kernel),
       scenario_(scenario),
       workload_(workload),
-      records_(workload.tasks.size()),
+      keep_records_(opt.records),
+      records_(opt.records ? workload.tasks.size() : 0),
+      summary_(opt.quantiles),
       locks_(workload.lock_names.size()) {
   if (workload_.graph) graph_.emplace(workload_);
 }
@@ -40,16 +45,48 @@ void Driver::make_final(TaskOutcome outcome, std::uint32_t count) {
       outcomes_.not_run += count;
       break;
   }
-  assert(outcomes_.final() <= workload_.tasks.size() && "a task was made final twice");
+  assert((workload_.streamed() || outcomes_.final() <= workload_.tasks.size()) &&
+         "a task was made final twice");
 }
 
 void Driver::check_done() {
   if (finished()) k_.engine().stop();
 }
 
+void Driver::extend_live(std::uint32_t task) {
+  while (live_.end() <= task) live_.push_back(Live{});
+}
+
+void Driver::record_final(std::uint32_t task) {
+  if (keep_records_ && !workload_.streamed()) return;
+  Live& e = live(task);
+  POOLSIM_ASSERT(!e.final, "a task becomes final twice");
+  e.final = true;
+  if (!keep_records_) {
+    summary_.add(e.rec);
+  } else {
+    if (records_.size() <= task) records_.resize(task + std::size_t{1});
+    records_[task] = e.rec;
+  }
+  while (!live_.empty() && live_.front().final) {
+    for (std::uint32_t i = 0; i < live_.front().phase_count; ++i) phases_.pop_front();
+    live_.pop_front();
+  }
+}
+
+std::uint32_t Driver::phase_count(std::uint32_t task) {
+  return workload_.streamed() ? live(task).phase_count : workload_.tasks[task].phase_count;
+}
+
+Phase Driver::phase(std::uint32_t task, std::uint32_t i) {
+  if (!workload_.streamed()) return workload_.phases[workload_.tasks[task].first_phase + i];
+  return phases_[live(task).first_phase + i];
+}
+
 Co Driver::submit(std::uint32_t task, Duration intended) {
-  records_[task].intended = intended;
-  records_[task].submit = k_.now();
+  TaskRecord& rec = record(task);
+  rec.intended = intended;
+  rec.submit = k_.now();
   in_system_step(+1);
   co_await rt_->submit(task);
 }
@@ -88,6 +125,8 @@ Co Driver::submitter() {
       agenda_.pop();
       co_await submit(next.task, Duration{next.t});
     }
+  } else if (workload_.streamed()) {
+    co_await submit_stream();
   } else {
     for (std::uint32_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].arrival > k_.now()) co_await k_.sleep_until(tasks[i].arrival);
@@ -99,14 +138,34 @@ Co Driver::submitter() {
   co_await k_.wait(park_q_);
 }
 
+// Open arrivals drawn as the submitter reaches them: each task's phases go
+// into the window, then it is submitted at its arrival time.
+Co Driver::submit_stream() {
+  TaskStream& stream = *workload_.stream;
+  Task t;
+  std::vector<Phase> buf;
+  while (stream.next(t, buf)) {
+    Live& e = live(t.id);
+    e.first_phase = phases_.end();
+    e.phase_count = t.phase_count;
+    for (const Phase& p : buf) phases_.push_back(p);
+    if (t.arrival > k_.now()) co_await k_.sleep_until(t.arrival);
+    co_await submit(t.id, t.arrival);
+  }
+  stream_done_ = true;
+}
+
 Co Driver::execute(std::uint32_t task) {
   const ThreadId self = k_.self();
-  TaskRecord& rec = records_[task];
-  rec.start = k_.now();
-  rec.worker = self;
+  // No reference into the records is held across a co_await (the window
+  // may move when tasks are issued meanwhile).
+  record(task).start = k_.now();
+  record(task).worker = self;
   k_.set_task(task);
   const Duration cpu0 = k_.thread_cpu_time(self);
-  for (const Phase& p : workload_.phases_of(workload_.tasks[task])) {
+  const std::uint32_t phases = phase_count(task);
+  for (std::uint32_t i = 0; i < phases; ++i) {
+    const Phase p = phase(task, i);
     switch (p.kind) {
       case PhaseKind::cpu:
         co_await k_.compute(p.duration);
@@ -124,6 +183,7 @@ Co Driver::execute(std::uint32_t task) {
       }
     }
   }
+  TaskRecord& rec = record(task);
   rec.end = k_.now();
   rec.cpu = k_.thread_cpu_time(self) - cpu0;
   rec.outcome = TaskOutcome::completed;
@@ -134,6 +194,7 @@ Co Driver::execute(std::uint32_t task) {
 Co Driver::completed(std::uint32_t task) {
   in_system_step(-1);
   make_final(TaskOutcome::completed, 1);
+  record_final(task);
   if (graph_) {
     // One successor at a time: a submit may suspend this thread, and the
     // next successor's count is taken after it (the order is part of the
@@ -165,11 +226,12 @@ void Driver::release_not_run(std::uint32_t task) {
 }
 
 void Driver::reject(std::uint32_t task) {
-  TaskRecord& rec = records_[task];
+  TaskRecord& rec = record(task);
   rec.outcome = TaskOutcome::rejected;
   rec.start = rec.end = k_.now();
   in_system_step(-1);
   make_final(TaskOutcome::rejected, 1);
+  record_final(task);
   if (graph_) {
     for (std::uint32_t s : workload_.successors_of(workload_.tasks[task]))
       if (graph_->predecessor_final(s, false) == Release::not_run) release_not_run(s);
@@ -207,8 +269,12 @@ void Driver::finish(RunResult& r) {
   const double end = static_cast<double>(k_.now().count());
   extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
   assert(finished() && "the run ended with tasks not final");
-  assert(outcomes_.consistent(records_));
-  r.records = std::move(records_);
+  if (keep_records_ && workload_.streamed()) records_.resize(workload_.stream->drawn());
+  assert(!keep_records_ || outcomes_.consistent(records_));
+  if (keep_records_)
+    r.records = std::move(records_);
+  else
+    r.summary = std::move(summary_);
   for (auto& [name, value] : extra_) r.extra[name] += value;
 }
 

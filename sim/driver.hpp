@@ -30,11 +30,21 @@
 // Invariant (asserted in finish()): at the end, completed + rejected +
 // not_run == tasks, and the records agree with those counts.
 //
-// Records: submit = when the submitter hands the task to the runtime; start
+// Records: intended = the task's intended arrival (its generated arrival,
+// the end of its client's think time, its release; latency is measured from
+// it); submit = when the submitter hands the task to the runtime; start
 // = when a thread begins its first phase; end = its last phase finished;
 // cpu = CPU time of that thread meanwhile (switch costs included); worker =
 // the OS thread's id. Phases: cpu -> compute; wait -> timed sleep; lock ->
 // lock, compute(hold), sleep(wait_inside), unlock.
+// Streaming (DriverOptions::records off): instead of one record per task,
+// the driver keeps a window of the tasks between the oldest one not yet
+// final and the newest one issued, and folds each record into a
+// RecordSummary when its task becomes final; a streamed workload's phases
+// live in the same window. Memory then follows the tasks in the system, not
+// the task count (open arrivals; a closed client's never-issued tasks keep
+// the window from moving past them, so closed workloads and graphs keep
+// about what their task list costs).
 // Extra counters: tasks_in_system_mean, the time average of submitted but
 // not yet final tasks, integrated online (Little's law's L, measured apart
 // from the records).
@@ -47,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/completion.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
@@ -57,9 +68,46 @@
 
 namespace poolsim::sim {
 
+// A FIFO window over absolute indexes [base(), end()), in a power-of-two
+// ring: indexing is a mask, growing doubles the ring. References do not
+// survive a push_back (the ring may move): nothing holds one across a
+// co_await.
+template <class T>
+class Ring {
+ public:
+  std::uint64_t base() const { return base_; }
+  std::uint64_t end() const { return end_; }
+  bool empty() const { return base_ == end_; }
+  T& operator[](std::uint64_t i) { return buf_[i & mask_]; }
+  T& front() { return buf_[base_ & mask_]; }
+  void push_back(const T& v) {
+    if (end_ - base_ == buf_.size()) grow();
+    buf_[end_ & mask_] = v;
+    ++end_;
+  }
+  void pop_front() { ++base_; }
+
+ private:
+  void grow() {
+    std::vector<T> next(buf_.empty() ? 16 : 2 * buf_.size());
+    const std::uint64_t mask = next.size() - 1;
+    for (std::uint64_t i = base_; i < end_; ++i) next[i & mask] = std::move(buf_[i & mask_]);
+    buf_ = std::move(next);
+    mask_ = mask;
+  }
+  std::vector<T> buf_;
+  std::uint64_t mask_ = 0, base_ = 0, end_ = 0;
+};
+
+struct DriverOptions {
+  bool records = true;       // one TaskRecord per task in RunResult::records
+  QuantilePolicy quantiles;  // records off: how the summary keeps latencies
+};
+
 class Driver {
  public:
-  Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload);
+  Driver(Kernel& kernel, const Scenario& scenario, const Workload& workload,
+         DriverOptions opt = {});
 
   void set_runtime(Runtime* rt) { rt_ = rt; }
   // Creates the submitter thread at t = 0 (call before running the engine).
@@ -72,7 +120,12 @@ class Driver {
   // Runtime-specific counters (reported in RunResult::extra).
   void add_extra(const std::string& name, double value) { extra_[name] += value; }
 
-  bool finished() const { return outcomes_.final() == workload_.tasks.size(); }
+  bool finished() const {
+    return workload_.streamed() ? stream_done_ && outcomes_.final() == workload_.stream->drawn()
+                                : outcomes_.final() == workload_.tasks.size();
+  }
+  // Tasks final so far (progress).
+  std::size_t final_count() const { return outcomes_.final(); }
   // Moves the records and extra counters into r.
   void finish(RunResult& r);
 
@@ -83,7 +136,29 @@ class Driver {
     bool operator>(const Due& o) const { return t > o.t || (t == o.t && task > o.task); }
   };
 
+  // A task between the oldest one not final and the newest issued.
+  struct Live {
+    TaskRecord rec;
+    std::uint64_t first_phase = 0;  // streamed workloads: index in phases_
+    std::uint32_t phase_count = 0;
+    bool final = false;
+  };
+  Live& live(std::uint32_t task) {
+    POOLSIM_ASSERT(task >= live_.base(), "a final task is touched again");
+    if (task >= live_.end()) extend_live(task);
+    return live_[task];
+  }
+  void extend_live(std::uint32_t task);
+  TaskRecord& record(std::uint32_t task) {
+    return keep_records_ && !workload_.streamed() ? records_[task] : live(task).rec;
+  }
+  // The task's record is complete: fold it into the summary, let the window move.
+  void record_final(std::uint32_t task);
+  std::uint32_t phase_count(std::uint32_t task);
+  Phase phase(std::uint32_t task, std::uint32_t i);
+
   Co submitter();
+  Co submit_stream();
   // Hands `task` to the runtime now; `intended` is its intended arrival.
   Co submit(std::uint32_t task, Duration intended);
   Co completed(std::uint32_t task);
@@ -105,7 +180,12 @@ class Driver {
   const Scenario& scenario_;
   const Workload& workload_;
   Runtime* rt_ = nullptr;
+  bool keep_records_ = true;
   std::vector<TaskRecord> records_;
+  RecordSummary summary_;
+  Ring<Live> live_;     // indexed by task id
+  Ring<Phase> phases_;  // streamed: phases of the tasks in live_
+  bool stream_done_ = false;
   std::vector<Mutex> locks_;
   std::optional<GraphRelease> graph_;  // graph workloads only
   std::vector<std::uint32_t> not_run_scratch_;

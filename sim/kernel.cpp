@@ -27,8 +27,8 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
       noise_(machine, opt.seed,
              limits.cpuset.empty() ? std::max(1, machine.cores) : static_cast<int>(limits.cpuset.size())),
       trace_(opt.trace) {
-  if (m_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
-  if (m_.tick.count() < 0) throw std::invalid_argument("machine.tick must not be negative");
+  if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
+  if (m_.tick < Duration{0}) throw std::invalid_argument("machine.tick must not be negative");
   std::vector<int> hw = limits.cpuset;
   if (hw.empty())
     for (int i = 0; i < std::max(1, m_.cores); ++i) hw.push_back(i);
@@ -36,13 +36,13 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
-  for (const Cpu& c : cpus_) reindex(c);
+  for (Cpu& c : cpus_) reindex(c);
   if (limits.cpus) {
     has_quota_ = true;
-    period_ = limits.period.count();
-    if (period_ <= 0) throw std::invalid_argument("limits.period must be positive");
-    quota_ = std::llround(*limits.cpus * static_cast<double>(period_));
-    if (quota_ <= 0) throw std::invalid_argument("limits.cpus must be positive");
+    period_ = limits.period;
+    if (period_ <= Duration{0}) throw std::invalid_argument("limits.period must be positive");
+    quota_ = Duration{std::llround(*limits.cpus * static_cast<double>(period_.count()))};
+    if (quota_ <= Duration{0}) throw std::invalid_argument("limits.cpus must be positive");
     quota_left_ = quota_;
   }
   if (trace_)
@@ -63,20 +63,20 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   t.top = body.release();
   t.cont = t.top;
   t.role = role;
-  t.since = now().count();
+  t.since = now();
   ++live_;
   ++active_;
   live_peak_ = std::max(live_peak_, live_);
-  threads_series_.set(now().count(), live_);
-  runnable_series_.set(now().count(), active_);
+  threads_series_.set(now(), live_);
+  runnable_series_.set(now(), active_);
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
     // The process's main thread: already running on the first CPU at t = 0.
     cpus_[0].curr = id;
     threads_[id].cpu = 0;
-    threads_[id].deadline = m_.slice.count();
+    threads_[id].deadline = m_.slice;
     start_on(cpus_[0], id);
-    threads_[id].overhead = 0;
+    threads_[id].overhead = Duration{0};
     arm(cpus_[0]);
   } else {
     place_new(id, exec_cpu_);
@@ -110,7 +110,7 @@ void Kernel::set_state(ThreadId id, ThreadState s) {
   const auto is_active = [](ThreadState x) {
     return x == ThreadState::runnable || x == ThreadState::running || x == ThreadState::throttled;
   };
-  const std::int64_t now_ns = now().count();
+  const Duration now_ns = now();
   if (trace_ && now_ns > t.since && t.state != ThreadState::exited) {
     SpanKind k = SpanKind::runnable;
     switch (t.state) {
@@ -120,8 +120,7 @@ void Kernel::set_state(ThreadId id, ThreadState s) {
       default: break;
     }
     tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + id), k,
-                         k == SpanKind::running ? t.task : kNoTask, id, Duration{t.since},
-                         Duration{now_ns}});
+                         k == SpanKind::running ? t.task : kNoTask, id, t.since, now_ns});
   }
   t.since = now_ns;
   if (is_active(t.state) != is_active(s)) {
@@ -134,10 +133,10 @@ void Kernel::set_state(ThreadId id, ThreadState s) {
 void Kernel::set_task(std::uint32_t task) {
   Thread& t = threads_[current_];
   if (trace_ && t.state == ThreadState::running && t.task != task) {
-    const std::int64_t now_ns = now().count();
+    const Duration now_ns = now();
     if (now_ns > t.since)
       tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + current_), SpanKind::running,
-                           t.task, current_, Duration{t.since}, Duration{now_ns}});
+                           t.task, current_, t.since, now_ns});
     t.since = now_ns;
     Cpu& c = cpus_[exec_cpu_];
     close_cpu_span(c, SpanKind::running, current_, t.task);
@@ -146,43 +145,43 @@ void Kernel::set_task(std::uint32_t task) {
   t.task = task;
 }
 
-void Kernel::open_cpu_span(Cpu& c) { c.span_start = now().count(); }
+void Kernel::open_cpu_span(Cpu& c) { c.span_start = now(); }
 
 void Kernel::close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task) {
   if (!trace_) return;
-  const std::int64_t now_ns = now().count();
+  const Duration now_ns = now();
   if (now_ns > c.span_start)
-    tr_.spans.push_back({static_cast<std::uint32_t>(&c - cpus_.data()), kind, task, thread,
-                         Duration{c.span_start}, Duration{now_ns}});
+    tr_.spans.push_back(
+        {static_cast<std::uint32_t>(&c - cpus_.data()), kind, task, thread, c.span_start, now_ns});
   c.span_start = now_ns;
 }
 
 // ---- coroutine requests ----------------------------------------------------
 
-void Kernel::request_compute(std::coroutine_handle<> h, std::int64_t d) {
+void Kernel::request_compute(std::coroutine_handle<> h, Duration d) {
   Thread& t = threads_[current_];
   t.cont = h;
   t.req = Req::compute;
   t.work = d;
 }
 
-void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t deadline) {
+void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline) {
   Thread& t = threads_[current_];
   t.cont = h;
   t.req = Req::block;
   t.timed_out = false;
   if (q) wq_push(*q, current_);
-  if (deadline != kNever) {
-    const std::int64_t at = std::max(deadline, now().count()) + m_.timer_slack.count();
-    t.timer = engine_.at_ns(at, &Kernel::on_timer, this, current_);
+  if (deadline != Duration{kNever}) {
+    const Duration at = std::max(deadline, now()) + m_.timer_slack;
+    t.timer = engine_.at(at, &Kernel::on_timer, this, current_);
   }
 }
 
-std::coroutine_handle<> Kernel::user_sleep(std::coroutine_handle<> h, std::int64_t deadline) {
+std::coroutine_handle<> Kernel::user_sleep(std::coroutine_handle<> h, Duration deadline) {
   Thread& t = threads_[current_];
   if (t.user == nullptr) return {};
-  const std::int64_t at = std::max(deadline, now().count()) + m_.timer_slack.count();
-  return t.user->on_sleep(h, at, t.locks_held > 0);
+  const Duration at = std::max(deadline, now()) + m_.timer_slack;
+  return t.user->on_sleep(h, at.count(), t.locks_held > 0);
 }
 
 bool Kernel::try_lock(Mutex& m) {
@@ -275,7 +274,7 @@ void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
 // (idle, nothing queued; no CPU is throttled unless the group is).
 int Kernel::select_cpu(int target) const {
   POOLSIM_ASSERT(!group_throttled_, "select_cpu while the group is throttled");
-  const int j = load_idx_.at(0).first_from(target);
+  const int j = load_idx_.first_from(0, target);
 #ifndef NDEBUG
   int scan = target;
   for (int i = 0; i < cpu_count(); ++i)
@@ -309,7 +308,7 @@ void Kernel::wake(ThreadId id, int waker_cpu) {
 // thread's own step: a timer wake has no waker.
 void Kernel::charge_waker(Duration cost) {
   if (current_ == kNoThread || exec_cpu_ < 0 || cost.count() <= 0) return;
-  threads_[current_].overhead += cost.count();
+  threads_[current_].overhead += cost;
 }
 
 // PELT-style utilization of a CPU: the running fraction of its recent past,
@@ -318,11 +317,11 @@ void Kernel::charge_waker(Duration cost) {
 // Only kept when a mechanism reads it (wake_pack_util > 0).
 void Kernel::util_update(Cpu& c) {
   if (m_.wake_pack_util <= 0) return;
-  const std::int64_t t = now().count();
-  const std::int64_t dt = t - c.util_t;
-  if (dt <= 0) return;
+  const Duration t = now();
+  const Duration dt = t - c.util_t;
+  if (dt <= Duration{0}) return;
   constexpr double kHalfLifeNs = 32e6;
-  const double y = std::exp2(-static_cast<double>(dt) / kHalfLifeNs);
+  const double y = std::exp2(-static_cast<double>(dt.count()) / kHalfLifeNs);
   c.util = c.util * y + (c.state == CpuState::running ? 1.0 - y : 0.0);
   c.util_t = t;
 }
@@ -355,10 +354,10 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   k.account(c);
   const int idx = static_cast<int>(arg);
   const Interruption i = k.noise_.draw(idx);
-  const std::int64_t from = std::max(k.now().count(), c.stall_until);
-  c.stall_until = from + i.stolen.count();
-  c.slice_end += i.stolen.count();
-  c.protect_end += i.stolen.count();
+  const Duration from = std::max(k.now(), c.stall_until);
+  c.stall_until = from + i.stolen;
+  c.slice_end += i.stolen;
+  c.protect_end += i.stolen;
   if (i.preempts) ++k.threads_[c.curr].nivcsw;
   k.arm(c);
   c.noise_ev = k.engine_.after(k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
@@ -367,11 +366,21 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
 // Keeps the CPU's place in the two indexes true after a change of its state
 // or queue length: load (queued + current) for placement, queue length of a
 // non-idle CPU for idle pulls.
-void Kernel::reindex(const Cpu& c) {
+void Kernel::reindex(Cpu& c) {
   const int idx = static_cast<int>(&c - cpus_.data());
-  load_idx_.move(idx, static_cast<int>(cpu_load(c)));
+  const int load = static_cast<int>(cpu_load(c));
+  if (load != c.load_level) {
+    load_idx_.move(idx, load);
+    c.load_level = load;
+  }
   const bool pullable = c.state != CpuState::idle && !rq_empty(c);
-  pull_idx_.move(idx, pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent);
+  const int pull = pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent;
+  if (pull != c.pull_level) {
+    pull_idx_.move(idx, pull);
+    c.pull_level = pull;
+  }
+  POOLSIM_ASSERT(load_idx_.level_of(idx) == load && pull_idx_.level_of(idx) == pull,
+                 "a CPU's index levels are its load and queue length");
 }
 
 double Kernel::cpu_util(int cpu) {
@@ -387,7 +396,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   if (!group_throttled_) {
     // find_idlest_cpu: an idle CPU if any (load 0), else the least loaded,
     // the first after the creator's CPU on ties (wrapping).
-    best = load_idx_.at(load_idx_.min_level()).first_from(from);
+    best = load_idx_.first_from(load_idx_.min_level(), from);
 #ifndef NDEBUG
     std::size_t best_load = static_cast<std::size_t>(-1);
     int scan = from;
@@ -421,20 +430,20 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
       // every thread that is owed service; PLACE_DEADLINE_INITIAL gives its
       // first deadline half a slice on ("the existing tasks will be, on
       // average, halfway through their slice").
-      t.vruntime = place(c, 0);
-      t.deadline = t.vruntime + m_.slice.count() / 2;
-    } else if (t.lag < 0 && idx == t.last_cpu) {
+      t.vruntime = place(c, Duration{0});
+      t.deadline = t.vruntime + m_.slice / 2;
+    } else if (t.lag < Duration{0} && idx == t.last_cpu) {
       // DELAY_DEQUEUE: it blocked ahead of V, so it stayed queued (delayed);
       // requeue_delayed_entity keeps its vruntime, and once V has passed it
       // it would have been picked and left with lag 0 (DELAY_ZERO).
       t.vruntime = std::max(t.vruntime, avg_vruntime(c));
-      t.deadline = t.vruntime + m_.slice.count();
+      t.deadline = t.vruntime + m_.slice;
     } else {
       // PLACE_LAG: the lag it blocked with, clamped (entity_lag), placed
       // against this queue's V (place_entity: vd_i = ve_i + r_i/w_i).
-      const std::int64_t limit = std::max(2 * m_.slice.count(), m_.tick.count());
+      const Duration limit = std::max(2 * m_.slice, m_.tick);
       t.vruntime = place(c, std::clamp(t.lag, -limit, limit));
-      t.deadline = t.vruntime + m_.slice.count();
+      t.deadline = t.vruntime + m_.slice;
     }
     t.cpu = idx;
   }
@@ -442,7 +451,7 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     rq_push(c, id);
     if (!c.throttled) {
       c.throttled = true;
-      c.throttled_since = now().count();
+      c.throttled_since = now();
       open_cpu_span(c);
     }
     set_state(id, ThreadState::throttled);
@@ -463,14 +472,14 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   set_state(id, ThreadState::runnable);
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
   refresh_slice(c);
-  const bool deadline_passed = now().count() >= c.slice_end;
+  const bool deadline_passed = now() >= c.slice_end;
   if (idx == exec_cpu_) {
     if (deadline_passed) c.need_resched = true;
     return;
   }
   if (deadline_passed)
     resched(c);
-  else if (now().count() >= c.protect_end && wakeup_preempts(c))
+  else if (now() >= c.protect_end && wakeup_preempts(c))
     preempt(c);
   else
     arm(c);
@@ -481,7 +490,7 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
 // deadline (the renewals it got at ticks, refresh_slice, are its slice_end).
 bool Kernel::wakeup_preempts(Cpu& c) {
   Thread& cur = threads_[c.curr];
-  cur.deadline = cur.vruntime + std::max<std::int64_t>(0, c.slice_end - now().count());
+  cur.deadline = cur.vruntime + std::max(Duration{0}, c.slice_end - now());
   return !keep_current(c);
 }
 
@@ -491,12 +500,12 @@ bool Kernel::wakeup_preempts(Cpu& c) {
 void Kernel::resched(Cpu& c) {
   c.need_resched = false;
   Thread& cur = threads_[c.curr];
-  cur.deadline = cur.vruntime + m_.slice.count();
+  cur.deadline = cur.vruntime + m_.slice;
   if (!keep_current(c)) {
     preempt(c);
     return;
   }
-  c.slice_end = now().count() + m_.slice.count();
+  c.slice_end = now() + m_.slice;
   arm(c);
 }
 
@@ -517,20 +526,22 @@ bool Kernel::keep_current(Cpu& c) {
 // avg_vruntime: V, the mean vruntime of the queued threads and the current
 // one, rounded down ("sign flips effective floor / ceil"); min_vruntime when
 // the queue is empty.
-std::int64_t Kernel::avg_vruntime(const Cpu& c) const {
-  std::int64_t sum = c.avg_sum, n = c.avg_n;
+Duration Kernel::avg_vruntime(const Cpu& c) const {
+  Duration sum = c.avg_sum;
+  std::int64_t n = c.avg_n;
   if (has_curr(c)) {
     sum += threads_[c.curr].vruntime - c.min_vruntime;
     ++n;
   }
   if (n == 0) return c.min_vruntime;
-  if (sum < 0) sum -= n - 1;
+  if (sum < Duration{0}) sum -= Duration{n - 1};
   return c.min_vruntime + sum / n;
 }
 
 // vruntime_eligible: v <= V, compared without the division.
-bool Kernel::eligible(const Cpu& c, std::int64_t v) const {
-  std::int64_t sum = c.avg_sum, n = c.avg_n;
+bool Kernel::eligible(const Cpu& c, Duration v) const {
+  Duration sum = c.avg_sum;
+  std::int64_t n = c.avg_n;
   if (has_curr(c)) {
     sum += threads_[c.curr].vruntime - c.min_vruntime;
     ++n;
@@ -541,10 +552,10 @@ bool Kernel::eligible(const Cpu& c, std::int64_t v) const {
 // place_entity (PLACE_LAG): v = V - lag * (W + w) / W with W the threads on
 // the queue (the current one included) and w = 1, the lag inflated so that
 // it survives the thread's own effect on V; no lag on an empty queue.
-std::int64_t Kernel::place(const Cpu& c, std::int64_t lag) const {
-  const std::int64_t v = avg_vruntime(c);
+Duration Kernel::place(const Cpu& c, Duration lag) const {
+  const Duration v = avg_vruntime(c);
   const std::int64_t w = c.avg_n + (has_curr(c) ? 1 : 0);
-  if (w == 0 || lag == 0) return v;
+  if (w == 0 || lag == Duration{0}) return v;
   return v - lag * (w + 1) / w;
 }
 
@@ -592,7 +603,7 @@ bool Kernel::pull(Cpu& c) {
   // newidle_balance's busiest queue: the longest run queue of a CPU that is
   // not idle, the lowest-numbered on ties (the pull index holds exactly the
   // non-idle CPUs with a non-empty queue, at their queue length).
-  const int src = pull_idx_.empty() ? -1 : pull_idx_.at(pull_idx_.max_level()).first();
+  const int src = pull_idx_.empty() ? -1 : pull_idx_.first_from(pull_idx_.max_level(), 0);
 #ifndef NDEBUG
   int scan = -1;
   std::size_t most = 0;
@@ -614,8 +625,8 @@ bool Kernel::pull(Cpu& c) {
   std::vector<RqEntry>& h = s.rq.empty() ? s.rq_new : s.rq;
   // update_entity_lag at the dequeue: V - v, clamped to
   // max(2 slices, TICK_NSEC) (entity_lag).
-  const std::int64_t limit = std::max(2 * m_.slice.count(), m_.tick.count());
-  const std::int64_t lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
+  const Duration limit = std::max(2 * m_.slice, m_.tick);
+  const Duration lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
   const RqEntry e = rq_take(s, h, true);
   Thread& t = threads_[e.t];
   // place_entity on this CPU; PLACE_REL_DEADLINE keeps the deadline's
@@ -629,35 +640,35 @@ bool Kernel::pull(Cpu& c) {
 
 // ---- the CPU state machine ---------------------------------------------------
 
-std::int64_t Kernel::round_to_tick(std::int64_t t) const {
-  const std::int64_t tick = m_.tick.count();
-  if (tick <= 0) return t;
-  return ((t + tick - 1) / tick) * tick;
+Duration Kernel::round_to_tick(Duration t) const {
+  const Duration tick = m_.tick;
+  if (tick <= Duration{0}) return t;
+  return ((t + tick - Duration{1}) / tick) * tick;
 }
 
 void Kernel::account(Cpu& c) {
   if (c.state != CpuState::running) return;
   // Time an OS interruption stole (stall_until) is nobody's progress.
-  const std::int64_t from = std::max(c.seg_start, std::min(now().count(), c.stall_until));
-  const std::int64_t d = now().count() - from;
-  POOLSIM_ASSERT(d >= 0, "a CPU's accounted run starts in the future");
-  if (d <= 0) return;
+  const Duration from = std::max(c.seg_start, std::min(now(), c.stall_until));
+  const Duration d = now() - from;
+  POOLSIM_ASSERT(d >= Duration{0}, "a CPU's accounted run starts in the future");
+  if (d <= Duration{0}) return;
   Thread& t = threads_[c.curr];
-  const std::int64_t o = std::min(d, t.overhead);
+  const Duration o = std::min(d, t.overhead);
   t.overhead -= o;
-  t.work = std::max<std::int64_t>(0, t.work - (d - o));
+  t.work = std::max(Duration{0}, t.work - (d - o));
   t.cpu_time += d;
   t.vruntime += d;
-  c.seg_start = now().count();
+  c.seg_start = now();
   update_min_vruntime(c);
 }
 
 void Kernel::update_min_vruntime(Cpu& c) {
-  std::int64_t v = std::numeric_limits<std::int64_t>::max();
+  Duration v = Duration::max();
   if (c.state == CpuState::running) v = threads_[c.curr].vruntime;
   if (!c.rq.empty()) v = std::min(v, c.rq.front().v);
   if (!c.rq_new.empty()) v = std::min(v, c.rq_new.front().v);
-  if (v == std::numeric_limits<std::int64_t>::max() || v <= c.min_vruntime) return;
+  if (v == Duration::max() || v <= c.min_vruntime) return;
   // avg_vruntime_update: the queued keys are relative to min_vruntime.
   c.avg_sum -= c.avg_n * (v - c.min_vruntime);
   c.min_vruntime = v;
@@ -666,24 +677,23 @@ void Kernel::update_min_vruntime(Cpu& c) {
 // Lazily applies the slice renewals a thread running alone got at ticks
 // (update_deadline), so that slice_end is the end of its current slice.
 void Kernel::refresh_slice(Cpu& c) {
-  const std::int64_t slice = m_.slice.count(), tick = m_.tick.count();
-  const std::int64_t first = round_to_tick(c.slice_end);
-  const std::int64_t now_ns = now().count();
+  const Duration slice = m_.slice, tick = m_.tick;
+  const Duration first = round_to_tick(c.slice_end);
+  const Duration now_ns = now();
   if (now_ns <= first) return;
-  const std::int64_t period = tick > 0 ? ((slice + tick - 1) / tick) * tick : slice;
-  c.slice_end = first + ((now_ns - first - 1) / period) * period + slice;
+  const Duration period = tick > Duration{0} ? ((slice + tick - Duration{1}) / tick) * tick : slice;
+  c.slice_end = first + ((now_ns - first - Duration{1}) / period) * period + slice;
 }
 
 void Kernel::arm(Cpu& c) {
   engine_.cancel(c.ev);
   const Thread& t = threads_[c.curr];
-  std::int64_t at = std::max(now().count(), c.stall_until) + t.overhead + t.work;
+  Duration at = std::max(now(), c.stall_until) + t.overhead + t.work;
   if (!rq_empty(c)) {
     refresh_slice(c);
-    at = std::min(at, std::max(now().count(), round_to_tick(c.slice_end)));
+    at = std::min(at, std::max(now(), round_to_tick(c.slice_end)));
   }
-  c.ev = engine_.at_ns(at, &Kernel::on_cpu_event, this,
-                       static_cast<std::uint64_t>(&c - cpus_.data()));
+  c.ev = engine_.at(at, &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(&c - cpus_.data()));
 }
 
 void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
@@ -696,7 +706,7 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
   }
   k.account(c);
   const Thread& t = k.threads_[c.curr];
-  if (t.overhead + t.work <= 0) {
+  if (t.overhead + t.work <= Duration{0}) {
     k.complete_op(c);
     return;
   }
@@ -713,9 +723,9 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   Thread& t = threads_[id];
   POOLSIM_ASSERT(!group_throttled_, "a thread starts while the group is throttled");
   POOLSIM_ASSERT(t.state == ThreadState::runnable, "only a runnable thread starts");
-  std::int64_t cost = m_.switch_cost.count();
-  if (t.ran) cost += m_.cache_refill.count();
-  if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost.count();
+  Duration cost = m_.switch_cost;
+  if (t.ran) cost += m_.cache_refill;
+  if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost;
   t.overhead += cost;
   t.ran = true;
   t.last_cpu = idx;
@@ -725,8 +735,8 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   c.need_resched = false;
   // The run lasts until the vruntime reaches the deadline: a slice, half of
   // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
-  c.seg_start = now().count();
-  c.slice_end = std::max(c.seg_start, c.stall_until) + std::max<std::int64_t>(0, t.deadline - t.vruntime);
+  c.seg_start = now();
+  c.slice_end = std::max(c.seg_start, c.stall_until) + std::max(Duration{0}, t.deadline - t.vruntime);
   c.protect_end = c.slice_end;  // set_protect_slice: vprot = the deadline it was picked with
   set_state(id, ThreadState::running);
   set_running(true);
@@ -755,9 +765,9 @@ void Kernel::complete_op(Cpu& c) {
   Thread& t = threads_[id];
   if (t.top.done()) {
     t.op = Op::exit;
-    t.work = m_.thread_exit.count();
+    t.work = m_.thread_exit;
     t.task = kNoTask;
-    if (t.work <= 0 && t.overhead <= 0) {
+    if (t.work <= Duration{0} && t.overhead <= Duration{0}) {
       do_exit(c);
       return;
     }
@@ -786,7 +796,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   const ThreadId id = c.curr;
   engine_.cancel(c.ev);
   update_min_vruntime(c);
-  const std::int64_t v_avg = avg_vruntime(c);  // with the thread still on the queue
+  const Duration v_avg = avg_vruntime(c);  // with the thread still on the queue
   close_cpu_span(c, SpanKind::running, id, threads_[id].task);
   c.curr = kNoThread;
   set_cpu_state(c, CpuState::idle);
@@ -802,7 +812,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
     // Its next run is a full slice: after a slice end update_deadline set
     // this already; a throttled thread also restarts with a fresh slice
     // (simplified: the kernel keeps its deadline).
-    t.deadline = t.vruntime + m_.slice.count();
+    t.deadline = t.vruntime + m_.slice;
     rq_push(c, id);
     set_state(id, group_throttled_ ? ThreadState::throttled : ThreadState::runnable);
   }
@@ -819,7 +829,7 @@ void Kernel::pick_next(Cpu& c) {
   if (group_throttled_) {
     if (!rq_empty(c) && !c.throttled) {
       c.throttled = true;
-      c.throttled_since = now().count();
+      c.throttled_since = now();
       open_cpu_span(c);
     }
     return;
@@ -843,7 +853,7 @@ void Kernel::do_exit(Cpu& c) {
     t.top = {};
   }
   --live_;
-  threads_series_.set(now().count(), live_);
+  threads_series_.set(now(), live_);
   pick_next(c);
 }
 
@@ -861,7 +871,7 @@ void Kernel::set_running(bool on) {
 }
 
 void Kernel::quota_sync() {
-  const std::int64_t now_ns = now().count();
+  const Duration now_ns = now();
   quota_left_ -= static_cast<std::int64_t>(n_running_) * (now_ns - quota_stamp_);
   quota_stamp_ = now_ns;
 }
@@ -869,15 +879,15 @@ void Kernel::quota_sync() {
 void Kernel::quota_rearm() {
   engine_.cancel(quota_ev_);
   if (n_running_ <= 0 || group_throttled_) return;
-  const std::int64_t left = std::max<std::int64_t>(0, quota_left_);
-  quota_ev_ = engine_.after(Duration{(left + n_running_ - 1) / n_running_},
+  const Duration left = std::max(Duration{0}, quota_left_);
+  quota_ev_ = engine_.after((left + Duration{n_running_ - 1}) / n_running_,
                             &Kernel::on_quota_exhausted, this);
 }
 
 void Kernel::period_activate() {
   period_active_ = true;
-  const std::int64_t next = (now().count() / period_ + 1) * period_;
-  period_ev_ = engine_.at_ns(next, &Kernel::on_period, this);
+  const Duration next = (now() / period_ + 1) * period_;
+  period_ev_ = engine_.at(next, &Kernel::on_period, this);
 }
 
 void Kernel::on_quota_exhausted(void* self, std::uint64_t) {
@@ -906,7 +916,7 @@ void Kernel::throttle_all() {
     }
     if (!rq_empty(c)) {
       c.throttled = true;
-      c.throttled_since = now().count();
+      c.throttled_since = now();
       open_cpu_span(c);
       for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
       for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::throttled);
@@ -918,7 +928,7 @@ void Kernel::unthrottle_all() {
   group_throttled_ = false;
   for (Cpu& c : cpus_) {
     if (!c.throttled) continue;
-    throttled_time_ += now().count() - c.throttled_since;
+    throttled_time_ += now() - c.throttled_since;
     close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
     c.throttled = false;
     for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::runnable);
@@ -941,7 +951,7 @@ void Kernel::on_period(void* self, std::uint64_t) {
   if (k.group_throttled_) k.unthrottle_all();
   k.quota_rearm();
   if (used || k.active_ > 0 || k.n_running_ > 0) {
-    k.period_ev_ = k.engine_.after(Duration{k.period_}, &Kernel::on_period, self);
+    k.period_ev_ = k.engine_.after(k.period_, &Kernel::on_period, self);
   } else {
     k.period_active_ = false;
   }
@@ -950,7 +960,7 @@ void Kernel::on_period(void* self, std::uint64_t) {
 // ---- results -----------------------------------------------------------------
 
 void Kernel::finish(RunResult& r) {
-  const std::int64_t now_ns = now().count();
+  const Duration now_ns = now();
   for (Cpu& c : cpus_) {
     account(c);
     if (c.state == CpuState::running) close_cpu_span(c, SpanKind::running, c.curr, threads_[c.curr].task);
@@ -961,7 +971,7 @@ void Kernel::finish(RunResult& r) {
   }
   RunCounters& k = r.counters;
   k = {};
-  std::int64_t cpu = 0;
+  Duration cpu{0};
   for (std::size_t i = 0; i < threads_.size(); ++i) {
     const Thread& t = threads_[i];
     k.switches_voluntary += t.nvcsw;
@@ -974,14 +984,14 @@ void Kernel::finish(RunResult& r) {
       if (t.state == ThreadState::throttled) kind = SpanKind::throttled;
       tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + i), kind,
                            kind == SpanKind::running ? t.task : kNoTask,
-                           static_cast<std::uint32_t>(i), Duration{t.since}, Duration{now_ns}});
+                           static_cast<std::uint32_t>(i), t.since, now_ns});
     }
   }
-  k.cpu_time = Duration{cpu};
+  k.cpu_time = cpu;
   k.threads_peak = live_peak_;
   k.memory_peak = static_cast<Bytes>(live_peak_) * m_.stack_touch;
   k.throttled_periods = throttled_periods_;
-  k.throttled_time = Duration{throttled_time_};
+  k.throttled_time = throttled_time_;
   r.threads_series = threads_series_.take();
   r.runnable_series = runnable_series_.take();
   if (trace_) r.trace = std::move(tr_);

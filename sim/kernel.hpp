@@ -136,6 +136,10 @@
 // the group is; thread states follow the transitions above; time never
 // goes back (the engine's own check).
 //
+// Times inside the kernel are Duration (integer nanoseconds), virtual ones
+// (vruntime, deadlines, lags) included; the M:N hook's wake instant stays
+// in nanoseconds (UserScheduler::on_sleep), as do kNever's users outside.
+//
 // Thread rules: everything runs on the engine's single thread. A coroutine
 // only runs inside Kernel::resume_current (called from a CPU event), while
 // its CPU is marked executing; kernel operations it calls that touch that
@@ -235,15 +239,15 @@ class Kernel {
   // ---- awaitable operations (only inside a thread's coroutine) -----------
   struct ComputeAwait {
     Kernel& k;
-    std::int64_t d;
-    bool await_ready() const noexcept { return d <= 0; }
+    Duration d;
+    bool await_ready() const noexcept { return d <= Duration{0}; }
     void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, d); }
     void await_resume() const noexcept {}
   };
   struct WaitAwait {
     Kernel& k;
     WaitQueue* q;
-    std::int64_t deadline;  // absolute, or kNever
+    Duration deadline;  // absolute, or Duration{kNever}
     bool await_ready() const noexcept { return false; }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
       if (q == nullptr) {
@@ -258,7 +262,9 @@ class Kernel {
     Kernel& k;
     Mutex& m;
     bool await_ready() { return k.try_lock(m); }
-    void await_suspend(std::coroutine_handle<> h) { k.request_block(h, &m.waiters_, kNever); }
+    void await_suspend(std::coroutine_handle<> h) {
+      k.request_block(h, &m.waiters_, Duration{kNever});
+    }
     void await_resume() const noexcept {}
   };
   struct SpawnAwait {
@@ -266,14 +272,15 @@ class Kernel {
     Co body;
     const char* role;
     bool await_ready() const noexcept { return k.m_.thread_create.count() <= 0; }
-    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, k.m_.thread_create.count()); }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, k.m_.thread_create); }
     ThreadId await_resume() { return k.create_thread(std::move(body), role); }
   };
 
+  // "No deadline", in nanoseconds (Duration{kNever} inside the kernel).
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
   // CPU work of duration d (stretched by preemption and throttling).
-  ComputeAwait compute(Duration d) { return {*this, d.count()}; }
+  ComputeAwait compute(Duration d) { return {*this, d}; }
   // Zero simulated time, but the thread resumes from the engine's event loop
   // on a fresh native stack. Hosts of user-level threads (virtual threads,
   // event loops) chain symmetric transfers that compilers do not always turn
@@ -282,19 +289,19 @@ class Kernel {
   struct UnwindAwait {
     Kernel& k;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, 0); }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, Duration{0}); }
     void await_resume() const noexcept {}
   };
   UnwindAwait unwind_stack() { return {*this}; }
   // Timed sleep: wakes d + timer_slack later.
-  WaitAwait sleep_for(Duration d) { return {*this, nullptr, now().count() + d.count()}; }
-  WaitAwait sleep_until(Duration t) { return {*this, nullptr, t.count()}; }
+  WaitAwait sleep_for(Duration d) { return {*this, nullptr, now() + d}; }
+  WaitAwait sleep_until(Duration t) { return {*this, nullptr, t}; }
   // Blocks on q until notified (result true) or, with a timeout, until the
   // timeout plus timer_slack passed (false).
   WaitAwait wait(WaitQueue& q, std::optional<Duration> timeout = std::nullopt) {
-    return {*this, &q, timeout ? now().count() + timeout->count() : kNever};
+    return {*this, &q, timeout ? now() + *timeout : Duration{kNever}};
   }
-  WaitAwait wait_until(WaitQueue& q, Duration deadline) { return {*this, &q, deadline.count()}; }
+  WaitAwait wait_until(WaitQueue& q, Duration deadline) { return {*this, &q, deadline}; }
   LockAwait lock(Mutex& m) { return {*this, m}; }
   // The current thread computes thread_create, then a new thread running
   // `body` exists and is placed on a CPU; returns its id.
@@ -314,7 +321,7 @@ class Kernel {
   void set_user_scheduler(ThreadId t, UserScheduler* s) { threads_[t].user = s; }
 
   // ---- observation -------------------------------------------------------
-  Duration thread_cpu_time(ThreadId t) const { return Duration{threads_[t].cpu_time}; }
+  Duration thread_cpu_time(ThreadId t) const { return threads_[t].cpu_time; }
   ThreadState state_of(ThreadId t) const { return threads_[t].state; }
   std::int64_t voluntary_of(ThreadId t) const { return threads_[t].nvcsw; }
   std::int64_t involuntary_of(ThreadId t) const { return threads_[t].nivcsw; }
@@ -342,12 +349,12 @@ class Kernel {
     bool throttled_mark = false;
     int cpu = -1;       // CPU it runs or is queued on
     int last_cpu = -1;  // CPU it last ran on
-    std::int64_t vruntime = 0;  // absolute (when blocked: when it blocked)
-    std::int64_t lag = 0;       // V - vruntime when it last blocked (vlag)
-    std::int64_t deadline = 0;  // virtual deadline, absolute when queued/running
-    std::int64_t overhead = 0;  // switch costs still to run before it proceeds
-    std::int64_t work = 0;      // compute still to run
-    std::int64_t cpu_time = 0;
+    Duration vruntime{0};  // absolute (when blocked: when it blocked)
+    Duration lag{0};       // V - vruntime when it last blocked (vlag)
+    Duration deadline{0};  // virtual deadline, absolute when queued/running
+    Duration overhead{0};  // switch costs still to run before it proceeds
+    Duration work{0};      // compute still to run
+    Duration cpu_time{0};
     std::int64_t nvcsw = 0, nivcsw = 0;
     EventId timer;
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
@@ -355,13 +362,13 @@ class Kernel {
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
-    std::int64_t since = 0;
+    Duration since{0};
     std::uint32_t task = kNoTask;
   };
 
   struct RqEntry {
-    std::int64_t d;  // virtual deadline (heap key)
-    std::int64_t v;  // vruntime
+    Duration d;  // virtual deadline (heap key)
+    Duration v;  // vruntime
     std::uint64_t seq;
     ThreadId t;
   };
@@ -370,34 +377,37 @@ class Kernel {
     CpuState state = CpuState::idle;
     bool throttled = false;
     bool need_resched = false;
-    std::int64_t throttled_since = 0;
+    Duration throttled_since{0};
     ThreadId curr = kNoThread;
     // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
     // ran before (deadline = vruntime + slice), rq_new threads that never ran
     // (deadline = vruntime + slice/2). Within each, deadline order is
     // vruntime order.
     std::vector<RqEntry> rq, rq_new;
-    std::int64_t min_vruntime = 0;
+    Duration min_vruntime{0};
     // avg_vruntime bookkeeping over both heaps (not the current thread):
     // sum of (vruntime - min_vruntime) and count, like avg_vruntime/avg_load.
-    std::int64_t avg_sum = 0, avg_n = 0;
-    std::int64_t seg_start = 0;  // start of the unaccounted run
-    std::int64_t stall_until = 0;  // OS noise: no thread progresses here before this
-    EventId noise_ev;              // the CPU's next OS interruption (while it runs a thread)
-    std::int64_t slice_end = 0;  // wall time the current thread reaches its deadline
-    std::int64_t protect_end = 0;  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
+    Duration avg_sum{0};
+    std::int64_t avg_n = 0;
+    Duration seg_start{0};    // start of the unaccounted run
+    Duration stall_until{0};  // OS noise: no thread progresses here before this
+    EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
+    Duration slice_end{0};    // wall time the current thread reaches its deadline
+    Duration protect_end{0};  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
     EventId ev;
-    std::int64_t span_start = 0;  // trace: current running span on this CPU
+    Duration span_start{0};       // trace: current running span on this CPU
+    int load_level = -1;          // its level in load_idx_ (reindex)
+    int pull_level = -1;          // its level in pull_idx_, -1: absent
     double util = 0;              // PELT-style utilization (util_update)
-    std::int64_t util_t = 0;      // when util was last brought up to date
+    Duration util_t{0};           // when util was last brought up to date
   };
 
   // coroutine requests
-  void request_compute(std::coroutine_handle<> h, std::int64_t d);
-  void request_block(std::coroutine_handle<> h, WaitQueue* q, std::int64_t deadline);
+  void request_compute(std::coroutine_handle<> h, Duration d);
+  void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
-  std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, std::int64_t deadline);
+  std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, Duration deadline);
 
   // events
   static void on_cpu_event(void* self, std::uint64_t cpu);
@@ -411,7 +421,7 @@ class Kernel {
   void update_min_vruntime(Cpu& c);
   void arm(Cpu& c);
   void refresh_slice(Cpu& c);
-  std::int64_t round_to_tick(std::int64_t t) const;
+  Duration round_to_tick(Duration t) const;
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
   void preempt(Cpu& c);
@@ -425,9 +435,9 @@ class Kernel {
   static bool rq_empty(const Cpu& c) { return c.rq.empty() && c.rq_new.empty(); }
   static std::size_t rq_size(const Cpu& c) { return c.rq.size() + c.rq_new.size(); }
   bool has_curr(const Cpu& c) const { return c.state != CpuState::idle && c.curr != kNoThread; }
-  std::int64_t avg_vruntime(const Cpu& c) const;
-  bool eligible(const Cpu& c, std::int64_t v) const;
-  std::int64_t place(const Cpu& c, std::int64_t lag) const;
+  Duration avg_vruntime(const Cpu& c) const;
+  bool eligible(const Cpu& c, Duration v) const;
+  Duration place(const Cpu& c, Duration lag) const;
   std::vector<RqEntry>* rq_best(Cpu& c);
   bool keep_current(Cpu& c);
   void rq_push(Cpu& c, ThreadId t);
@@ -444,7 +454,7 @@ class Kernel {
   void util_update(Cpu& c);
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
-  void reindex(const Cpu& c);
+  void reindex(Cpu& c);
   static std::size_t cpu_load(const Cpu& c) {
     return rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
   }
@@ -488,15 +498,16 @@ class Kernel {
 
   // bandwidth control
   bool has_quota_ = false;
-  std::int64_t quota_ = 0, period_ = 0;
-  std::int64_t quota_left_ = 0, quota_stamp_ = 0;
+  Duration quota_{0}, period_{0};
+  Duration quota_left_{0}, quota_stamp_{0};
   int n_running_ = 0;
   bool group_throttled_ = false;
   bool period_active_ = false;
   bool period_throttled_ = false;
   bool period_used_ = false;
   EventId quota_ev_, period_ev_;
-  std::int64_t throttled_periods_ = 0, throttled_time_ = 0;
+  std::int64_t throttled_periods_ = 0;
+  Duration throttled_time_{0};
 
   bool trace_ = false;
   Trace tr_;

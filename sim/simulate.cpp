@@ -7,6 +7,7 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -42,15 +43,43 @@ std::unique_ptr<Runtime> make_runtime(const SimContext& ctx) {
 
 }  // namespace
 
+bool can_stream(const Scenario& s) {
+  if (s.workload.graph || !s.workload.arrival) return false;
+  if (s.workload.arrival->kind == ArrivalKind::closed) return false;
+  const BackendKind k = s.backend.kind;
+  return k != BackendKind::virtual_threads && k != BackendKind::event_loop;
+}
+
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
+  if (w.streamed() && !can_stream(s))
+    throw std::logic_error("sim::simulate: this scenario cannot run from a task stream");
   Engine engine;
   Kernel kernel(engine, s.machine, s.limits, KernelOptions{opt.trace, s.seed});
-  Driver driver(kernel, s, w);
+  Driver driver(kernel, s, w, DriverOptions{opt.records, opt.quantiles});
   const SimContext ctx{kernel, driver, s, w};
   std::unique_ptr<Runtime> runtime = make_runtime(ctx);
   driver.set_runtime(runtime.get());
   driver.start();
-  engine.run();
+  if (!opt.progress) {
+    engine.run();
+  } else {
+    // The same event order as run(), paused every progress_every events.
+    SimProgress p;
+    p.task_limit = w.streamed() ? (w.stream->limit() == std::numeric_limits<std::uint64_t>::max()
+                                       ? 0
+                                       : w.stream->limit())
+                                : w.tasks.size();
+    if (w.streamed()) p.arrivals_end = w.stream->end();
+    const std::uint64_t every = std::max<std::uint64_t>(1, opt.progress_every);
+    bool more = true;
+    while (more && !engine.stopped()) {
+      for (std::uint64_t i = 0; i < every && (more = engine.step()) && !engine.stopped(); ++i) {
+      }
+      p.final_tasks = driver.final_count();
+      p.now = engine.now();
+      opt.progress(p);
+    }
+  }
 
   RunResult r;
   r.mode = "simulated";

@@ -21,16 +21,16 @@ class StepSeries {
  public:
   explicit StepSeries(std::size_t limit = 2048) : limit_(limit) {}
 
-  void set(std::int64_t t, std::int32_t value) {
+  void set(Duration t, std::int32_t value) {
     if (!s_.empty()) {
       if (s_.back().value == value) return;
-      if (s_.back().t.count() == t) {
+      if (s_.back().t == t) {
         s_.back().value = value;
         if (s_.size() >= 2 && s_[s_.size() - 2].value == value) s_.pop_back();
         return;
       }
     }
-    s_.push_back({Duration{t}, value});
+    s_.push_back({t, value});
     if (s_.size() > 2 * limit_) compact();
   }
   const std::vector<Sample>& samples() const { return s_; }

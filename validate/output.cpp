@@ -87,7 +87,7 @@ ordered_json header(const Scenario& s, std::string_view mode) {
 }
 ordered_json workload_json(const Workload& w) {
   ordered_json j;
-  j["tasks"] = w.tasks.size();
+  j["tasks"] = w.task_count();
   j["arrival"] = w.graph ? "graph" : std::string(to_string(w.arrival));
   j["total_work"] = to_seconds(w.total_work);
   j["critical_path"] = to_seconds(w.critical_path);
@@ -106,6 +106,9 @@ ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics&
   ordered_json mj;
   for (std::size_t i = 0; i < kMetricCount; ++i) mj[std::string(kMetricNames[i])] = m.values[i];
   j["metrics"] = mj;
+  // Present only when latency_p50/p90/p99 are not exact (a long streamed run).
+  if (!m.quantiles_exact)
+    j["quantiles"] = {{"mode", "histogram"}, {"relative_error", m.quantile_relative_error}};
   if (!r.extra.empty()) j["extra"] = r.extra;
   j["warnings"] = warnings_json(overload_warnings(s, w, r, m));
   return j;
@@ -165,7 +168,11 @@ std::string simulated_table(const Metrics& m, const RunResult& r) {
     t.add_row({std::string(kMetricNames[i]), format_metric(metric, m[metric])});
   }
   for (const auto& [k, v] : r.extra) t.add_row({k, fmt::format("{:.6g}", v)});
-  return t.str();
+  if (m.quantiles_exact) return t.str();
+  return t.str() + fmt::format(
+                       "latency_p50/p90/p99 from a log-bucketed histogram, within {:g}% of the "
+                       "exact values (--quantiles exact keeps every latency)\n",
+                       100 * m.quantile_relative_error);
 }
 
 std::string measured_table(const std::array<MetricStats, kMetricCount>& st) {
@@ -192,7 +199,8 @@ void write_json(const std::string& path, const ordered_json& j) {
 
 std::string describe_workload(const Scenario& s, const Workload& w) {
   std::string kind = w.graph ? "graph" : std::string(to_string(w.arrival));
-  std::string out = fmt::format("{} tasks ({}), total CPU work {}", w.tasks.size(), kind, format_duration(w.total_work));
+  std::string out = fmt::format("{} tasks ({}), total CPU work {}", w.task_count(), kind,
+                                format_duration(w.total_work));
   if (w.graph) {
     double length = 0;
     for (const auto& t : w.tasks) length += to_seconds(w.length_of(t));

@@ -69,7 +69,7 @@ TEST_CASE("cpu_mask: a level index finds the lowest and highest levels", "[cpu_m
     for (int i = 0; i < n; ++i)
       at_hi[static_cast<std::size_t>(i)] = ref[static_cast<std::size_t>(i)] == hi;
     const int start = static_cast<int>(rng() % n);
-    REQUIRE(idx.at(hi).first_from(start) == scan_from(at_hi, start));
+    REQUIRE(idx.first_from(hi, start) == scan_from(at_hi, start));
     REQUIRE(idx.level_of(cpu) == next);
   }
 }

@@ -1,0 +1,126 @@
+// LogHistogram (models/histogram.hpp) against exact nearest-rank quantiles,
+// and RecordSummary's switch from exact to histogram quantiles.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "models/histogram.hpp"
+#include "models/metrics.hpp"
+
+using namespace poolsim;
+
+namespace {
+double exact_rank(const std::vector<std::int64_t>& sorted, double q) {
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return static_cast<double>(sorted[rank - 1]);
+}
+
+// Every quantile on a fine grid within the stated relative error.
+void check_bound(std::vector<std::int64_t> values, double alpha) {
+  LogHistogram h(alpha);
+  for (auto v : values) h.add(v);
+  std::sort(values.begin(), values.end());
+  REQUIRE(h.count() == values.size());
+  REQUIRE(h.min() == values.front());
+  REQUIRE(h.max() == values.back());
+  double worst = 0;
+  for (int i = 0; i <= 1000; ++i) {
+    const double q = i / 1000.0;
+    const double exact = exact_rank(values, q);
+    const double got = h.quantile(q);
+    const double err = exact == 0 ? std::fabs(got) : std::fabs(got - exact) / exact;
+    worst = std::max(worst, err);
+    REQUIRE(err <= alpha * (1 + 1e-9));
+  }
+  // The bound is tight enough to matter: the estimate is not exact.
+  CHECK(worst > alpha / 100);
+}
+}  // namespace
+
+TEST_CASE("histogram: quantiles stay within the stated relative error", "[histogram]") {
+  std::mt19937_64 rng(42);
+  const double alpha = GENERATE(0.005, 0.01, 0.05);
+  SECTION("exponential latencies, mean 2 ms") {
+    std::exponential_distribution<double> d(1 / 2e6);
+    std::vector<std::int64_t> v;
+    for (int i = 0; i < 200000; ++i) v.push_back(static_cast<std::int64_t>(d(rng)));
+    check_bound(v, alpha);
+  }
+  SECTION("lognormal over six decades") {
+    std::lognormal_distribution<double> d(std::log(1e5), 2.5);
+    std::vector<std::int64_t> v;
+    for (int i = 0; i < 200000; ++i) v.push_back(1 + static_cast<std::int64_t>(d(rng)));
+    check_bound(v, alpha);
+  }
+  SECTION("small integers and zeros") {
+    std::uniform_int_distribution<std::int64_t> d(0, 300);
+    std::vector<std::int64_t> v;
+    for (int i = 0; i < 50000; ++i) v.push_back(d(rng));
+    check_bound(v, alpha);
+  }
+}
+
+TEST_CASE("histogram: memory is the bucket span, not the count", "[histogram]") {
+  LogHistogram h(0.005);
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<std::int64_t> d(1, 1'000'000'000'000);  // 1 ns .. 1000 s
+  for (int i = 0; i < 1'000'000; ++i) h.add(d(rng));
+  h.add(1);
+  CHECK(h.buckets() <= 2800);  // log(1e12) / log(1.01005) = 2764
+  CHECK_THROWS(h.add(-1));
+}
+
+TEST_CASE("record summary: exact up to the limit, then a histogram", "[histogram][metrics]") {
+  QuantilePolicy p;
+  p.exact_limit = 1000;
+  RecordSummary s(p);
+  std::vector<TaskRecord> recs;
+  std::mt19937_64 rng(3);
+  std::exponential_distribution<double> d(1 / 1e6);
+  for (int i = 0; i < 5000; ++i) {
+    TaskRecord t;
+    t.submit = Duration{i * 1000};
+    t.start = t.submit + Duration{100};
+    t.end = t.start + Duration{1 + static_cast<std::int64_t>(d(rng))};
+    t.outcome = i % 10 == 9 ? TaskOutcome::rejected : TaskOutcome::completed;
+    recs.push_back(t);
+    s.add(t);
+    if (i == 999) CHECK(s.exact());
+  }
+  CHECK_FALSE(s.exact());
+  CHECK(s.sorted_latencies().empty());
+  RunResult kept;
+  kept.records = recs;
+  RunResult streamed;
+  streamed.summary = s;
+  const Metrics a = compute_metrics(kept), b = compute_metrics(streamed);
+  CHECK(a.quantiles_exact);
+  CHECK_FALSE(b.quantiles_exact);
+  CHECK(b.quantile_relative_error == LogHistogram::kDefaultRelativeError);
+  for (Metric m : {Metric::completed, Metric::rejected, Metric::makespan, Metric::latency_max,
+                   Metric::first_completion, Metric::queue_wait_mean})
+    CHECK(a[m] == b[m]);
+  CHECK(b[Metric::latency_mean] == Approx(a[Metric::latency_mean]).epsilon(1e-12));
+  for (Metric m : {Metric::latency_p50, Metric::latency_p90, Metric::latency_p99}) {
+    CHECK(b[m] != a[m]);
+    CHECK(std::fabs(b[m] - a[m]) <= 0.005 * a[m] * (1 + 1e-9));
+  }
+}
+
+TEST_CASE("record summary: forced exact never switches", "[histogram][metrics]") {
+  QuantilePolicy p;
+  p.choice = QuantilePolicy::Choice::exact;
+  p.exact_limit = 10;
+  RecordSummary s(p);
+  for (int i = 0; i < 100; ++i) {
+    TaskRecord t;
+    t.end = Duration{i + 1};
+    t.outcome = TaskOutcome::completed;
+    s.add(t);
+  }
+  CHECK(s.exact());
+  CHECK(s.sorted_latencies().size() == 100);
+}
