@@ -6,6 +6,7 @@
 
 #include "app/common.hpp"
 #include "models/metrics.hpp"
+#include "models/warnings.hpp"
 #include "models/workload.hpp"
 #include "real/runner.hpp"
 #include "validate/output.hpp"
@@ -46,13 +47,16 @@ void register_run(CLI::App& app, std::function<int()>& action) {
       std::vector<Metrics> ms;
       for (const auto& r : reps) ms.push_back(compute_metrics(r));
       const auto stats = summarize(ms);
+      const auto warnings =
+          reps.empty() ? std::vector<Warning>{} : overload_warnings(s, w, reps.front(), ms.front());
       if (!flags->common.quiet)
         std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
                   << "backend " << validate::backend_json(s.backend).dump() << ", measured on this machine\n\n";
       if (flags->common.json != "-")
-        std::cout << validate::measured_table(stats) << validate::speed_lines(reps);
+        std::cout << validate::measured_table(stats) << validate::warnings_text(warnings)
+                  << validate::speed_lines(reps);
       if (!flags->common.json.empty()) {
-        auto j = validate::measured_json(s, stats, reps);
+        auto j = validate::measured_json(s, stats, reps, warnings);
         j["machine_speed"] = validate::speed_json(reps);
         validate::write_json(flags->common.json, j);
       }

@@ -1,6 +1,8 @@
 // sweep_report.cpp: the table and files of a sweep or merge (see sweep_report.hpp).
 #include "app/sweep_report.hpp"
 
+#include "models/metric_names.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,12 +84,14 @@ void write_text_file(const std::string& path, const std::string& text, const cha
 std::vector<Metric> check_sweep_outputs(const SweepOutputs& o,
                                         const std::vector<validate::VaryAxis>& axes) {
   std::vector<Metric> plot_metrics;
+  // Names or aliases (`p99`), models/metric_names.hpp; an unknown one is
+  // exit 2 with a did-you-mean.
   for (const auto& name : o.plot_metrics) {
-    const auto m = metric_from(name);
-    if (!m)
-      throw Usage("--plot-metric: unknown metric '" + name +
-                  "' (see the metric names in poolsim --help)");
-    plot_metrics.push_back(*m);
+    try {
+      plot_metrics.push_back(parse_metric(name, "--plot-metric"));
+    } catch (const std::invalid_argument& e) {
+      throw Usage(e.what());
+    }
   }
   const std::string ext = std::filesystem::path(o.plot).extension().string();
   if (!o.plot.empty() && ext != ".svg" && ext != ".html")

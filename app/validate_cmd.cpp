@@ -13,6 +13,7 @@
 
 #include "app/common.hpp"
 #include "models/metrics.hpp"
+#include "models/warnings.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "validate/compare.hpp"
@@ -83,16 +84,19 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       const auto stats = summarize(mm);
       auto cmp = validate::compare(pm, stats, s.tolerance);
       if (!speed.verdict_possible) validate::mark_disturbed(cmp);
+      const auto warnings = overload_warnings(s, w, predicted, pm);
 
       if (cf.json != "-") {
         if (!cf.quiet)
           std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
                     << "backend " << validate::backend_json(s.backend).dump() << ", machine '" << s.machine.name
                     << "' (" << s.machine.cores << " cores)\n\n";
-        std::cout << validate::comparison_table(cmp) << validate::speed_lines(measured);
+        std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
+                  << validate::speed_lines(measured);
       }
       if (!cf.json.empty()) {
         auto j = validate::comparison_json(s, cmp);
+        j["warnings"] = validate::warnings_json(warnings);
         j["machine_speed"] = validate::speed_json(measured);
         validate::write_json(cf.json, j);
       }
