@@ -84,23 +84,26 @@
 //   (slice end, wake-up preemption, throttling) involuntary (nivcsw). The
 //   final switch of an exiting thread is not counted (its counts were folded
 //   into the process in __exit_signal before).
-// - CFS bandwidth (Documentation/scheduler/sched-bwc.rst): one group holds all
-//   the scenario's threads; quota = limits.cpus * period is refilled at each
-//   period boundary (a period timer that stops when the group is idle, like
-//   sched_cfs_period_timer). Running CPUs drain the pool; when it is empty
-//   every CPU of the group is throttled until the next boundary. Counted like
-//   cgroup v1 cpu.stat: nr_throttled once per throttled period,
-//   throttled_time summed over each CPU run queue that was throttled.
+// - CFS bandwidth (sim/bandwidth.hpp, as Linux 6.18 does it): one group
+//   holds all the scenario's threads; a Bandwidth keeps the global pool
+//   (quota per period, burst), each CPU's runtime taken from it in
+//   `cfs_bandwidth_slice` slices and noticed at ticks, slack return and the
+//   period and slack timers. It throttles one CPU at a time: that CPU's
+//   running thread is preempted and its group threads wait on its queue (the
+//   task-based throttle's limbo) until the timer unthrottles it; the CPU
+//   looks idle to wake-up placement, a thread woken onto it waits there too,
+//   and no other CPU pulls from it. Counted like cpu.stat (v1 and v2 alike):
+//   nr_throttled per period whose timer found a throttled CPU, throttled
+//   time per CPU from its first parked thread, nr_bursts and burst time.
 // - limits.cpuset: only the listed CPUs exist for the scenario.
 // - Memory: stack_touch per live thread.
 //
 // Left out (documented in docs/simulator.md): nice levels and weights,
 // a delayed sleeper's weight in V and its own pick (DELAY_DEQUEUE, above),
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
-// periodic load balancing of busy CPUs (only newidle pulls), the 5 ms
-// per-CPU bandwidth slice and its up-to-1 ms overrun (the pool drains
-// exactly), cache-hot resistance to migration, interrupts, the cost of a
-// wake-up to the waker, and memory other than stacks.
+// periodic load balancing of busy CPUs (only newidle pulls), cache-hot
+// resistance to migration, interrupts, the cost of a wake-up to the waker,
+// and memory other than stacks.
 //
 // Thread rules: everything runs on the engine's single thread. A coroutine
 // only runs inside Kernel::resume_current (called from a CPU event), while
@@ -111,6 +114,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,6 +122,7 @@
 #include "models/machine.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
+#include "sim/bandwidth.hpp"
 #include "sim/co.hpp"
 #include "sim/engine.hpp"
 #include "sim/step_series.hpp"
@@ -331,9 +336,8 @@ class Kernel {
   struct Cpu {
     int hw = 0;
     CpuState state = CpuState::idle;
-    bool throttled = false;
+    bool throttled = false;  // the Bandwidth throttled this CPU: its queue waits
     bool need_resched = false;
-    std::int64_t throttled_since = 0;
     ThreadId curr = kNoThread;
     // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
     // ran before (deadline = vruntime + slice), rq_new threads that never ran
@@ -362,8 +366,7 @@ class Kernel {
   // events
   static void on_cpu_event(void* self, std::uint64_t cpu);
   static void on_timer(void* self, std::uint64_t thread);
-  static void on_quota_exhausted(void* self, std::uint64_t);
-  static void on_period(void* self, std::uint64_t);
+  static void on_bandwidth(void* self, int cpu, bool throttle);
 
   // CPU state machine
   void account(Cpu& c);
@@ -403,20 +406,15 @@ class Kernel {
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
   bool cpu_idle(const Cpu& c) const {
-    return c.state == CpuState::idle && rq_empty(c) && !c.throttled;
+    return c.state == CpuState::idle && (rq_empty(c) || c.throttled);
   }
   void wq_push(WaitQueue& q, ThreadId t);
   ThreadId wq_pop(WaitQueue& q);
   void wq_remove(WaitQueue& q, ThreadId t);
 
   // bandwidth
-  void set_running(bool on);
-  void quota_sync();
-  void quota_rearm();
-  void period_activate();
-  void throttle_all();
-  void unthrottle_all();
-  void mark_cpu_throttled(Cpu& c);
+  void park_throttled(Cpu& c);
+  void bw_stop(Cpu& c, bool empty);
 
   // bookkeeping
   void set_state(ThreadId t, ThreadState s);
@@ -435,17 +433,7 @@ class Kernel {
   int active_ = 0;  // runnable + running + throttled threads
   StepSeries threads_series_, runnable_series_;
 
-  // bandwidth control
-  bool has_quota_ = false;
-  std::int64_t quota_ = 0, period_ = 0;
-  std::int64_t quota_left_ = 0, quota_stamp_ = 0;
-  int n_running_ = 0;
-  bool group_throttled_ = false;
-  bool period_active_ = false;
-  bool period_throttled_ = false;
-  bool period_used_ = false;
-  EventId quota_ev_, period_ev_;
-  std::int64_t throttled_periods_ = 0, throttled_time_ = 0;
+  std::unique_ptr<Bandwidth> bw_;  // CFS bandwidth control, with limits.cpus
 
   bool trace_ = false;
   Trace tr_;
