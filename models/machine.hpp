@@ -57,6 +57,10 @@ struct MachineProfile {
   // thread_create).
   Duration wake_cost{};
   Duration wake_ipi{};
+  // CFS bandwidth: the runtime a CPU takes from its group's quota pool at a
+  // time (/proc/sys/kernel/sched_cfs_bandwidth_slice_us, 5 ms by default;
+  // sim/bandwidth.hpp).
+  Duration cfs_bandwidth_slice = std::chrono::milliseconds(5);
 
   // The names of the fields above, in file order (used by the loader, the
   // calibrator's writer and the validator's report).
@@ -65,7 +69,7 @@ struct MachineProfile {
       "migration_cost", "wakeup_latency", "idle_exit",     "timer_slack",   "thread_create",
       "thread_exit",    "stack_reserve",  "stack_touch",   "queue_handover", "fiber_create",
       "fiber_switch",   "timer_arm",      "stack_cache",   "stack_map",     "stack_unmap",
-      "tlb_shootdown",  "wake_pack_util", "wake_cost",     "wake_ipi"};
+      "tlb_shootdown",  "wake_pack_util", "wake_cost",     "wake_ipi",     "cfs_bandwidth_slice"};
   // kFields[kFirstOptional...] may be missing from a profile file: they were
   // added later, and a missing one takes the `default` profile's value.
   static constexpr std::size_t kFirstOptional = 13;

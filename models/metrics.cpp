@@ -18,6 +18,7 @@ std::string_view unit_of(Metric m) {
     case Metric::makespan: case Metric::first_completion: case Metric::latency_mean:
     case Metric::latency_p50: case Metric::latency_p90: case Metric::latency_p99:
     case Metric::latency_max: case Metric::queue_wait_mean: case Metric::throttled_time:
+    case Metric::burst_time:
       return "s";
     case Metric::throughput: return "/s";
     case Metric::memory_peak: return "B";
@@ -79,6 +80,8 @@ Metrics compute_metrics(const RunResult& r) {
   m[Metric::throttled_time] = to_seconds(r.counters.throttled_time);
   m[Metric::completed] = static_cast<double>(completed);
   m[Metric::rejected] = static_cast<double>(rejected);
+  m[Metric::burst_periods] = static_cast<double>(r.counters.burst_periods);
+  m[Metric::burst_time] = to_seconds(r.counters.burst_time);
   return m;
 }
 

@@ -924,6 +924,14 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)
+    std::ifstream f("/proc/sys/kernel/sched_cfs_bandwidth_slice_us");
+    double us = 0;
+    const bool ok = static_cast<bool>(f >> us) && us > 0;
+    ms.push_back(summarize("cfs_bandwidth_slice", {ok ? us * 1e-6 : 0.005}, "s",
+                           ok ? "/proc/sys/kernel/sched_cfs_bandwidth_slice_us"
+                              : "kernel default 5 ms (no sched_cfs_bandwidth_slice_us)"));
+  }
   step("runtime costs (real pool, virtual threads, event loop)");
   unpin_self(cpus);  // the experiments above pinned this thread; the backends' threads inherit its mask
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
@@ -960,6 +968,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   p.wake_pack_util = get("wake_pack_util");
   p.wake_cost = dur(get("wake_cost"));
   p.wake_ipi = dur(get("wake_ipi"));
+  p.cfs_bandwidth_slice = dur(get("cfs_bandwidth_slice"));
   unpin_self(cpus);
   return rep;
 }

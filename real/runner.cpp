@@ -31,8 +31,10 @@
 //  - threads_series / runnable_series: a sampler thread (outside the counts)
 //    reads the live-thread count and the number of threads in CPU work every
 //    RealOptions::sample_period and records the changes;
-//  - throttled_periods / throttled_time: the group's cpu.stat, read by the
-//    parent after the child exited (v1 throttled_time sums over CPUs).
+//  - throttled_periods / throttled_time / burst_periods / burst_time: the
+//    group's cpu.stat (nr_throttled, throttled_time|usec, nr_bursts,
+//    burst_time|usec), read by the parent after the child exited (summed
+//    over CPUs in v1 and v2).
 #include "real/runner.hpp"
 
 #include <fcntl.h>
@@ -252,7 +254,7 @@ std::string describe_status(int status) {
 RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
   std::optional<CpuCgroup> cg;
   if (s.limits.cpus) {
-    cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep));
+    cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep, s.limits.burst));
     set_cleanup_cgroup(cg->path());
   }
   int fds[2];
@@ -334,6 +336,8 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
   RunResult r = decode_result(f.payload);
   r.counters.throttled_periods = st.nr_throttled;
   r.counters.throttled_time = st.throttled_time;
+  r.counters.burst_periods = st.nr_bursts;
+  r.counters.burst_time = st.burst_time;
   return r;
 }
 

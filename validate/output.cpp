@@ -75,6 +75,7 @@ ordered_json machine_json(const MachineProfile& m) {
   j["wake_pack_util"] = m.wake_pack_util;
   j["wake_cost"] = to_seconds(m.wake_cost);
   j["wake_ipi"] = to_seconds(m.wake_ipi);
+  j["cfs_bandwidth_slice"] = to_seconds(m.cfs_bandwidth_slice);
   return j;
 }
 
@@ -83,6 +84,7 @@ ordered_json limits_json(const Limits& l) {
   if (l.cpus) {
     j["cpus"] = *l.cpus;
     j["period"] = to_seconds(l.period);
+    if (l.burst > Duration{0}) j["burst"] = to_seconds(l.burst);
   }
   if (!l.cpuset.empty()) j["cpuset"] = l.cpuset_text;
   return j;
