@@ -97,10 +97,10 @@ void Bandwidth::stop(int cpu, bool empty) {
   c.running = false;
   engine_.cancel(c.check);
   if (c.throttled) return;
-  if (c.remaining.count() <= 0) {
-    // update_curr at the dequeue asks for a slice; put_prev_entity throttles
-    // the CPU if there is none, even with no thread left on it.
-    if (!assign(c, p_.slice)) throttle(cpu);
+  // update_curr at the dequeue asks for a slice; put_prev_entity throttles
+  // the CPU if there is none, even with no thread left on it.
+  if (c.remaining.count() <= 0 && !assign(c, p_.slice)) {
+    throttle(cpu);
     return;
   }
   if (!empty) return;

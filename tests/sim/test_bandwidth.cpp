@@ -263,3 +263,19 @@ TEST_CASE("bandwidth: burst lets a thread that was idle run past its quota in th
   CHECK(burst.counters.burst_time == 50ms);
   CHECK(plain.counters.burst_periods == 0);
 }
+
+TEST_CASE(
+    "bandwidth: a thread that blocks owing runtime takes a slice for its debt, and the idle "
+    "CPU returns all but 1 ms of it",
+    "[bandwidth]") {
+  Rig r(params(20ms, 0ns, 4ms), 1);
+  REQUIRE(r.bw->start(0));
+  // Blocks at 2 ms, before its first tick: it owes 2 ms - 1 ns, takes that
+  // plus a slice (update_curr at the dequeue), then returns 4 ms of slack
+  // (return_cfs_rq_runtime on the last dequeue).
+  r.at(2ms, [&] { r.bw->stop(0, true); });
+  r.run_until(3ms);
+  CHECK(r.bw->runtime_of(0) == 1ms);
+  CHECK(r.bw->pool() == 20ms - (7ms - 1ns) + 4ms);
+  CHECK(r.events.empty());
+}
