@@ -210,6 +210,11 @@ std::string CpuCgroup::join_self() const {
   return write_file(path_ + "/cgroup.procs", std::to_string(getpid()));
 }
 
+std::string CpuCgroup::harness_exit_file() const {
+  if (version_ != 1 || path_.empty()) return {};
+  return fs::path(path_).parent_path().string() + "/tasks";
+}
+
 CpuStat CpuCgroup::read_stat() const {
   CpuStat st;
   std::istringstream in(read_file(path_ + "/cpu.stat"));

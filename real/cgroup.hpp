@@ -66,6 +66,12 @@ class CpuCgroup {
   // Moves the calling process into the group (call in the child, before it
   // starts any thread). Returns an error message, empty on success.
   std::string join_self() const;
+  // v1 only: the file through which a thread of the joined process leaves the
+  // group for its parent (the parent group's `tasks`: v1 places threads one by
+  // one). The runner's sampler thread leaves so that the harness does not
+  // spend the scenario's quota. Empty on v2, where a domain group keeps all
+  // of a process's threads.
+  std::string harness_exit_file() const;
   CpuStat read_stat() const;
   // rmdir, retried briefly while the kernel finishes moving the dead child
   // out. Returns true when the directory is gone.

@@ -28,7 +28,9 @@
 //    /proc/self/clear_refs; the fork itself also resets it); the records
 //    array is allocated before the baseline and is not counted; trace spans
 //    are, when tracing;
-//  - threads_series / runnable_series: a sampler thread (outside the counts)
+//  - threads_series / runnable_series: a sampler thread (outside the counts;
+//    on cgroup v1 it also leaves the quota group, so that the harness does
+//    not spend the scenario's quota)
 //    reads the live-thread count and the number of threads in CPU work every
 //    RealOptions::sample_period and records the changes;
 //  - throttled_periods / throttled_time / burst_periods / burst_time: the
@@ -138,6 +140,11 @@ void reset_peak_rss() {
   if (out) out << "5";
 }
 
+// Set by the child after it joined a v1 quota group: where the sampler thread
+// writes its tid to leave the group (CpuCgroup::harness_exit_file), so that
+// the harness does not spend the scenario's quota (docs/containers.md).
+std::string g_harness_exit_file;
+
 // The sampler: not registered in the context, so not counted as a thread.
 class Sampler {
  public:
@@ -155,6 +162,8 @@ class Sampler {
       // saturation its samples come later, each stamped with its own time.
       sched_param idle{};
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+      if (!g_harness_exit_file.empty())
+        std::ofstream(g_harness_exit_file) << static_cast<long>(::gettid());
       while (!go_.load(std::memory_order_acquire) && !stop_.load(std::memory_order_acquire))
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       loop();
@@ -219,6 +228,7 @@ std::string describe_status(int status) {
         write_frame(fd, ChildStatus::refused, "cannot move the run into its cgroup: " + err);
         _exit(3);
       }
+      g_harness_exit_file = cg->harness_exit_file();
     }
     if (!s.limits.cpuset.empty()) {
       cpu_set_t set;

@@ -116,3 +116,23 @@ TEST_CASE(
   CHECK(g.remove());
   (void)dir;
 }
+
+TEST_CASE(
+    "real.cgroup_burst: on v1 the harness's sampler leaves the quota group through the "
+    "parent's tasks file; v2 keeps a process's threads together",
+    "[real][cgroup]") {
+  FakeTree v1("v1-harness");
+  const fs::path dir = v1.group(8, {"cpu.cfs_period_us", "cpu.cfs_quota_us"});
+  CpuCgroup g1 = CpuCgroup::create_under(std::nullopt, v1.root.string(), 1.0, 100ms, 8);
+  CHECK(g1.harness_exit_file() == (v1.root / "tasks").string());
+  FakeTree::empty(dir);
+  CHECK(g1.remove());
+  FakeTree v2("v2-harness");
+  std::ofstream(v2.root / "cgroup.controllers") << "cpu\n";
+  std::ofstream(v2.root / "cgroup.subtree_control") << "cpu\n";
+  const fs::path dir2 = v2.group(9, {"cpu.max"});
+  CpuCgroup g2 = CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.0, 100ms, 9);
+  CHECK(g2.harness_exit_file().empty());
+  FakeTree::empty(dir2);
+  CHECK(g2.remove());
+}
