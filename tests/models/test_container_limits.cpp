@@ -1,7 +1,10 @@
 // Container limits in the scenario loader: Kubernetes millicores, limits.burst,
 // host_cpus thread counts, and the cfs_bandwidth_slice profile field.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "models/scenario_loader.hpp"
@@ -89,4 +92,18 @@ TEST_CASE("loader.containers: cfs_bandwidth_slice is a profile field, 5 ms by de
                              kWorkload + "backend: {kind: pool, threads: 1}\n",
                          "t.yaml", shipped()),
       ScenarioError);
+}
+
+TEST_CASE("loader.containers: the profile writer keeps cfs_bandwidth_slice (what calibrate reads)",
+          "[loader][containers]") {
+  MachineProfile m = load_machine_profile("default", shipped());
+  m.name = "slice-box";
+  m.cfs_bandwidth_slice = Duration{3000001};
+  const fs::path file =
+      fs::temp_directory_path() / ("poolsim-slice-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << machine_profile_yaml(m, "written by a test");
+  const MachineProfile r = load_machine_profile(file.string(), shipped());
+  fs::remove(file);
+  CHECK(r.cfs_bandwidth_slice == Duration{3000001});
+  CHECK_THAT(machine_profile_yaml(m), Catch::Contains("cfs_bandwidth_slice: "));
 }
