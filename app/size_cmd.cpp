@@ -12,6 +12,7 @@
 
 #include "app/common.hpp"
 #include "models/units.hpp"
+#include "validate/container_sizing.hpp"
 #include "validate/output.hpp"
 #include "validate/progress.hpp"
 #include "validate/replications.hpp"
@@ -30,6 +31,8 @@ struct SizeFlags {
   bool no_simulate = false;
   int jobs = 0;
   int replications = 1;
+  bool container = false;      // --container: the common sizing rules in the container
+  std::string burst, cpuset;  // --burst, --cpuset (with --container)
 };
 
 // The recommended size's p99 over the replications, against the target.
@@ -118,6 +121,29 @@ int run_size(const SizeFlags& f) {
   in.load.machine.reset();
   in.load.seed.reset();
 
+  if (!f.container && (!f.burst.empty() || !f.cpuset.empty()))
+    throw Usage("--burst and --cpuset describe the container of size --container");
+  if (f.container) {
+    validate::ContainerInputs ci;
+    ci.base = in;
+    if (!f.burst.empty()) ci.burst = parse_duration(f.burst);
+    ci.cpuset = f.cpuset;
+    if (!f.cpuset.empty()) {
+      const Scenario s = load_scenario_text(
+          "name: c\nmachine: {base: default, cores: " + std::to_string(in.cores) +
+              "}\nlimits: {cpuset: \"" + f.cpuset +
+              "\"}\nworkload: {arrival: {kind: batch, count: 1}, task: [{cpu: 1ms}]}\n"
+              "backend: {kind: pool, threads: 1}\n",
+          "--cpuset", in.load);
+      ci.cpuset_size = static_cast<int>(s.limits.cpuset.size());
+    }
+    const auto cr = validate::size_container(ci, sp);
+    progress.finish();
+    if (!to_stdout) std::cout << validate::container_sizing_text(cr);
+    if (!f.common.json.empty())
+      validate::write_json(f.common.json, validate::container_sizing_json(cr));
+    return kExitOk;
+  }
   const auto report = validate::size_pool(in, sp);
   // --replications N: the recommended pool simulated again with N seeds.
   std::optional<validate::Replicated> rep;
@@ -182,6 +208,14 @@ void register_size(CLI::App& app, std::function<int()>& action) {
                   "Simulate the recommended size again with N seeds (seed, seed+1, ...): p99 mean, "
                   "95% CI, min, max")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--container", f->container,
+                "With --host-cores and --cpus: p99 and throttling of each common sizing rule "
+                "(host CPUs, quota rounded down/up, Little's law) in that container");
+  cmd->add_option("--burst", f->burst, "CFS burst of the container (with --container), e.g. 50ms")
+      ->type_name("DURATION");
+  cmd->add_option("--cpuset", f->cpuset,
+                  "CPUs of the container (with --container), e.g. \"0-1\"")
+      ->type_name("LIST");
   add_common_flags(cmd, f->common);
   cmd->callback([f, &action] { action = [f] { return run_size(*f); }; });
 }

@@ -73,6 +73,10 @@ struct MachineProfile {
   // sizes phases with it and checks the machine's speed against it
   // (real/speed_check.hpp); 0 = calibrate the loop in each run instead.
   Duration work_loop{};
+  // CFS bandwidth: the runtime a CPU takes from its group's quota pool at a
+  // time (/proc/sys/kernel/sched_cfs_bandwidth_slice_us, 5 ms by default;
+  // sim/bandwidth.hpp).
+  Duration cfs_bandwidth_slice = std::chrono::milliseconds(5);
 };
 
 // Iterations of the work loop that machine field work_loop times.

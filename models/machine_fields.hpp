@@ -147,6 +147,9 @@ inline constexpr MachineField kMachineFields[] = {
     {"work_loop", &MachineProfile::work_loop, FieldPresence::from_default,
      "thread CPU time of 2^20 iterations of the loop that runs cpu phases (0 = calibrate each run)",
      "the fastest of seven tick-spanning trials of the loop, scaled to 2^20 iterations"},
+    {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default,
+     "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",
+     "read from /proc/sys/kernel/sched_cfs_bandwidth_slice_us"},
     // clang-format on
 };
 inline constexpr std::size_t kMachineFieldCount = std::size(kMachineFields);

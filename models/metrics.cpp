@@ -20,7 +20,7 @@ std::string_view unit_of(Metric m) {
     case Metric::makespan: case Metric::first_completion: case Metric::latency_mean:
     case Metric::latency_p50: case Metric::latency_p90: case Metric::latency_p99:
     case Metric::latency_max: case Metric::queue_wait_mean: case Metric::throttled_time:
-    case Metric::submit_lag_mean: case Metric::submit_lag_p99:
+    case Metric::submit_lag_mean: case Metric::submit_lag_p99: case Metric::burst_time:
       return "s";
     case Metric::throughput: return "/s";
     case Metric::memory_peak: return "B";
@@ -175,6 +175,8 @@ Metrics metrics_from(const RecordSummary& s, const RunResult& r) {
   const auto lag = s.submit_lag();
   m[Metric::submit_lag_mean] = lag.mean;
   m[Metric::submit_lag_p99] = lag.p99;
+  m[Metric::burst_periods] = static_cast<double>(r.counters.burst_periods);
+  m[Metric::burst_time] = to_seconds(r.counters.burst_time);
   m.quantiles_exact = s.exact();
   m.quantile_relative_error = s.relative_error();
   return m;

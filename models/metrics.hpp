@@ -39,7 +39,7 @@ enum class Metric : std::size_t {
   makespan, throughput, first_completion, latency_mean, latency_p50, latency_p90, latency_p99,
   latency_max, queue_wait_mean, switches_voluntary, switches_involuntary, threads_peak,
   memory_peak, cpu_utilization, throttled_periods, throttled_time, completed, rejected,
-  submit_lag_mean, submit_lag_p99,
+  submit_lag_mean, submit_lag_p99, burst_periods, burst_time,
   count_
 };
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::count_);
@@ -48,7 +48,8 @@ inline constexpr std::array<std::string_view, kMetricCount> kMetricNames = {
     "latency_p50",     "latency_p90",        "latency_p99",          "latency_max",
     "queue_wait_mean", "switches_voluntary", "switches_involuntary", "threads_peak",
     "memory_peak",     "cpu_utilization",    "throttled_periods",    "throttled_time",
-    "completed",       "rejected",           "submit_lag_mean",      "submit_lag_p99"};
+    "completed",       "rejected",           "submit_lag_mean",      "submit_lag_p99",
+    "burst_periods",   "burst_time"};
 std::string_view to_string(Metric m);
 std::optional<Metric> metric_from(std::string_view name);
 // "s", "/s", "B", "" (counts), "%"-like fraction: used by tables.

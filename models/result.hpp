@@ -109,6 +109,8 @@ struct RunCounters {
   Duration cpu_time{};                    // CPU time of the scenario's threads
   std::int64_t throttled_periods = 0;     // cpu.stat nr_throttled
   Duration throttled_time{};              // cpu.stat throttled_time
+  std::int64_t burst_periods = 0;         // cpu.stat nr_bursts
+  Duration burst_time{};                  // cpu.stat burst_time (v2 burst_usec)
 };
 
 // A step function sampled where it changes: value from t until the next sample.

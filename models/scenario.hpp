@@ -27,6 +27,7 @@ struct Limits {
   Duration period = std::chrono::milliseconds(100);
   std::vector<int> cpuset;               // empty: every CPU of the machine
   std::string cpuset_text;               // as written, for reports ("0-1")
+  Duration burst{};                      // CFS burst: unused quota kept, up to this
 };
 
 // CPUs the scenario may use: the cpuset size (or the machine's cores), never

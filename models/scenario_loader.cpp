@@ -49,6 +49,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -349,6 +350,8 @@ struct ProfileLoader {
     }
     if (m.slice <= Duration{0})
       r.require("slice").fail("the scheduler slice must be greater than 0ns");
+    if (m.cfs_bandwidth_slice <= Duration{0})
+      r.require("cfs_bandwidth_slice").fail("the CFS bandwidth slice must be greater than 0ns");
     if (m.stack_reserve <= 0)
       (r.get("stack_reserve") ? *r.get("stack_reserve") : v)
           .fail("stack_reserve must be greater than 0B");
@@ -600,15 +603,21 @@ Distribution read_distribution(const Val& v) {
   return Distribution(EmpiricalDist{std::move(e)});
 }
 
-// "4", "cores", "2*cores", "cores*2", "cores/2" (at least 1).
-int thread_count(const Val& v, int cores) {
-  std::string s = yaml::scalar(v, "a thread count (4, cores, 2*cores, cores/2)");
+// "4", "cores", "2*cores", "cores*2", "cores/2" (at least 1); host_cpus in
+// place of cores: every CPU of the machine, what a runtime that ignores the
+// container sees (docs/containers.md).
+int thread_count(const Val& v, int cores, int host_cpus) {
+  std::string s = yaml::scalar(v, "a thread count (4, cores, 2*cores, cores/2, host_cpus)");
   s.erase(std::remove_if(s.begin(), s.end(),
                          [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
           s.end());
   const std::string expected =
       "expected a thread count: a whole number, cores, N*cores, cores*N or cores/N (got '" +
-      v.node.Scalar() + "')";
+      v.node.Scalar() + "'); host_cpus may stand for cores";
+  if (const auto h = s.find("host_cpus"); h != std::string::npos) {
+    s.replace(h, 9, "cores");
+    cores = host_cpus;
+  }
   auto number = [&](const std::string& t) -> long long {
     if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) {
           return std::isdigit(static_cast<unsigned char>(c));
@@ -642,10 +651,23 @@ int thread_count(const Val& v, int cores) {
 // Sections
 
 Limits read_limits(const Val& v, const MachineProfile& m) {
-  MapReader r(v, {"cpus", "period", "cpuset"}, "limits");
+  MapReader r(v, {"cpus", "period", "cpuset", "burst"}, "limits");
   Limits l;
   if (auto c = r.get("cpus")) {
-    const double cpus = yaml::real_number(*c, "a CPU quota such as 1.5");
+    // Kubernetes millicores ("1500m" = 1.5) or a number of CPUs.
+    const std::string text = yaml::scalar(*c, "a CPU quota such as 1.5 or 1500m");
+    double cpus = 0;
+    if (!text.empty() && text.back() == 'm') {
+      const std::string digits = text.substr(0, text.size() - 1);
+      if (digits.empty() || digits.size() > 9 ||
+          !std::all_of(digits.begin(), digits.end(),
+                       [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+        c->fail("expected Kubernetes millicores such as 1500m (a whole number then m), got '" +
+                text + "'");
+      cpus = static_cast<double>(std::stoll(digits)) / 1000.0;
+    } else {
+      cpus = yaml::real_number(*c, "a CPU quota such as 1.5 or 1500m");
+    }
     if (cpus <= 0)
       c->fail("limits.cpus must be greater than 0 (a quota of cpus * period per period)");
     l.cpus = cpus;
@@ -656,6 +678,15 @@ Limits read_limits(const Val& v, const MachineProfile& m) {
     if (l.period < std::chrono::milliseconds(1) || l.period > std::chrono::seconds(1))
       p->fail("the quota period must be between 1ms and 1s (cgroup cpu.max limits), got " +
               format_duration(l.period));
+  }
+  if (auto b = r.get("burst")) {
+    // tg_set_cfs_bandwidth: 0 <= burst <= quota.
+    l.burst = yaml::duration(*b);
+    if (!l.cpus) b->fail("limits.burst needs limits.cpus (a burst of unused quota)");
+    const Duration quota{std::llround(*l.cpus * static_cast<double>(l.period.count()))};
+    if (l.burst < Duration{0} || l.burst > quota)
+      b->fail("limits.burst must be between 0ns and the quota (cpus * period = " +
+              format_duration(quota) + "), got " + format_duration(l.burst));
   }
   if (auto cs = r.get("cpuset")) {
     std::set<int> cpus;
@@ -1008,7 +1039,7 @@ WorkloadSpec read_workload(const Val& v) {
   return w;
 }
 
-BackendSpec read_backend(const Val& v, int cores) {
+BackendSpec read_backend(const Val& v, int cores, int host_cpus) {
   std::vector<std::string> kinds;
   for (auto k : kAllBackends) kinds.emplace_back(to_string(k));
   std::optional<BackendKind> kind;
@@ -1044,7 +1075,7 @@ BackendSpec read_backend(const Val& v, int cores) {
     if (b.stack < 16 * 1024) s->fail("a thread stack must be at least 16KiB (PTHREAD_STACK_MIN)");
   }
   auto count_or = [&](const char* key, int dflt) {
-    if (auto x = r.get(key)) return thread_count(*x, cores);
+    if (auto x = r.get(key)) return thread_count(*x, cores, host_cpus);
     return dflt;
   };
   switch (b.kind) {
@@ -1171,7 +1202,7 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   if (auto r = top.get("run")) s.run = read_run(*r);
   s.workload = read_workload(top.require("workload", "arrival + task, or graph"));
   const auto bv = top.require("backend", "kind and its parameters");
-  s.backend = read_backend(bv, effective_cores(s.machine, s.limits));
+  s.backend = read_backend(bv, effective_cores(s.machine, s.limits), s.machine.cores);
   if (auto t = top.get("tolerance")) s.tolerance = read_tolerance(*t);
 
   if (const int bound = s.backend.thread_bound(); bound > s.run.max_threads)

@@ -127,6 +127,14 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("OS noise (fixed work quanta on every CPU)");
   for (Measurement& m : measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
     ms.push_back(std::move(m));
+  {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)
+    std::ifstream f("/proc/sys/kernel/sched_cfs_bandwidth_slice_us");
+    double us = 0;
+    const bool ok = static_cast<bool>(f >> us) && us > 0;
+    ms.push_back(summarize("cfs_bandwidth_slice", {ok ? us * 1e-6 : 0.005},
+                           ok ? "/proc/sys/kernel/sched_cfs_bandwidth_slice_us"
+                              : "kernel default 5 ms (no sched_cfs_bandwidth_slice_us)"));
+  }
   step("runtime costs (real pool, virtual threads, event loop)");
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);

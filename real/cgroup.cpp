@@ -124,13 +124,28 @@ std::vector<std::string> cgroup_parent_dirs() {
   return out;
 }
 
-CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep) {
-  return create_under(v2_parent(), v1_parent(), cpus, period, rep);
+CpuCgroup CpuCgroup::create(double cpus, Duration period, int rep, Duration burst) {
+  return create_under(v2_parent(), v1_parent(), cpus, period, rep, burst);
 }
+
+namespace {
+// Writes the burst (us) to `file` in dir; refuses where the kernel has no
+// such file (no CFS burst) or rejects the value.
+void write_burst(const std::string& dir, const char* file, Duration burst) {
+  if (burst <= Duration{0}) return;
+  const std::string path = dir + "/" + file;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw MachineRefused("cannot apply limits.burst: this kernel has no " + std::string(file) +
+                         " (CFS burst needs Linux 5.14 or later); drop limits.burst");
+  const std::string err = write_file(path, std::to_string(burst.count() / 1000));
+  if (!err.empty()) throw MachineRefused("cannot apply limits.burst: " + err);
+}
+}  // namespace
 
 CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
                                   const std::optional<std::string>& v1, double cpus,
-                                  Duration period, int rep) {
+                                  Duration period, int rep, Duration burst) {
   const auto period_us = static_cast<std::int64_t>(period.count() / 1000);
   // sched-bwc.rst: quota at least 1 ms, period 1 ms .. 1 s.
   const auto quota_us =
@@ -150,7 +165,10 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
         CpuCgroup g(dir, 2);
         const std::string err = write_file(
             dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(period_us));
-        if (err.empty()) return g;
+        if (err.empty()) {
+          write_burst(dir, "cpu.max.burst", burst);
+          return g;
+        }
         tried += "cgroup v2 (" + err + "); ";
       } else {
         tried += "cgroup v2 (mkdir " + dir + ": " + std::strerror(errno) + "); ";
@@ -167,7 +185,10 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
       CpuCgroup g(dir, 1);
       std::string err = write_file(dir + "/cpu.cfs_period_us", std::to_string(period_us));
       if (err.empty()) err = write_file(dir + "/cpu.cfs_quota_us", std::to_string(quota_us));
-      if (err.empty()) return g;
+      if (err.empty()) {
+        write_burst(dir, "cpu.cfs_burst_us", burst);
+        return g;
+      }
       tried += "cgroup v1 (" + err + ")";
     } else {
       tried += "cgroup v1 (mkdir " + dir + ": " + std::strerror(errno) + ")";
@@ -189,6 +210,11 @@ std::string CpuCgroup::join_self() const {
   return write_file(path_ + "/cgroup.procs", std::to_string(getpid()));
 }
 
+std::string CpuCgroup::harness_exit_file() const {
+  if (version_ != 1 || path_.empty()) return {};
+  return fs::path(path_).parent_path().string() + "/tasks";
+}
+
 CpuStat CpuCgroup::read_stat() const {
   CpuStat st;
   std::istringstream in(read_file(path_ + "/cpu.stat"));
@@ -203,6 +229,12 @@ CpuStat CpuCgroup::read_stat() const {
       st.throttled_time = Duration{value};  // v1: ns
     else if (key == "throttled_usec")
       st.throttled_time = Duration{value * 1000};  // v2: us
+    else if (key == "nr_bursts")
+      st.nr_bursts = value;
+    else if (key == "burst_time")
+      st.burst_time = Duration{value};  // v1: ns
+    else if (key == "burst_usec")
+      st.burst_time = Duration{value * 1000};  // v2: us
   }
   return st;
 }

@@ -8,16 +8,22 @@
 // removes the directory. Detected at run time, preferred in this order:
 //   v2: the unified hierarchy (cgroup2 mount) with the cpu controller in the
 //       parent's cgroup.subtree_control (enabled here if possible):
-//       cpu.max = "$QUOTA_US $PERIOD_US", cpu.stat nr_throttled/throttled_usec;
+//       cpu.max = "$QUOTA_US $PERIOD_US", cpu.max.burst = "$BURST_US",
+//       cpu.stat nr_throttled/throttled_usec, nr_bursts/burst_usec;
 //   v1: a cgroup mount with the cpu controller: cpu.cfs_period_us,
-//       cpu.cfs_quota_us, cpu.stat nr_throttled/throttled_time (ns).
+//       cpu.cfs_quota_us, cpu.cfs_burst_us, cpu.stat nr_throttled/
+//       throttled_time (ns), nr_bursts/burst_time (ns).
+// The burst (limits.burst) is written after the quota (the kernel wants
+// burst <= quota), only when it is not 0; a kernel without the file (CFS
+// burst came in Linux 5.14, commit f4183717b370) is refused with a
+// MachineRefused that says so. Both versions' cpu.stat count the same
+// things, summed over CPUs (cpu_cfs_stat_show, cpu_extra_stat_show).
 // Neither writable -> MachineRefused with what was tried.
 // Cleanup guarantees: the destructor removes the directory; a SIGINT/SIGTERM
 // handler installed by the runner kills the child and removes it (see
 // runner.cpp); the child dies with the parent (PR_SET_PDEATHSIG); and
 // remove_stale_cgroups() deletes `poolsim-<pid>-*` groups whose pid is dead
 // at the start of the next run.
-// Left out: cpu.cfs_burst_us / cpu.max.burst (burst stays at its default 0).
 #pragma once
 
 #include <sys/types.h>
@@ -35,19 +41,21 @@ struct CpuStat {
   std::int64_t nr_periods = 0;
   std::int64_t nr_throttled = 0;
   Duration throttled_time{};
+  std::int64_t nr_bursts = 0;
+  Duration burst_time{};
 };
 
 class CpuCgroup {
  public:
   // Creates and configures the group; throws MachineRefused if no cgroup
   // version lets us set a CPU quota here.
-  static CpuCgroup create(double cpus, Duration period, int rep);
+  static CpuCgroup create(double cpus, Duration period, int rep, Duration burst = Duration{0});
   // The same under explicit parent directories (v2 and v1 candidates;
   // nullopt = that version is not mounted). create() passes the detected
   // ones; tests pass fake hierarchies to check each version's files.
   static CpuCgroup create_under(const std::optional<std::string>& v2,
-                                const std::optional<std::string>& v1, double cpus,
-                                Duration period, int rep);
+                                const std::optional<std::string>& v1, double cpus, Duration period,
+                                int rep, Duration burst = Duration{0});
   CpuCgroup(CpuCgroup&& o) noexcept;
   CpuCgroup& operator=(CpuCgroup&&) = delete;
   CpuCgroup(const CpuCgroup&) = delete;
@@ -58,6 +66,12 @@ class CpuCgroup {
   // Moves the calling process into the group (call in the child, before it
   // starts any thread). Returns an error message, empty on success.
   std::string join_self() const;
+  // v1 only: the file through which a thread of the joined process leaves the
+  // group for its parent (the parent group's `tasks`: v1 places threads one by
+  // one). The runner's sampler thread leaves so that the harness does not
+  // spend the scenario's quota. Empty on v2, where a domain group keeps all
+  // of a process's threads.
+  std::string harness_exit_file() const;
   CpuStat read_stat() const;
   // rmdir, retried briefly while the kernel finishes moving the dead child
   // out. Returns true when the directory is gone.

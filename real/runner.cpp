@@ -28,11 +28,15 @@
 //    /proc/self/clear_refs; the fork itself also resets it); the records
 //    array is allocated before the baseline and is not counted; trace spans
 //    are, when tracing;
-//  - threads_series / runnable_series: a sampler thread (outside the counts)
+//  - threads_series / runnable_series: a sampler thread (outside the counts;
+//    on cgroup v1 it also leaves the quota group, so that the harness does
+//    not spend the scenario's quota)
 //    reads the live-thread count and the number of threads in CPU work every
 //    RealOptions::sample_period and records the changes;
-//  - throttled_periods / throttled_time: the group's cpu.stat, read by the
-//    parent after the child exited (v1 throttled_time sums over CPUs).
+//  - throttled_periods / throttled_time / burst_periods / burst_time: the
+//    group's cpu.stat (nr_throttled, throttled_time|usec, nr_bursts,
+//    burst_time|usec), read by the parent after the child exited (summed
+//    over CPUs in v1 and v2).
 #include "real/runner.hpp"
 
 #include <fcntl.h>
@@ -139,6 +143,11 @@ void reset_peak_rss() {
   if (out) out << "5";
 }
 
+// Set by the child after it joined a v1 quota group: where the sampler thread
+// writes its tid to leave the group (CpuCgroup::harness_exit_file), so that
+// the harness does not spend the scenario's quota (docs/containers.md).
+std::string g_harness_exit_file;
+
 // The sampler: not registered in the context, so not counted as a thread.
 class Sampler {
  public:
@@ -156,6 +165,8 @@ class Sampler {
       // saturation its samples come later, each stamped with its own time.
       sched_param idle{};
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+      if (!g_harness_exit_file.empty())
+        std::ofstream(g_harness_exit_file) << static_cast<long>(::gettid());
       while (!go_.load(std::memory_order_acquire) && !stop_.load(std::memory_order_acquire))
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       loop();
@@ -220,6 +231,7 @@ std::string describe_status(int status) {
         write_frame(fd, ChildStatus::refused, "cannot move the run into its cgroup: " + err);
         _exit(3);
       }
+      g_harness_exit_file = cg->harness_exit_file();
     }
     if (!s.limits.cpuset.empty()) {
       cpu_set_t set;
@@ -255,7 +267,7 @@ std::string describe_status(int status) {
 RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
   std::optional<CpuCgroup> cg;
   if (s.limits.cpus) {
-    cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep));
+    cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep, s.limits.burst));
     set_cleanup_cgroup(cg->path());
   }
   int fds[2];
@@ -337,6 +349,8 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
   RunResult r = decode_result(f.payload);
   r.counters.throttled_periods = st.nr_throttled;
   r.counters.throttled_time = st.throttled_time;
+  r.counters.burst_periods = st.nr_bursts;
+  r.counters.burst_time = st.burst_time;
   return r;
 }
 

@@ -38,12 +38,10 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   pull_idx_ = LevelIndex(cpu_count());
   for (Cpu& c : cpus_) reindex(c);
   if (limits.cpus) {
-    has_quota_ = true;
-    period_ = limits.period;
-    if (period_ <= Duration{0}) throw std::invalid_argument("limits.period must be positive");
-    quota_ = Duration{std::llround(*limits.cpus * static_cast<double>(period_.count()))};
-    if (quota_ <= Duration{0}) throw std::invalid_argument("limits.cpus must be positive");
-    quota_left_ = quota_;
+    const BandwidthParams bp{
+        Duration{std::llround(*limits.cpus * static_cast<double>(limits.period.count()))},
+        limits.period, limits.burst, m_.cfs_bandwidth_slice, m_.tick};
+    bw_ = std::make_unique<Bandwidth>(engine_, bp, cpu_count(), &Kernel::on_bandwidth, this);
   }
   if (trace_)
     for (const Cpu& c : cpus_) tr_.tracks.push_back({"cpu " + std::to_string(c.hw), true});
@@ -271,9 +269,8 @@ void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
 // select_idle_sibling with one LLC domain holding every CPU: the target if
 // idle, else the first idle CPU after it, wrapping (select_idle_cpu's
 // for_each_cpu_wrap from the target), found in the mask of CPUs with load 0
-// (idle, nothing queued; no CPU is throttled unless the group is).
+// (idle with nothing queued, or throttled: its parked threads are no load).
 int Kernel::select_cpu(int target) const {
-  POOLSIM_ASSERT(!group_throttled_, "select_cpu while the group is throttled");
   const int j = load_idx_.first_from(0, target);
 #ifndef NDEBUG
   int scan = target;
@@ -290,12 +287,12 @@ int Kernel::select_cpu(int target) const {
 void Kernel::wake(ThreadId id, int waker_cpu) {
   const Thread& t = threads_[id];
   const int target = t.last_cpu >= 0 ? t.last_cpu : (waker_cpu >= 0 ? waker_cpu : 0);
-  int c = group_throttled_ ? target : select_cpu(target);
+  int c = select_cpu(target);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
   // on the waker's CPU while that CPU is lightly used, even when another CPU
   // is idle. Thread wakes only: a timer wake has no waker.
-  if (m_.wake_pack_util > 0 && waker_cpu >= 0 && c != waker_cpu && !group_throttled_ &&
+  if (m_.wake_pack_util > 0 && waker_cpu >= 0 && c != waker_cpu &&
       cpu_util(waker_cpu) < m_.wake_pack_util)
     c = waker_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
@@ -393,7 +390,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   [[maybe_unused]] const int n = cpu_count();
   const int from = creator_cpu >= 0 ? creator_cpu : 0;
   int best = from;
-  if (!group_throttled_) {
+  {
     // find_idlest_cpu: an idle CPU if any (load 0), else the least loaded,
     // the first after the creator's CPU on ties (wrapping).
     best = load_idx_.first_from(load_idx_.min_level(), from);
@@ -447,14 +444,9 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     }
     t.cpu = idx;
   }
-  if (group_throttled_) {
+  if (c.throttled) {  // joins the limbo of the throttled CPU
     rq_push(c, id);
-    if (!c.throttled) {
-      c.throttled = true;
-      c.throttled_since = now();
-      open_cpu_span(c);
-    }
-    set_state(id, ThreadState::throttled);
+    park_throttled(c);
     return;
   }
   if (cpu_idle(c)) {
@@ -720,8 +712,17 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
 
 void Kernel::start_on(Cpu& c, ThreadId id) {
   const int idx = static_cast<int>(&c - cpus_.data());
+  if (bw_ && !bw_->start(idx)) {  // no runtime: the CPU is throttled, the thread waits
+    c.curr = kNoThread;
+    set_cpu_state(c, CpuState::idle);
+    rq_push(c, id);
+    c.throttled = true;
+    open_cpu_span(c);
+    park_throttled(c);
+    return;
+  }
   Thread& t = threads_[id];
-  POOLSIM_ASSERT(!group_throttled_, "a thread starts while the group is throttled");
+  POOLSIM_ASSERT(!c.throttled, "a thread starts on a throttled CPU");
   POOLSIM_ASSERT(t.state == ThreadState::runnable, "only a runnable thread starts");
   Duration cost = m_.switch_cost;
   if (t.ran) cost += m_.cache_refill;
@@ -739,7 +740,6 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   c.slice_end = std::max(c.seg_start, c.stall_until) + std::max(Duration{0}, t.deadline - t.vruntime);
   c.protect_end = c.slice_end;  // set_protect_slice: vprot = the deadline it was picked with
   set_state(id, ThreadState::running);
-  set_running(true);
   open_cpu_span(c);
   update_min_vruntime(c);
   arm(c);
@@ -800,8 +800,8 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   close_cpu_span(c, SpanKind::running, id, threads_[id].task);
   c.curr = kNoThread;
   set_cpu_state(c, CpuState::idle);
-  set_running(false);
   Thread& t = threads_[id];
+  bw_stop(c, voluntary && rq_empty(c));
   if (voluntary) {
     ++t.nvcsw;
     t.lag = v_avg - t.vruntime;  // update_entity_lag (clamped at the wake)
@@ -814,7 +814,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
     // (simplified: the kernel keeps its deadline).
     t.deadline = t.vruntime + m_.slice;
     rq_push(c, id);
-    set_state(id, group_throttled_ ? ThreadState::throttled : ThreadState::runnable);
+    set_state(id, c.throttled ? ThreadState::throttled : ThreadState::runnable);
   }
 }
 
@@ -825,13 +825,8 @@ void Kernel::preempt(Cpu& c) {
 
 void Kernel::pick_next(Cpu& c) {
   POOLSIM_ASSERT(c.curr == kNoThread && c.state == CpuState::idle, "pick_next on a busy CPU");
-  POOLSIM_ASSERT(!c.throttled || group_throttled_, "a CPU is throttled only while the group is");
-  if (group_throttled_) {
-    if (!rq_empty(c) && !c.throttled) {
-      c.throttled = true;
-      c.throttled_since = now();
-      open_cpu_span(c);
-    }
+  if (c.throttled) {  // its threads wait for the unthrottle
+    park_throttled(c);
     return;
   }
   if (rq_empty(c) && !pull(c)) return;  // idle
@@ -844,7 +839,7 @@ void Kernel::do_exit(Cpu& c) {
   close_cpu_span(c, SpanKind::running, id, kNoTask);
   c.curr = kNoThread;
   set_cpu_state(c, CpuState::idle);
-  set_running(false);
+  bw_stop(c, rq_empty(c));
   set_state(id, ThreadState::exited);
   Thread& t = threads_[id];
   t.cpu = -1;
@@ -857,104 +852,46 @@ void Kernel::do_exit(Cpu& c) {
   pick_next(c);
 }
 
-// ---- CFS bandwidth control ---------------------------------------------------
+// ---- CFS bandwidth control (the mechanism is in sim/bandwidth.cpp) ---------
 
-void Kernel::set_running(bool on) {
-  if (has_quota_) quota_sync();
-  n_running_ += on ? 1 : -1;
-  if (!has_quota_) return;
-  if (on) {
-    period_used_ = true;
-    if (!period_active_) period_activate();
+// The threads queued on throttled CPU c wait (the task-based throttle's
+// limbo); the Bandwidth starts c's throttled clock.
+void Kernel::park_throttled(Cpu& c) {
+  reindex(c);  // a throttled CPU's parked threads are no load (cpu_load)
+  for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
+  for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::throttled);
+  if (!rq_empty(c)) bw_->parked(static_cast<int>(&c - cpus_.data()));
+}
+
+// The CPU stopped running a group thread (`empty`: none is left on it); it
+// may have been throttled for runtime it owes (put_prev_entity).
+void Kernel::bw_stop(Cpu& c, bool empty) {
+  if (!bw_) return;
+  const int idx = static_cast<int>(&c - cpus_.data());
+  bw_->stop(idx, empty);
+  if (bw_->throttled(idx) && !c.throttled) {
+    c.throttled = true;
+    open_cpu_span(c);
   }
-  quota_rearm();
 }
 
-void Kernel::quota_sync() {
-  const Duration now_ns = now();
-  quota_left_ -= static_cast<std::int64_t>(n_running_) * (now_ns - quota_stamp_);
-  quota_stamp_ = now_ns;
-}
-
-void Kernel::quota_rearm() {
-  engine_.cancel(quota_ev_);
-  if (n_running_ <= 0 || group_throttled_) return;
-  const Duration left = std::max(Duration{0}, quota_left_);
-  quota_ev_ = engine_.after((left + Duration{n_running_ - 1}) / n_running_,
-                            &Kernel::on_quota_exhausted, this);
-}
-
-void Kernel::period_activate() {
-  period_active_ = true;
-  const Duration next = (now() / period_ + 1) * period_;
-  period_ev_ = engine_.at(next, &Kernel::on_period, this);
-}
-
-void Kernel::on_quota_exhausted(void* self, std::uint64_t) {
+void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
   auto& k = *static_cast<Kernel*>(self);
-  k.quota_ev_ = {};
-  k.quota_sync();
-  k.throttle_all();
-}
-
-void Kernel::throttle_all() {
-  group_throttled_ = true;
-  if (!period_throttled_) {
-    period_throttled_ = true;
-    ++throttled_periods_;
+  Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  if (throttle) {  // its running thread returns to user mode and parks
+    c.throttled = true;
+    k.account(c);
+    k.switch_out(c, false);
+    k.open_cpu_span(c);
+    k.park_throttled(c);
+    return;
   }
-  for (Cpu& c : cpus_) {
-    if (c.state == CpuState::running) {
-      account(c);
-      switch_out(c, false);
-    } else if (c.state == CpuState::waking) {
-      engine_.cancel(c.ev);
-      const ThreadId id = c.curr;
-      c.curr = kNoThread;
-      set_cpu_state(c, CpuState::idle);
-      rq_push(c, id);
-    }
-    if (!rq_empty(c)) {
-      c.throttled = true;
-      c.throttled_since = now();
-      open_cpu_span(c);
-      for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
-      for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::throttled);
-    }
-  }
-}
-
-void Kernel::unthrottle_all() {
-  group_throttled_ = false;
-  for (Cpu& c : cpus_) {
-    if (!c.throttled) continue;
-    throttled_time_ += now() - c.throttled_since;
-    close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
-    c.throttled = false;
-    for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::runnable);
-    for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::runnable);
-  }
-  for (Cpu& c : cpus_)
-    if (c.state == CpuState::idle && !rq_empty(c)) pick_next(c);
-  for (Cpu& c : cpus_)
-    if (c.state == CpuState::idle) pick_next(c);
-}
-
-void Kernel::on_period(void* self, std::uint64_t) {
-  auto& k = *static_cast<Kernel*>(self);
-  k.period_ev_ = {};
-  k.quota_sync();
-  k.quota_left_ = k.quota_;
-  k.period_throttled_ = false;
-  const bool used = k.period_used_;
-  k.period_used_ = k.n_running_ > 0;
-  if (k.group_throttled_) k.unthrottle_all();
-  k.quota_rearm();
-  if (used || k.active_ > 0 || k.n_running_ > 0) {
-    k.period_ev_ = k.engine_.after(k.period_, &Kernel::on_period, self);
-  } else {
-    k.period_active_ = false;
-  }
+  k.close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
+  c.throttled = false;
+  k.reindex(c);
+  for (const RqEntry& e : c.rq) k.set_state(e.t, ThreadState::runnable);
+  for (const RqEntry& e : c.rq_new) k.set_state(e.t, ThreadState::runnable);
+  if (c.state == CpuState::idle && !rq_empty(c)) k.pick_next(c);
 }
 
 // ---- results -----------------------------------------------------------------
@@ -964,11 +901,9 @@ void Kernel::finish(RunResult& r) {
   for (Cpu& c : cpus_) {
     account(c);
     if (c.state == CpuState::running) close_cpu_span(c, SpanKind::running, c.curr, threads_[c.curr].task);
-    if (c.throttled) {
-      throttled_time_ += now_ns - c.throttled_since;
-      close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
-    }
+    if (c.throttled) close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
   }
+  if (bw_) bw_->finish();
   RunCounters& k = r.counters;
   k = {};
   Duration cpu{0};
@@ -990,8 +925,13 @@ void Kernel::finish(RunResult& r) {
   k.cpu_time = cpu;
   k.threads_peak = live_peak_;
   k.memory_peak = static_cast<Bytes>(live_peak_) * m_.stack_touch;
-  k.throttled_periods = throttled_periods_;
-  k.throttled_time = throttled_time_;
+  if (bw_) {
+    const BandwidthStats& st = bw_->stats();
+    k.throttled_periods = st.nr_throttled;
+    k.throttled_time = st.throttled_time;
+    k.burst_periods = st.nr_bursts;
+    k.burst_time = st.burst_time;
+  }
   r.threads_series = threads_series_.take();
   r.runnable_series = runnable_series_.take();
   if (trace_) r.trace = std::move(tr_);

@@ -105,13 +105,17 @@
 //   (slice end, wake-up preemption, throttling) involuntary (nivcsw). The
 //   final switch of an exiting thread is not counted (its counts were folded
 //   into the process in __exit_signal before).
-// - CFS bandwidth (Documentation/scheduler/sched-bwc.rst): one group holds all
-//   the scenario's threads; quota = limits.cpus * period is refilled at each
-//   period boundary (a period timer that stops when the group is idle, like
-//   sched_cfs_period_timer). Running CPUs drain the pool; when it is empty
-//   every CPU of the group is throttled until the next boundary. Counted like
-//   cgroup v1 cpu.stat: nr_throttled once per throttled period,
-//   throttled_time summed over each CPU run queue that was throttled.
+// - CFS bandwidth (sim/bandwidth.hpp, as Linux 6.18 does it): one group
+//   holds all the scenario's threads; a Bandwidth keeps the global pool
+//   (quota per period, burst), each CPU's runtime taken from it in
+//   `cfs_bandwidth_slice` slices and noticed at ticks, slack return and the
+//   period and slack timers. It throttles one CPU at a time: that CPU's
+//   running thread is preempted and its group threads wait on its queue (the
+//   task-based throttle's limbo) until the timer unthrottles it; the CPU
+//   looks idle to wake-up placement, a thread woken onto it waits there too,
+//   and no other CPU pulls from it. Counted like cpu.stat (v1 and v2 alike):
+//   nr_throttled per period whose timer found a throttled CPU, throttled
+//   time per CPU from its first parked thread, nr_bursts and burst time.
 // - OS noise (sim/noise.hpp; profile noise_interval, noise_median,
 //   noise_p99, noise_preempt): a CPU running a thread is interrupted at
 //   seeded Poisson instants; until the stolen time has passed
@@ -124,17 +128,14 @@
 // Left out (documented in docs/simulator.md): nice levels and weights,
 // a delayed sleeper's weight in V and its own pick (DELAY_DEQUEUE, above),
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
-// periodic load balancing of busy CPUs (only newidle pulls), the 5 ms
-// per-CPU bandwidth slice and its up-to-1 ms overrun (the pool drains
-// exactly), cache-hot resistance to migration, interrupts, and memory other
-// than stacks.
+// periodic load balancing of busy CPUs (only newidle pulls), cache-hot
+// resistance to migration, and memory other than stacks.
 //
 // Invariants (POOLSIM_ASSERT, checked in Debug and sanitizer builds): a
 // queue's avg_load counts its queued threads; each CPU sits in the load and
 // pull indexes at its current load and queue length, and every indexed
-// search gives the answer of a plain scan; a CPU is throttled only while
-// the group is; thread states follow the transitions above; time never
-// goes back (the engine's own check).
+// search gives the answer of a plain scan; thread states follow the
+// transitions above; time never goes back (the engine's own check).
 //
 // Times inside the kernel are Duration (integer nanoseconds), virtual ones
 // (vruntime, deadlines, lags) included; the M:N hook's wake instant stays
@@ -149,6 +150,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,6 +158,7 @@
 #include "models/machine.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
+#include "sim/bandwidth.hpp"
 #include "sim/co.hpp"
 #include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
@@ -375,9 +378,8 @@ class Kernel {
   struct Cpu {
     int hw = 0;
     CpuState state = CpuState::idle;
-    bool throttled = false;
+    bool throttled = false;  // the Bandwidth throttled this CPU: its queue waits
     bool need_resched = false;
-    Duration throttled_since{0};
     ThreadId curr = kNoThread;
     // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
     // ran before (deadline = vruntime + slice), rq_new threads that never ran
@@ -412,8 +414,7 @@ class Kernel {
   // events
   static void on_cpu_event(void* self, std::uint64_t cpu);
   static void on_timer(void* self, std::uint64_t thread);
-  static void on_quota_exhausted(void* self, std::uint64_t);
-  static void on_period(void* self, std::uint64_t);
+  static void on_bandwidth(void* self, int cpu, bool throttle);
   static void on_noise(void* self, std::uint64_t cpu);
 
   // CPU state machine
@@ -455,24 +456,23 @@ class Kernel {
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
   void reindex(Cpu& c);
+  // Queued threads plus the running one; a throttled, idle CPU's parked
+  // threads wait for the unthrottle and count as none (placement sees it
+  // idle, as cpu_idle does).
   static std::size_t cpu_load(const Cpu& c) {
+    if (c.throttled && c.state == CpuState::idle) return 0;
     return rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
   }
   bool cpu_idle(const Cpu& c) const {
-    return c.state == CpuState::idle && rq_empty(c) && !c.throttled;
+    return c.state == CpuState::idle && (rq_empty(c) || c.throttled);
   }
   void wq_push(WaitQueue& q, ThreadId t);
   ThreadId wq_pop(WaitQueue& q);
   void wq_remove(WaitQueue& q, ThreadId t);
 
   // bandwidth
-  void set_running(bool on);
-  void quota_sync();
-  void quota_rearm();
-  void period_activate();
-  void throttle_all();
-  void unthrottle_all();
-  void mark_cpu_throttled(Cpu& c);
+  void park_throttled(Cpu& c);
+  void bw_stop(Cpu& c, bool empty);
 
   // bookkeeping
   void set_state(ThreadId t, ThreadState s);
@@ -496,18 +496,7 @@ class Kernel {
   int active_ = 0;  // runnable + running + throttled threads
   StepSeries threads_series_, runnable_series_;
 
-  // bandwidth control
-  bool has_quota_ = false;
-  Duration quota_{0}, period_{0};
-  Duration quota_left_{0}, quota_stamp_{0};
-  int n_running_ = 0;
-  bool group_throttled_ = false;
-  bool period_active_ = false;
-  bool period_throttled_ = false;
-  bool period_used_ = false;
-  EventId quota_ev_, period_ev_;
-  std::int64_t throttled_periods_ = 0;
-  Duration throttled_time_{0};
+  std::unique_ptr<Bandwidth> bw_;  // CFS bandwidth control, with limits.cpus
 
   bool trace_ = false;
   Trace tr_;

@@ -69,6 +69,7 @@ ordered_json limits_json(const Limits& l) {
   if (l.cpus) {
     j["cpus"] = *l.cpus;
     j["period"] = to_seconds(l.period);
+    if (l.burst > Duration{0}) j["burst"] = to_seconds(l.burst);
   }
   if (!l.cpuset.empty()) j["cpuset"] = l.cpuset_text;
   return j;

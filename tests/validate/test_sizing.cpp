@@ -175,10 +175,12 @@ TEST_CASE("size.simulated: the host-sized pool is throttled in the quota", "[siz
   CHECK(a.by_quota == 2);
   REQUIRE(a.host_sized.threads == 8);
   REQUIRE(a.quota_sized.threads == 2);
-  // Eight runnable threads on eight CPUs spend the quota early and stall.
+  // Eight threads on eight CPUs hold eight CPUs' runtime slices and spend
+  // the quota early. (With per-CPU throttling the CPUs it throttles may
+  // have no thread waiting at this load: the time can be 0; docs/containers.md.)
   CHECK(a.host_sized.metrics[Metric::throttled_periods] >
         a.quota_sized.metrics[Metric::throttled_periods]);
-  CHECK(a.host_sized.metrics[Metric::throttled_time] >
+  CHECK(a.host_sized.metrics[Metric::throttled_time] >=
         a.quota_sized.metrics[Metric::throttled_time]);
   CHECK(sizing_json(r)["container"]["recommendation"] == "size by the quota");
 }
