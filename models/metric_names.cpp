@@ -105,6 +105,16 @@ constexpr std::array<MetricInfo, kMetricCount> kTable = {{
      "seconds",
      "99th percentile of the submitter's delay",
      {"lag_p99"}},
+    {Metric::burst_periods,
+     "burst_periods",
+     "count",
+     "CFS periods in which the group ran on burst (quota saved from earlier periods)",
+     {"bursts"}},
+    {Metric::burst_time,
+     "burst_time",
+     "seconds",
+     "CPU time run on burst beyond the quota",
+     {"burst"}},
 }};
 
 std::string lower(std::string_view s) {

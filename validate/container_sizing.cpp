@@ -2,6 +2,7 @@
 #include "validate/container_sizing.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,17 +18,17 @@ namespace {
 std::string secs(double s) { return format_seconds(s); }
 
 // The size scenario with the container's limits in place of `size`'s own
-// limits line (quota only).
+// (quota, burst, cpuset), set on the scenario's YAML node.
 std::string container_yaml(const ContainerInputs& in) {
-  std::string y = sizing_scenario_yaml(in.base, 1);
-  std::string limits = fmt::format("limits: {{cpus: {:.17g}", *in.base.cpus);
-  if (in.burst > Duration{0}) limits += ", burst: " + format_duration(in.burst);
-  if (!in.cpuset.empty()) limits += ", cpuset: \"" + in.cpuset + "\"";
-  limits += "}\n";
-  std::istringstream lines(y);
-  std::string out, line;
-  while (std::getline(lines, line)) out += line.rfind("limits:", 0) == 0 ? limits : line + "\n";
-  return out;
+  YAML::Node y = YAML::Load(sizing_scenario_yaml(in.base, 1));
+  YAML::Node limits;
+  limits["cpus"] = fmt::format("{:.17g}", *in.base.cpus);
+  if (in.burst > Duration{0}) limits["burst"] = format_duration(in.burst);
+  if (!in.cpuset.empty()) limits["cpuset"] = in.cpuset;
+  y["limits"] = limits;
+  YAML::Emitter out;
+  out << y;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace
