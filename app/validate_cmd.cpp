@@ -110,8 +110,15 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         const auto tmp = flags->html + ".tmp";
         {
           std::ofstream f(tmp);
-          if (!f) throw Usage("cannot write report '" + flags->html + "'");
+          if (!f) throw Usage("--html " + flags->html + ": cannot open " + tmp + " for writing");
           f << html;
+          f.flush();
+          if (!f) {
+            f.close();
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw Refused("--html " + flags->html + ": writing the report failed");
+          }
         }
         std::filesystem::rename(tmp, flags->html);
         log_line(cf, "report written to " + flags->html);
