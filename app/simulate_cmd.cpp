@@ -34,8 +34,9 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
       const Metrics m = compute_metrics(r);
       if (!flags->common.quiet) {
         std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-                  << "backend " << validate::backend_json(s.backend).dump() << " on machine '" << s.machine.name
-                  << "' (" << s.machine.cores << " cores, capacity " << s.capacity() << " CPUs)\n\n";
+                  << "backend " << validate::backend_json(s.backend).dump() << " on machine '"
+                  << printable(s.machine.name) << "' (" << s.machine.cores << " cores, capacity "
+                  << s.capacity() << " CPUs)\n\n";
       }
       if (flags->common.json != "-") std::cout << validate::simulated_table(m, r);
       if (!flags->common.json.empty()) validate::write_json(flags->common.json, validate::simulated_json(s, w, m, r));

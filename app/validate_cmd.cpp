@@ -82,8 +82,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       if (cf.json != "-") {
         if (!cf.quiet)
           std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-                    << "backend " << validate::backend_json(s.backend).dump() << ", machine '" << s.machine.name
-                    << "' (" << s.machine.cores << " cores)\n\n";
+                    << "backend " << validate::backend_json(s.backend).dump() << ", machine '"
+                    << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n\n";
         std::cout << validate::comparison_table(cmp);
       }
       if (!cf.json.empty()) validate::write_json(cf.json, validate::comparison_json(s, cmp));

@@ -424,4 +424,18 @@ TEST_CASE("cli hostile: unhelpful messages get plain words", "[cli][hostile]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::Contains("--set backend.kind=pool\\xc3(\\x1b: backend.kind:"));
   CHECK(r.out.find('\x1b') == std::string::npos);
+  // A profile name with a raw 0xff byte and an escape sequence: escaped in the
+  // table header, replaced (U+FFFD) in the JSON instead of failing the dump.
+  const auto named = dir.file("named.yaml",
+                              "name: t\nmachine: {base: default, name: \"a\xff\x1b[31mb\"}\n"
+                              "workload:\n  arrival: {kind: batch, count: 4}\n"
+                              "  task: [{cpu: 1ms}]\nbackend: {kind: pool, threads: 2}\n");
+  r = bounded("simulate " + named);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("on machine 'a\\xff\\x1b[31mb'"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  const auto out = dir.file("named.json");
+  r = bounded("simulate " + named + " -q --json " + out);
+  CHECK(r.exit_code == 0);
+  CHECK(read_json(out)["machine"]["name"] == "a\xef\xbf\xbd\x1b[31mb");
 }
