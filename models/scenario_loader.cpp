@@ -580,6 +580,18 @@ struct ProfileLoader {
       if (fv && yaml::duration(*fv) < Duration{0})
         fv->fail(std::string(MachineProfile::kFields[i]) + " must not be negative");
     }
+    // Every profile duration is a per-event cost or period of the kernel or a
+    // runtime (microseconds to milliseconds); above 1s it is a typo, and it
+    // would let the simulator's clock run past int64 nanoseconds.
+    for (const char* f : MachineProfile::kFields) {
+      const std::string_view name(f);
+      if (name == "cores" || name == "stack_reserve" || name == "stack_touch" ||
+          name == "stack_cache" || name == "wake_pack_util")
+        continue;
+      if (auto fv = r.get(name); fv && yaml::duration(*fv) > std::chrono::seconds(1))
+        fv->fail(std::string(f) + " must be at most 1s (a machine-profile cost or period), got " +
+                 fv->node.Scalar());
+    }
     if (m.slice <= Duration{0})
       r.require("slice").fail("the scheduler slice must be greater than 0ns");
     if (m.stack_reserve <= 0)

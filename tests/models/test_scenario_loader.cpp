@@ -496,7 +496,7 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.idle_exit = 120us;
   m.timer_slack = 50us;
   m.thread_create = 9ms;
-  m.thread_exit = 2s;
+  m.thread_exit = 1s;  // whole seconds; a profile duration is at most 1s
   m.stack_reserve = 2 * 1024 * 1024;
   m.stack_touch = 12345;
   m.queue_handover = Duration{321};
@@ -1370,6 +1370,13 @@ TEST_CASE("loader hostile: times stay inside the 100-year horizon", "[loader][ho
   o.sets = {"workload.arrival={kind: periodic, interval: 9e6s, count: 100}"};
   const Scenario s = load_scenario_text(kPoisson, "t.yaml", o);
   CHECK(s.workload.arrival->interval == std::chrono::seconds(9'000'000));
+}
+
+TEST_CASE("loader hostile: machine-profile durations are at most 1s", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(set_error({"machine={base: default, switch_cost: 3e9s}"}),
+                       "--set machine={base: default, switch_cost: 3e9s}", "machine.switch_cost",
+                       "switch_cost must be at most 1s (a machine-profile cost or period), got "
+                       "3e9s");
 }
 
 TEST_CASE("loader hostile: bounds are stated on the side they were crossed", "[loader][hostile]") {
