@@ -1333,7 +1333,7 @@ WorkloadSpec read_workload_spec(const Val& v) {
 // against kMaxTasks, and the mean serial length (last arrival plus every
 // task's mean length) against the simulated horizon. The generator checks
 // the sampled lengths exactly.
-void check_workload_size(const WorkloadSpec& w, const Val& at) {
+void check_workload_size(const WorkloadSpec& w, const Val& at, double quota) {
   std::map<std::string, int> shards;
   auto add_locks = [&](const TaskSpec& t) {
     for (const auto& p : t)
@@ -1381,17 +1381,20 @@ void check_workload_size(const WorkloadSpec& w, const Val& at) {
     if (!a.count) tasks = std::ceil(to_seconds(*a.duration) / to_seconds(a.interval));
     span = std::max(0.0, tasks - 1) * to_seconds(a.interval);
   }
-  const double serial = span + tasks * mean_task;
+  // A quota below one CPU stretches the work: at most `quota` CPUs run it.
+  const double serial = span + tasks * mean_task / std::min(1.0, quota);
   if (serial > horizon)
-    at.fail_section(fmt::format("{:.4g}", tasks) + " tasks of on average " +
-                    format_seconds(mean_task) + " each, after the last arrival at " +
-                    format_seconds(span) + ", take " + fmt::format("{:.4g}", serial) +
-                    "s end to end, beyond the simulated horizon of 3155760000s (100 years)");
+    at.fail_section(
+        fmt::format("{:.4g}", tasks) + " tasks of on average " + format_seconds(mean_task) +
+        " each, after the last arrival at " + format_seconds(span) +
+        (quota < 1 ? ", under a quota of " + fmt::format("{:g}", quota) + " CPUs" : "") +
+        ", take " + fmt::format("{:.4g}", serial) +
+        "s end to end, beyond the simulated horizon of 3155760000s (100 years)");
 }
 
-WorkloadSpec read_workload(const Val& v) {
+WorkloadSpec read_workload(const Val& v, const Limits& limits) {
   WorkloadSpec w = read_workload_spec(v);
-  check_workload_size(w, v);
+  check_workload_size(w, v, limits.cpus.value_or(1.0));
   return w;
 }
 
@@ -1593,7 +1596,7 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   }
   if (auto l = top.get("limits")) s.limits = read_limits(*l, s.machine);
   if (auto r = top.get("run")) s.run = read_run(*r);
-  s.workload = read_workload(top.require("workload", "arrival + task, or graph"));
+  s.workload = read_workload(top.require("workload", "arrival + task, or graph"), s.limits);
   const auto bv = top.require("backend", "kind and its parameters");
   s.backend = read_backend(bv, effective_cores(s.machine, s.limits));
   if (auto t = top.get("tolerance")) s.tolerance = read_tolerance(*t);

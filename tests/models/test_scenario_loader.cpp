@@ -1355,6 +1355,11 @@ TEST_CASE("loader hostile: times stay inside the 100-year horizon", "[loader][ho
                        "200 tasks of on average 1e+09 s each, after the last arrival at 200 ms, "
                        "take 2e+11s end to end, beyond the simulated horizon of 3155760000s (100 "
                        "years)");
+  CHECK_SCENARIO_ERROR(set_error({"limits.cpus=0.001", "workload.task[0].cpu=1e7s"}),
+                       "--set workload.task[0].cpu=1e7s", "workload",
+                       "200 tasks of on average 1e+07 s each, after the last arrival at 200 ms, "
+                       "under a quota of 0.001 CPUs, take 2e+12s end to end, beyond the simulated "
+                       "horizon");
   CHECK_SCENARIO_ERROR(set_error({"workload.arrival.rate=1e-9/s"}),
                        "--set workload.arrival.rate=1e-9/s", "workload.arrival.rate",
                        "count / rate (the mean arrival time) puts the last arrival 2e+11s after "
