@@ -50,8 +50,18 @@ struct Usage : std::runtime_error {
 // Writes `t` as Chrome trace-event JSON to `path` (Usage if it cannot).
 void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title);
 
-// Runs a command body, mapping exceptions to exit codes and messages.
+// Runs a command body, mapping exceptions to exit codes and messages; a
+// failed write to stdout (a full disk, a closed pipe) is exit 3.
 int guarded(const std::function<int()>& body);
+
+// `text` safe for a terminal: valid UTF-8 and newlines pass, invalid bytes
+// and control characters become \xNN.
+std::string printable(const std::string& text);
+
+// CLI11 checks shared by the subcommands: a path or name that must not be
+// empty, and an unsigned 64-bit integer (--seed) written in plain decimal.
+CLI::Validator non_empty(const std::string& what);
+extern const CLI::Validator kUint64;
 
 // Progress and log lines on stderr (suppressed by --quiet).
 void log_line(const CommonFlags& f, const std::string& line);

@@ -80,6 +80,12 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       nlohmann::ordered_json out;
       std::string scenario_name, footnotes;
       out["warnings"] = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < flags->backends.size(); ++i)
+        for (std::size_t k = 0; k < i; ++k)
+          if (flags->backends[i] == flags->backends[k])
+            throw Usage("--backends lists '" + flags->backends[i] + "' twice (entries " +
+                        std::to_string(k + 1) + " and " + std::to_string(i + 1) +
+                        "): each backend is compared once");
       for (const auto& entry : flags->backends) {
         CommonFlags cf = flags->common;
         cf.sets.push_back(backend_override(entry));

@@ -1,7 +1,11 @@
 // poolsim: one binary, subcommands of docs/cli.md.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "app/common.hpp"
+#include "models/yaml_reader.hpp"
 
 int main(int argc, char** argv) {
   using namespace poolsim::app;
@@ -25,6 +29,19 @@ int main(int argc, char** argv) {
   register_metrics(app, action);
   app.footer(metric_names_footer());
   register_merge(app, action);
+  // A first word that is no subcommand: name the closest one (CLI11 would say
+  // only that a subcommand is required).
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+    const std::string word = argv[1];
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      std::cerr << "poolsim: " << printable(poolsim::yaml::unknown_message("command", word, names))
+                << "\nRun with --help for more information.\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -34,7 +51,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // As app.exit(e) prints it, with the echoed arguments made printable.
+    std::cerr << "poolsim: " << printable(e.what()) << "\nRun with --help for more information.\n";
     return kExitBadInput;
   }
   return guarded(action);

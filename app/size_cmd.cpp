@@ -57,6 +57,20 @@ std::string size_replications_text(const validate::SizingReport& report,
          validate::warnings_text(rep.warnings);
 }
 
+// Parses a flag's value, naming the flag in the error ("--rate 0/s: ...").
+template <class Parse>
+auto flag_value(const char* flag, const std::string& text, Parse parse) {
+  try {
+    return parse(text);
+  } catch (const UnitError& e) {
+    throw Usage(std::string(flag) + " " + text + ": " + e.what());
+  }
+}
+
+// size builds a scenario of `requests` tasks on a pool of up to this many
+// threads with a queue of `queue` slots: both are bounded like a scenario's.
+constexpr std::int64_t kMaxQueue = kMaxTasks;
+
 int run_size(const SizeFlags& f) {
   validate::PhasedProgress progress("size", std::cerr,
                                     validate::Progress::style_for_stderr(f.common.quiet));
@@ -96,13 +110,21 @@ int run_size(const SizeFlags& f) {
   if (!f.common.sets.empty())
     throw Usage("size builds its scenario from the flags; --set applies only with --graph FILE");
   validate::SizingInputs in;
-  in.rate = parse_rate(f.rate);
-  in.cpu = to_seconds(parse_duration(f.cpu));
-  in.wait = f.wait.empty() ? 0.0 : to_seconds(parse_duration(f.wait));
+  in.rate = flag_value("--rate", f.rate, [](const std::string& t) { return parse_rate(t); });
+  auto seconds = [](const std::string& t) { return to_seconds(parse_duration(t)); };
+  in.cpu = flag_value("--cpu", f.cpu, seconds);
+  if (in.cpu <= 0)
+    throw Usage("--cpu " + f.cpu + ": the CPU time per request must be greater than 0");
+  in.wait = f.wait.empty() ? 0.0 : flag_value("--wait", f.wait, seconds);
   in.cores = f.cores ? *f.cores : *f.host_cores;
   in.cpus = f.cpus;
   in.host_cores = f.host_cores;
-  if (!f.target_p99.empty()) in.target_p99 = to_seconds(parse_duration(f.target_p99));
+  if (!f.target_p99.empty()) in.target_p99 = flag_value("--target-p99", f.target_p99, seconds);
+  if (f.queue && *f.queue > kMaxQueue)
+    throw Usage(fmt::format("--queue {}: must be at most {} (the task cap)", *f.queue, kMaxQueue));
+  if (f.requests > kMaxTasks)
+    throw Usage(fmt::format("--requests {}: must be at most {} (the task cap of one simulation)",
+                            f.requests, kMaxTasks));
   in.queue = f.queue;
   if (f.service == "deterministic")
     in.service = queueing::ServiceShape::deterministic;
@@ -110,7 +132,8 @@ int run_size(const SizeFlags& f) {
     in.service = queueing::ServiceShape::exponential;
   else
     throw Usage("--service must be deterministic or exponential, got '" + f.service + "'");
-  in.target_utilization = parse_fraction(f.target_utilization);
+  in.target_utilization = flag_value("--target-utilization", f.target_utilization,
+                                     [](const std::string& t) { return parse_fraction(t); });
   in.simulate = !f.no_simulate;
   in.requests = f.requests;
   in.seed = f.common.seed.value_or(1);

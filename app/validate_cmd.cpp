@@ -89,8 +89,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       if (cf.json != "-") {
         if (!cf.quiet)
           std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-                    << "backend " << validate::backend_json(s.backend).dump() << ", machine '" << s.machine.name
-                    << "' (" << s.machine.cores << " cores)\n\n";
+                    << "backend " << validate::backend_json(s.backend).dump() << ", machine '"
+                    << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n\n";
         std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
                   << validate::speed_lines(measured);
       }
@@ -123,8 +123,15 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         const auto tmp = flags->html + ".tmp";
         {
           std::ofstream f(tmp);
-          if (!f) throw Usage("cannot write report '" + flags->html + "'");
+          if (!f) throw Usage("--html " + flags->html + ": cannot open " + tmp + " for writing");
           f << html;
+          f.flush();
+          if (!f) {
+            f.close();
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw Refused("--html " + flags->html + ": writing the report failed");
+          }
         }
         std::filesystem::rename(tmp, flags->html);
         log_line(cf, "report written to " + flags->html);

@@ -21,6 +21,27 @@
 
 namespace poolsim {
 
+// ---- size limits ----------------------------------------------------------
+// Checked by the loader before anything is allocated (docs/scenarios.md,
+// "Limits"); the workload generator checks the task count again.
+//
+// Tasks in one generated workload: a real run preallocates a record per task
+// (about 100 bytes), so 50M tasks is ~5 GB; more is a mistake, not a scenario.
+inline constexpr std::int64_t kMaxTasks = 50'000'000;
+// Mutex shards over all lock names: each is a named mutex in the workload and
+// a real mutex in a real run (~64 bytes each).
+inline constexpr std::int64_t kMaxLockShards = 1'000'000;
+// A scenario or machine-profile file, and an empirical samples file. yaml-cpp
+// keeps ~450 bytes per node, so a 2 MiB file (~40,000 lines, a graph of
+// ~35,000 nodes) can need up to ~500 MB while parsing; a samples file of
+// 16 MiB holds up to 4M samples (32 MB).
+inline constexpr std::int64_t kMaxScenarioFileBytes = 2LL << 20;
+inline constexpr std::int64_t kMaxSamplesFileBytes = 16LL << 20;
+// YAML nesting (indentation levels plus brackets): yaml-cpp parses and frees
+// nodes recursively, so a deep document would exhaust the stack; the deepest
+// real scenario key path has 7 levels.
+inline constexpr int kMaxYamlNesting = 64;
+
 // ---- limits ---------------------------------------------------------------
 struct Limits {
   std::optional<double> cpus;            // CFS quota in CPUs (quota = cpus * period)

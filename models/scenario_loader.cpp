@@ -36,22 +36,37 @@
 // Tolerance: `default` and per-metric fractions (70% or 0.7, may exceed 1);
 // a metric written as `off` goes to Tolerance::ignored.
 //
+// Hostile input (docs/scenarios.md, "Limits"): input files are opened
+// non-blocking and must be regular files under a size cap (FIFOs, devices,
+// directories and link loops are refused by name); YAML nesting is bounded
+// before yaml-cpp recurses; every count and size that the generator would
+// allocate from (tasks implied by the arrival parameters, fork-join nodes,
+// lock shards) is checked against its cap, and the mean serial length of the
+// workload against the 100-year horizon, before generate_workload runs.
+//
 // Left out: YAML anchors/merge keys get no special treatment beyond what
 // yaml-cpp does; multi-document files are refused; the thread-per-task bound
 // (one thread per concurrently running task) is checked by the runner, which
 // knows the concurrency.
 #include "models/scenario_loader.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <cctype>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -64,6 +79,7 @@
 #include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
+#include "models/workload.hpp"
 #include "models/yaml_reader.hpp"
 
 namespace poolsim {
@@ -140,30 +156,217 @@ namespace {
 // ---------------------------------------------------------------------------
 // Files and parsing
 
-std::string read_file(const fs::path& p, bool& ok) {
-  std::ifstream in(p, std::ios::binary);
-  ok = static_cast<bool>(in);
-  if (!ok) return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// Reads an input file (scenario, machine profile, samples) of at most
+// `max_bytes`. Refuses, with a message naming the file, what is not a regular
+// file: a FIFO or a device would block or never end, a directory has no text.
+// The file is opened non-blocking (so a FIFO without a writer cannot hang the
+// open) and checked with fstat on the open descriptor, so what is read is what
+// was checked. Returns nullopt and sets `error` on failure.
+std::optional<std::string> read_input(const fs::path& p, std::int64_t max_bytes,
+                                      std::string& error) {
+  const std::string name = p.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      error = "no such file " + name;
+    else if (err == ELOOP)
+      error = name + " is a symbolic link loop (too many levels of symbolic links)";
+    else
+      error = "cannot open " + name + ": " + std::strerror(err);
+    return std::nullopt;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    error = "cannot read " + name + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    error = name + " is " + kind + ", expected a regular file";
+    return std::nullopt;
+  }
+  if (st.st_size > max_bytes) {
+    error = name + " is " + std::to_string(st.st_size) + " bytes, more than the maximum of " +
+            std::to_string(max_bytes >> 20) + " MiB for this input";
+    return std::nullopt;
+  }
+  ::fcntl(fd, F_SETFL, 0);  // a regular file: plain blocking reads
+  std::string text;
+  text.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t got = 0;
+  // Read at most max_bytes even if the file grows while being read.
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = "cannot read " + name + ": " + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
+  return text;
 }
 
+std::string location(const std::string& display, int line, int col) {
+  return display + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+// Refuses nesting deeper than kMaxYamlNesting before yaml-cpp (which parses
+// and destroys nodes recursively) sees the text. The depth counted is an upper
+// bound of the YAML depth: the open indentation levels of block lines, plus
+// the `- ` and `key: ` items opening on the same line, plus open brackets of
+// flow collections. Quoted strings and comments are skipped.
+void check_nesting(const std::string& text, const std::string& display) {
+  std::vector<std::size_t> indents;  // open block indentation levels
+  int flow = 0;                      // open [ and { (they may span lines)
+  int line = 1;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t col = 0;
+    while (i < text.size() && text[i] == ' ') ++i, ++col;
+    const bool blank = i >= text.size() || text[i] == '\n' || text[i] == '#' || text[i] == '\r';
+    int depth = 0;
+    if (!blank && flow == 0) {
+      while (!indents.empty() && indents.back() > col) indents.pop_back();
+      if (indents.empty() || indents.back() < col) indents.push_back(col);
+      depth = static_cast<int>(indents.size());
+    }
+    char quote = 0;
+    bool item_start = true;  // at the start of a line's content or after "- "
+    for (; i < text.size() && text[i] != '\n'; ++i) {
+      const char c = text[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+        while (i < text.size() && text[i] != '\n') ++i;
+        break;
+      }
+      if ((c == '"' || c == '\'') && item_start) {
+        quote = c;
+        continue;
+      }
+      if (c == '[' || c == '{') ++flow;
+      if ((c == ']' || c == '}') && flow > 0) --flow;
+      const bool space_after = i + 1 >= text.size() || text[i + 1] == ' ' || text[i + 1] == '\n';
+      if ((c == '-' || c == ':' || c == '?') && space_after) ++depth;
+      item_start = c == ' ' || c == '-' || c == '[' || c == '{' || c == ',' || c == ':';
+      if (depth + flow > kMaxYamlNesting)
+        throw ScenarioError(location(display, line, static_cast<int>(col) + 1), "",
+                            "the YAML nests deeper than " + std::to_string(kMaxYamlNesting) +
+                                " levels (indentation steps plus brackets); a scenario needs "
+                                "fewer than 10");
+    }
+    ++i;
+    ++line;
+  }
+}
+
+// A tab in a line's indentation: yaml-cpp reports it as some other syntax
+// error ("illegal map value"), so the loader names the real mistake.
+std::optional<std::string> tab_indent(const std::string& text, const std::string& display) {
+  int line = 1;
+  bool at_start = true;
+  int col = 1;
+  for (char c : text) {
+    if (c == '\n') {
+      ++line;
+      col = 1;
+      at_start = true;
+      continue;
+    }
+    if (at_start && c == '\t') return location(display, line, col);
+    if (c != ' ') at_start = false;
+    ++col;
+  }
+  return std::nullopt;
+}
+
+// Counts the documents of a YAML text without building nodes. yaml-cpp 0.7
+// loops forever (LoadAll keeps returning empty documents) on a stray ',' at
+// the top level, so a document that starts where the previous one started is
+// a syntax error at that place, not another document. Found by fuzz_scenario.
+struct DocumentCounter : YAML::EventHandler {
+  int documents = 0;
+  std::optional<YAML::Mark> stuck;  // where the parser stopped making progress
+  std::size_t last_start = std::string::npos;
+  void OnDocumentStart(const YAML::Mark& m) override {
+    if (documents > 0 && static_cast<std::size_t>(m.pos) == last_start) stuck = m;
+    last_start = static_cast<std::size_t>(m.pos);
+    ++documents;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 YAML::Node parse_yaml(const std::string& text, const std::string& display) {
+  check_nesting(text, display);
   try {
-    auto docs = YAML::LoadAll(text);
-    if (docs.empty()) return YAML::Node();
-    if (docs.size() > 1)
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentCounter counter;
+    // Every document consumes text, so this ends; a stuck parser stops it.
+    while (!counter.stuck && parser.HandleNextDocument(counter)) {
+    }
+    if (counter.stuck) {
+      const auto pos = static_cast<std::size_t>(counter.stuck->pos);
+      const char c = pos < text.size() ? text[pos] : ' ';
+      throw ScenarioError(location(display, counter.stuck->line + 1, counter.stuck->column + 1), "",
+                          "YAML syntax error: unexpected '" + std::string(1, c) +
+                              "' (a ',' belongs inside [...] or {...})");
+    }
+    if (counter.documents > 1)
       throw ScenarioError(display, "",
-                          "expected one YAML document, found " + std::to_string(docs.size()) +
+                          "expected one YAML document, found " + std::to_string(counter.documents) +
                               " (separated by ---)");
-    return docs.front();
+    if (counter.documents == 0) return YAML::Node();
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    const std::string where = e.mark.is_null() ? display
-                                               : display + ":" + std::to_string(e.mark.line + 1) +
-                                                     ":" + std::to_string(e.mark.column + 1);
+    if (auto tab = tab_indent(text, display))
+      throw ScenarioError(*tab, "",
+                          "YAML indents with spaces, not tabs (a tab starts this line; yaml-cpp "
+                          "says: " +
+                              e.msg + ")");
+    const std::string where =
+        e.mark.is_null() ? display : location(display, e.mark.line + 1, e.mark.column + 1);
     throw ScenarioError(where, "", "YAML syntax error: " + e.msg);
   }
+}
+
+// The top-level keys of a machine profile and of a scenario, to recognise one
+// given in place of the other.
+bool is_profile_key(const std::string& k) {
+  for (const char* f : MachineProfile::kFields)
+    if (k == f) return true;
+  return k == "base";
+}
+bool is_scenario_key(const std::string& k) {
+  for (const char* f :
+       {"description", "seed", "machine", "limits", "workload", "backend", "run", "tolerance"})
+    if (k == f) return true;
+  return false;
 }
 
 fs::path config_dir_of(const LoadOptions& opts) {
@@ -247,10 +450,10 @@ struct ProfileLoader {
           at, at_path,
           "machine profiles inherit from each other in a cycle: " + yaml::join(cycle, " -> "));
     }
-    bool ok = false;
-    const std::string text = read_file(req.file, ok);
-    if (!ok) at_src.fail(at, at_path, "cannot read machine profile " + req.file.string());
-    const YAML::Node root = parse_yaml(text, req.file.string());
+    std::string error;
+    const auto text = read_input(req.file, kMaxScenarioFileBytes, error);
+    if (!text) at_src.fail(at, at_path, "cannot read machine profile: " + error);
+    const YAML::Node root = parse_yaml(*text, req.file.string());
     Source src(req.file.string(), req.file.parent_path());
     chain.push_back(canon);
     MachineProfile m = read_map(yaml::root_val(src, root), /*is_file=*/true);
@@ -313,7 +516,10 @@ struct ProfileLoader {
   MachineProfile read_map(const Val& v, bool is_file) {
     std::vector<std::string> allowed = {"name", "base"};
     for (const MachineField& f : kMachineFields) allowed.emplace_back(f.name);
-    MapReader r(v, allowed, "a machine profile");
+    MapReader r(v, allowed, "a machine profile", [](const std::string& key) -> std::string {
+      if (!is_scenario_key(key)) return {};
+      return "'" + key + "' is a scenario key: this looks like a scenario, not a machine profile";
+    });
     MachineProfile m;
     m.name.clear();
     std::array<bool, kMachineFieldCount> have{};
@@ -347,6 +553,18 @@ struct ProfileLoader {
                   "the `default` profile, which supplies missing runtime costs, is being "
                   "loaded or does not exist, so this profile needs every field");
       copy_machine_field(kMachineFields[i], m, *d);
+    }
+    // Every profile duration is a per-event cost or period of the kernel or a
+    // runtime (microseconds to milliseconds); above 1s it is a typo, and it
+    // would let the simulator's clock run past int64 nanoseconds.
+    for (const char* f : MachineProfile::kFields) {
+      const std::string_view name(f);
+      if (name == "cores" || name == "stack_reserve" || name == "stack_touch" ||
+          name == "stack_cache" || name == "wake_pack_util")
+        continue;
+      if (auto fv = r.get(name); fv && yaml::duration(*fv) > std::chrono::seconds(1))
+        fv->fail(std::string(f) + " must be at most 1s (a machine-profile cost or period), got " +
+                 fv->node.Scalar());
     }
     if (m.slice <= Duration{0})
       r.require("slice").fail("the scheduler slice must be greater than 0ns");
@@ -401,7 +619,14 @@ std::vector<PathStep> parse_key_path(const std::string& path, const std::string&
             return std::isdigit(static_cast<unsigned char>(c));
           }))
         bad("malformed key path: an index must be a whole number, got '[" + num + "]'");
-      steps.push_back({"", std::stoul(num)});
+      // No scenario list is longer than the task cap; a longer index is a typo.
+      std::size_t index = 0;
+      const auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), index);
+      if (ec != std::errc() || ptr != num.data() + num.size() ||
+          index > static_cast<std::size_t>(kMaxTasks))
+        bad("malformed key path: an index must be at most " + std::to_string(kMaxTasks) +
+            ", got '[" + num + "]'");
+      steps.push_back({"", index});
       i = close + 1;
     }
     if (i < path.size()) {
@@ -429,6 +654,8 @@ void set_at(YAML::Node& root, const std::vector<PathStep>& steps, const YAML::No
             const std::string& label) {
   YAML::Node cur;
   cur.reset(root);
+  bool created = false;  // `cur` did not exist in the scenario: the override makes it
+  std::vector<std::string> parent_keys;  // keys of the map `cur` was found in
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
     const bool last = i + 1 == steps.size();
@@ -439,6 +666,15 @@ void set_at(YAML::Node& root, const std::vector<PathStep>& steps, const YAML::No
       if (!cur.IsSequence())
         throw ScenarioError(label, so_far,
                             "cannot index into " + yaml::describe_node(cur) + ": not a list");
+      if (*s.index > cur.size() && created)
+        throw ScenarioError(
+            label, so_far,
+            "'" + format_key_path({steps.begin(), steps.begin() + static_cast<long>(i)}) +
+                "' is not in the scenario" +
+                (parent_keys.empty() ? std::string()
+                                     : " (its map has " + yaml::join(parent_keys) + ")") +
+                ", so there is no element " + std::to_string(*s.index) +
+                " to set; an override can add a new list with element [0] only");
       if (*s.index > cur.size())
         throw ScenarioError(label, so_far,
                             "index " + std::to_string(*s.index) +
@@ -451,12 +687,16 @@ void set_at(YAML::Node& root, const std::vector<PathStep>& steps, const YAML::No
       if (!cur.IsMap())
         throw ScenarioError(label, so_far,
                             "cannot set a key inside " + yaml::describe_node(cur) + ": not a map");
+      parent_keys.clear();
+      for (auto it = cur.begin(); it != cur.end(); ++it)
+        if (it->first.IsScalar()) parent_keys.push_back(it->first.Scalar());
       next.reset(cur[s.key]);
     }
     if (last) {
       next = value;
     } else {
-      if (!next.IsDefined() || next.IsNull())
+      created = !next.IsDefined() || next.IsNull();
+      if (created)
         next = YAML::Node(steps[i + 1].index ? YAML::NodeType::Sequence : YAML::NodeType::Map);
       cur.reset(next);
     }
@@ -575,9 +815,10 @@ Distribution read_distribution(const Val& v) {
   const std::string file = yaml::scalar(fv, "a file name");
   fs::path p = file;
   if (p.is_relative()) p = v.src->base_dir() / p;
-  bool ok = false;
-  const std::string text = read_file(p, ok);
-  if (!ok) fv.fail("cannot read empirical samples file " + p.string());
+  std::string error;
+  const auto text_read = read_input(p, kMaxSamplesFileBytes, error);
+  if (!text_read) fv.fail("cannot read empirical samples file: " + error);
+  const std::string& text = *text_read;
   EmpiricalDist e;
   e.file = file;
   std::istringstream in(text);
@@ -624,7 +865,8 @@ int thread_count(const Val& v, int cores, int host_cpus) {
         }))
       v.fail(expected);
     // More than 9 digits cannot be an int thread count.
-    if (t.size() > 9) v.fail("thread count " + t + " is too large");
+    if (t.size() > 9)
+      v.fail("a thread count must be at most 2147483647 (and at most run.max_threads), got " + t);
     return std::stoll(t);
   };
   long long n = 0;
@@ -643,7 +885,8 @@ int thread_count(const Val& v, int cores, int host_cpus) {
   }
   if (n < 1) v.fail("a thread count must be at least 1 (got " + std::to_string(n) + ")");
   if (n > std::numeric_limits<int>::max())
-    v.fail("thread count " + std::to_string(n) + " is too large");
+    v.fail("a thread count must be at most 2147483647 (and at most run.max_threads), got " +
+           std::to_string(n));
   return static_cast<int>(n);
 }
 
@@ -668,8 +911,14 @@ Limits read_limits(const Val& v, const MachineProfile& m) {
     } else {
       cpus = yaml::real_number(*c, "a CPU quota such as 1.5 or 1500m");
     }
-    if (cpus <= 0)
-      c->fail("limits.cpus must be greater than 0 (a quota of cpus * period per period)");
+    // cgroup cpu.max takes a quota of at least 1ms per period (sched-bwc.rst),
+    // and the period is at most 1s: 0.001 CPUs is the smallest quota; a quota
+    // of more CPUs than a machine profile may have (65536) is a typo.
+    if (cpus < 0.001 || cpus > 65536)
+      c->fail(
+          "limits.cpus must be between 0.001 (1ms of CPU per 1s period, the smallest cgroup "
+          "quota) and 65536 (the most cores a machine profile may have), got " +
+          text);
     l.cpus = cpus;
   }
   if (auto p = r.get("period")) {
@@ -801,8 +1050,7 @@ TaskSpec read_task(const Val& v) {
                        "a lock name");
       if (lp.name.empty()) lr.require("name").fail("a lock name cannot be empty");
       if (auto s = lr.get("shards"))
-        lp.shards =
-            static_cast<int>(yaml::integer(*s, 1, std::numeric_limits<int>::max(), "shards"));
+        lp.shards = static_cast<int>(yaml::integer(*s, 1, kMaxLockShards, "shards"));
       lp.hold = read_distribution(lr.require("hold", "CPU work done while holding the lock"));
       if (auto wi = lr.get("wait_inside")) lp.wait_inside = read_distribution(*wi);
       task.push_back(std::move(lp));
@@ -845,8 +1093,7 @@ Arrival read_arrival(const Val& v) {
   });
   r.require("kind", "one of " + yaml::join(kKinds));
   Arrival a;
-  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
-  auto count = [&]() { return yaml::integer(*r.get("count"), 1, kMax, "count"); };
+  auto count = [&]() { return yaml::integer(*r.get("count"), 1, kMaxTasks, "count"); };
   auto limit = [&]() {
     const bool c = r.has("count"), d = r.has("duration");
     if (c && d) r.get("duration")->fail("give either count or duration, not both");
@@ -857,25 +1104,50 @@ Arrival read_arrival(const Val& v) {
       if (*a.duration <= Duration{0}) r.get("duration")->fail("duration must be greater than 0s");
     }
   };
+  // The task count an open arrival implies, checked against the cap before
+  // the generator allocates anything; `expected` is "rate x duration" etc.
+  auto check_tasks = [&](double tasks, const std::string& expected) {
+    if (tasks > static_cast<double>(kMaxTasks))
+      r.get("duration")
+          ->fail(expected + " = " + fmt::format("{:.4g}", tasks) + " tasks, more than the " +
+                 std::to_string(kMaxTasks) + "-task cap of one workload");
+  };
+  // The last arrival, against the simulated horizon.
+  auto check_span = [&](double seconds, const Val& at, const std::string& expected) {
+    if (seconds > to_seconds(kMaxDuration))
+      at.fail(expected + " puts the last arrival " + fmt::format("{:.4g}", seconds) +
+              "s after the start, beyond the simulated horizon of 3155760000s (100 years)");
+  };
   if (kind == "batch") {
     a.kind = ArrivalKind::batch;
     r.require("count", "how many tasks are submitted at t=0");
     a.count = count();
   } else if (kind == "poisson") {
     a.kind = ArrivalKind::poisson;
-    a.rate = yaml::rate(r.require("rate", "mean arrivals per second, e.g. 5000/s"));
+    const auto rv = r.require("rate", "mean arrivals per second, e.g. 5000/s");
+    a.rate = yaml::rate(rv);
     limit();
+    if (a.duration) check_tasks(a.rate * to_seconds(*a.duration), "rate x duration");
+    if (a.count)
+      check_span(static_cast<double>(*a.count) / a.rate, rv,
+                 "count / rate (the mean arrival time)");
   } else if (kind == "periodic") {
     a.kind = ArrivalKind::periodic;
     const auto iv = r.require("interval", "time between arrivals, e.g. 1ms");
     a.interval = yaml::duration(iv);
     if (a.interval <= Duration{0}) iv.fail("interval must be greater than 0ns");
     limit();
+    if (a.duration)
+      check_tasks(std::ceil(to_seconds(*a.duration) / to_seconds(a.interval)),
+                  "duration / interval");
+    if (a.count)
+      check_span(static_cast<double>(*a.count - 1) * to_seconds(a.interval), iv,
+                 "interval x (count - 1)");
   } else {
     a.kind = ArrivalKind::closed;
     a.clients = static_cast<int>(
         yaml::integer(r.require("clients", "how many clients keep one request each in flight"), 1,
-                      std::numeric_limits<int>::max(), "clients"));
+                      kMaxTasks, "clients"));
     if (auto t = r.get("think"))
       a.think = read_distribution(*t);
     else
@@ -929,12 +1201,15 @@ GraphSpec read_graph(const Val& v) {
     f.depth = static_cast<int>(yaml::integer(dv, 1, 64, "depth"));
     const auto fv = fr.require("fanout", "children per fork");
     f.fanout = static_cast<int>(yaml::integer(fv, 1, kIntMax, "fanout"));
-    // Node ids are ints in the generated graph: the leaves must fit in one.
-    long double leaves = 1;
-    for (int i = 0; i < f.depth; ++i) leaves *= f.fanout;
-    if (leaves > static_cast<long double>(kIntMax))
-      fv.fail("fanout^depth = " + std::to_string(static_cast<double>(leaves)) +
-              " leaves is too many (at most " + std::to_string(kIntMax) + ")");
+    // Checked before the generator allocates: forks + joins + leaves.
+    const std::uint64_t nodes = fork_join_nodes(f.fanout, f.depth);
+    if (nodes > static_cast<std::uint64_t>(kMaxTasks))
+      fv.fail("fanout " + std::to_string(f.fanout) + " and depth " + std::to_string(f.depth) +
+              " make " +
+              (nodes == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
+                                                                  : std::to_string(nodes)) +
+              " nodes (fanout^depth leaves plus a fork and a join per inner node), more than the " +
+              std::to_string(kMaxTasks) + "-task cap");
     f.leaf = read_task(fr.require("leaf", "the work of each leaf, e.g. [{cpu: 50us}]"));
     if (auto x = fr.get("fork")) f.fork = read_task(*x);
     if (auto x = fr.get("join")) f.join = read_task(*x);
@@ -989,8 +1264,16 @@ GraphSpec read_graph(const Val& v) {
   try {
     boost::depth_first_search(graph, boost::visitor(vis));
   } catch (const CycleFound& c) {
+    // A long cycle is shown by its first and last few nodes.
+    constexpr std::size_t kShown = 8;
     std::vector<std::string> names;
-    for (auto k : c.cycle) names.push_back(g.nodes[k].id);
+    for (std::size_t k = 0; k < c.cycle.size(); ++k) {
+      if (c.cycle.size() > 2 * kShown && k == kShown) {
+        names.push_back("... (" + std::to_string(c.cycle.size() - 2 * kShown) + " more) ...");
+        k = c.cycle.size() - kShown;
+      }
+      names.push_back(g.nodes[c.cycle[k]].id);
+    }
     // Blame the `after:` entry that closes the cycle.
     const std::size_t from = c.cycle[c.cycle.size() - 2], to = c.cycle.back();
     const Val& at = edge_at.at({from, to});
@@ -1000,7 +1283,7 @@ GraphSpec read_graph(const Val& v) {
   return g;
 }
 
-WorkloadSpec read_workload(const Val& v) {
+WorkloadSpec read_workload_spec(const Val& v) {
   MapReader r(v, {"arrival", "task", "classes", "graph"}, "a workload");
   WorkloadSpec w;
   if (auto g = r.get("graph")) {
@@ -1023,19 +1306,110 @@ WorkloadSpec read_workload(const Val& v) {
   if (!cv.is_seq())
     cv.fail("expected a list of {weight, task}, got " + yaml::describe_node(cv.node));
   if (cv.size() == 0) cv.fail("classes needs at least one class");
+  if (cv.size() > std::numeric_limits<std::uint16_t>::max())
+    cv.fail("at most 65535 task classes, got " + std::to_string(cv.size()));
+  // Weights are either all percentages (70%, 30%), which must add up to 100%,
+  // or all plain numbers (3, 1), which are relative: 3 and 1 mean 75% and 25%.
+  constexpr double kPercentSlack = 1e-6;  // 33.3333333% x 3 is 100%
   double sum = 0;
+  std::optional<bool> percent;  // the form of the first weight
   for (std::size_t i = 0; i < cv.size(); ++i) {
     const Val e = cv.at(i);
     MapReader er(e, {"weight", "task"}, "a task class");
-    const auto wv = er.require("weight", "a fraction such as 70% or a relative number");
+    const auto wv = er.require("weight", "a percentage such as 70%, or a relative number");
     TaskClass tc;
     tc.weight = yaml::fraction(wv, /*allow_above_one=*/true);
     if (tc.weight <= 0) wv.fail("a class weight must be greater than 0");
+    std::string text = wv.node.Scalar();
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    const bool is_percent = !text.empty() && text.back() == '%';
+    if (!percent) percent = is_percent;
+    if (*percent != is_percent)
+      wv.fail(
+          "class weights are either all percentages (70%, 30%: they add up to 100%) or all "
+          "relative numbers (7, 3), not a mix");
+    if (is_percent && tc.weight > 1 + kPercentSlack)
+      wv.fail("a class weight in percent must be at most 100%, got " + text);
     tc.task = read_task(er.require("task"));
     sum += tc.weight;
     w.classes.push_back(std::move(tc));
   }
+  if (*percent && std::fabs(sum - 1) > kPercentSlack)
+    cv.fail("class weights in percent must add up to 100%, they add up to " +
+            fmt::format("{:.6g}", sum * 100) +
+            "% (write plain numbers such as 7 and 3 for relative weights)");
+  if (!std::isfinite(sum)) cv.fail("the class weights add up to more than a number can hold");
   for (auto& tc : w.classes) tc.weight /= sum;
+  return w;
+}
+
+// The sizes a workload implies, checked before the generator allocates:
+// distinct lock shards against kMaxLockShards, the tasks of a closed loop
+// against kMaxTasks, and the mean serial length (last arrival plus every
+// task's mean length) against the simulated horizon. The generator checks
+// the sampled lengths exactly.
+void check_workload_size(const WorkloadSpec& w, const Val& at, double quota) {
+  std::map<std::string, int> shards;
+  auto add_locks = [&](const TaskSpec& t) {
+    for (const auto& p : t)
+      if (const auto* l = std::get_if<LockPhase>(&p)) shards.emplace(l->name, l->shards);
+  };
+  for (const auto& c : w.classes) add_locks(c.task);
+  if (w.graph) {
+    for (const auto& n : w.graph->nodes) add_locks(n.task);
+    if (w.graph->fork_join)
+      for (const auto* t :
+           {&w.graph->fork_join->leaf, &w.graph->fork_join->fork, &w.graph->fork_join->join})
+        add_locks(*t);
+  }
+  std::int64_t total_shards = 0;
+  for (const auto& [name, n] : shards) total_shards += n;
+  if (total_shards > kMaxLockShards)
+    at.fail_section("the lock phases declare " + std::to_string(total_shards) +
+                    " mutex shards in all, more than the maximum of " +
+                    std::to_string(kMaxLockShards));
+  if (!w.arrival) return;
+  const Arrival& a = *w.arrival;
+  double mean_task = 0;
+  for (const auto& c : w.classes) mean_task += c.weight * mean_task_seconds(c.task);
+  const double horizon = to_seconds(kMaxDuration);
+  if (a.kind == ArrivalKind::closed) {
+    const std::uint64_t per_client = closed_tasks_per_client(a, mean_task);
+    if (per_client * static_cast<std::uint64_t>(a.clients) > static_cast<std::uint64_t>(kMaxTasks))
+      at.fail_section("closed loop: " + std::to_string(a.clients) + " clients x " +
+                      std::to_string(per_client) +
+                      " tasks each (duration / mean cycle, x2 + 16) is more "
+                      "than the " +
+                      std::to_string(kMaxTasks) + "-task cap; shorten the duration");
+    if (static_cast<double>(per_client) * (mean_task + a.think.mean_seconds()) > horizon)
+      at.fail_section(
+          "closed loop: one client's " + std::to_string(per_client) +
+          " tasks run for longer than the simulated horizon of 3155760000s (100 years)");
+    return;
+  }
+  double tasks = 0, span = 0;
+  if (a.count) tasks = static_cast<double>(*a.count);
+  if (a.kind == ArrivalKind::poisson) {
+    if (!a.count) tasks = a.rate * to_seconds(*a.duration);
+    span = a.duration ? to_seconds(*a.duration) : tasks / a.rate;
+  } else if (a.kind == ArrivalKind::periodic) {
+    if (!a.count) tasks = std::ceil(to_seconds(*a.duration) / to_seconds(a.interval));
+    span = std::max(0.0, tasks - 1) * to_seconds(a.interval);
+  }
+  // A quota below one CPU stretches the work: at most `quota` CPUs run it.
+  const double serial = span + tasks * mean_task / std::min(1.0, quota);
+  if (serial > horizon)
+    at.fail_section(
+        fmt::format("{:.4g}", tasks) + " tasks of on average " + format_seconds(mean_task) +
+        " each, after the last arrival at " + format_seconds(span) +
+        (quota < 1 ? ", under a quota of " + fmt::format("{:g}", quota) + " CPUs" : "") +
+        ", take " + fmt::format("{:.4g}", serial) +
+        "s end to end, beyond the simulated horizon of 3155760000s (100 years)");
+}
+
+WorkloadSpec read_workload(const Val& v, const Limits& limits) {
+  WorkloadSpec w = read_workload_spec(v);
+  check_workload_size(w, v, limits.cpus.value_or(1.0));
   return w;
 }
 
@@ -1170,6 +1544,18 @@ Tolerance read_tolerance(const Val& v) {
   return t;
 }
 
+// The backend key that sets the thread bound (so an error about it names that
+// key, or the `--set` that gave it), else the backend map itself.
+Val thread_bound_key(const Val& bv) {
+  if (!bv.is_map()) return bv;
+  for (const char* k : {"max_threads", "threads", "min_threads", "carriers", "loops"})
+    for (auto it = bv.node.begin(); it != bv.node.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == k)
+        return Val{bv.src, it->second, it->second.IsNull() ? it->first.Mark() : it->second.Mark(),
+                   yaml::join_path(bv.path, k)};
+  return bv;
+}
+
 Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   apply_overrides(root, src, opts);
   const Val rv = yaml::root_val(src, root);
@@ -1178,7 +1564,12 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   MapReader top(rv,
                 {"name", "description", "seed", "machine", "limits", "workload", "backend", "run",
                  "tolerance"},
-                "a scenario");
+                "a scenario", [](const std::string& key) -> std::string {
+                  if (!is_profile_key(key)) return {};
+                  return "'" + key +
+                         "' is a machine-profile field: this looks like a machine "
+                         "profile, not a scenario (give it with --machine FILE or `machine:`)";
+                });
   Scenario s;
   s.source_file = src.display();
   const auto nv = top.require("name", "lower-case letters, digits and '-'");
@@ -1200,15 +1591,16 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   }
   if (auto l = top.get("limits")) s.limits = read_limits(*l, s.machine);
   if (auto r = top.get("run")) s.run = read_run(*r);
-  s.workload = read_workload(top.require("workload", "arrival + task, or graph"));
+  s.workload = read_workload(top.require("workload", "arrival + task, or graph"), s.limits);
   const auto bv = top.require("backend", "kind and its parameters");
   s.backend = read_backend(bv, effective_cores(s.machine, s.limits), s.machine.cores);
   if (auto t = top.get("tolerance")) s.tolerance = read_tolerance(*t);
 
   if (const int bound = s.backend.thread_bound(); bound > s.run.max_threads)
-    bv.fail("backend " + std::string(to_string(s.backend.kind)) + " may run up to " +
-            std::to_string(bound) + " threads, more than run.max_threads (" +
-            std::to_string(s.run.max_threads) + ")");
+    thread_bound_key(bv).fail_section("backend " + std::string(to_string(s.backend.kind)) +
+                                      " may run up to " + std::to_string(bound) +
+                                      " threads, more than run.max_threads (" +
+                                      std::to_string(s.run.max_threads) + ")");
   return s;
 }
 
@@ -1224,13 +1616,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& display_
 }
 
 Scenario load_scenario(const fs::path& file, const LoadOptions& opts) {
-  bool ok = false;
-  const std::string text = read_file(file, ok);
-  if (!ok || fs::is_directory(file))
-    throw ScenarioError(
-        file.string(), "",
-        fs::exists(file) ? "cannot read the scenario file" : "no such scenario file");
-  return load_scenario_text(text, file.string(), opts);
+  std::string error;
+  const auto text = read_input(file, kMaxScenarioFileBytes, error);
+  if (!text)
+    throw ScenarioError(file.string(), "",
+                        error.rfind("no such file", 0) == 0 ? "no such scenario file"
+                                                            : "cannot read the scenario: " + error);
+  return load_scenario_text(*text, file.string(), opts);
 }
 
 MachineProfile load_machine_profile(const std::string& name_or_path, const LoadOptions& opts) {

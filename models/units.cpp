@@ -61,7 +61,10 @@ Duration parse_duration(std::string_view text) {
   else throw UnitError("unknown duration unit '" + std::string(unit) + "': expected ns, us, ms or s");
   if (v < 0) throw UnitError("a duration cannot be negative (got '" + std::string(trim(text)) + "')");
   const double ns = v * scale;
-  if (ns > 9.2e18) throw UnitError("duration '" + std::string(trim(text)) + "' is too large");
+  if (ns > static_cast<double>(kMaxDuration.count()))
+    throw UnitError(
+        "a duration must be at most 3155760000s (100 years, the simulated horizon), got '" +
+        std::string(trim(text)) + "'");
   return Duration{static_cast<std::int64_t>(std::llround(ns))};
 }
 
@@ -82,7 +85,18 @@ double parse_rate(std::string_view text) {
   else if (unit == "min") per_second = 1.0 / 60;
   else throw UnitError("unknown rate unit '/" + std::string(unit) + "': expected /s, /ms or /us");
   if (v <= 0) throw UnitError("a rate must be positive (got '" + std::string(t) + "')");
-  return v * per_second;
+  const double r = v * per_second;
+  if (r > kMaxRate)
+    throw UnitError(
+        "a rate must be at most 1e9/s (one arrival per nanosecond, the simulator's time "
+        "resolution), got '" +
+        std::string(t) + "'");
+  if (r < kMinRate)
+    throw UnitError(
+        "a rate must be at least 3.17e-10/s (one arrival per 100 years, the simulated "
+        "horizon), got '" +
+        std::string(t) + "'");
+  return r;
 }
 
 Bytes parse_size(std::string_view text) {
@@ -101,6 +115,8 @@ Bytes parse_size(std::string_view text) {
   else if (unit == "GB") scale = 1e9;
   else throw UnitError("unknown size unit '" + std::string(unit) + "': expected B, KiB, MiB or GiB");
   if (v < 0) throw UnitError("a size cannot be negative (got '" + std::string(trim(text)) + "')");
+  if (v * scale > static_cast<double>(kMaxBytes))
+    throw UnitError("a size must be at most 1TiB, got '" + std::string(trim(text)) + "'");
   return static_cast<Bytes>(std::llround(v * scale));
 }
 

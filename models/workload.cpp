@@ -9,14 +9,15 @@
 // runtime can release them by counting finished predecessors.
 #include "models/workload.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <stdexcept>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
-#include <fmt/format.h>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
 
 namespace poolsim {
 namespace {
@@ -27,9 +28,7 @@ constexpr std::uint64_t kArrivalStream = 1;
 constexpr std::uint64_t kShapeStream = 2;
 constexpr std::uint64_t kClientStreamBase = 1ULL << 32;
 constexpr std::uint64_t kNodeStreamBase = 1ULL << 33;
-// Upper bound on generated tasks: a scenario asking for more is a mistake
-// (and would not fit a real run's preallocated records anyway).
-constexpr std::uint64_t kMaxTasks = 50'000'000;
+// Upper bound on generated tasks: kMaxTasks (models/scenario.hpp).
 
 struct LockTable {
   std::map<std::string, std::pair<std::uint32_t, int>> base;  // name -> (first index, shards)
@@ -137,6 +136,8 @@ class Builder {
   Workload& w_;
 };
 
+}  // namespace
+
 double mean_task_seconds(const TaskSpec& t) {
   double sum = 0;
   for (const auto& p : t) {
@@ -148,6 +149,44 @@ double mean_task_seconds(const TaskSpec& t) {
     }
   }
   return sum;
+}
+
+std::uint64_t closed_tasks_per_client(const Arrival& a, double mean_task) {
+  // A cycle is think + service; with no contention a client completes at
+  // most duration / cycle tasks. 2x margin plus 16 covers the variance of
+  // short runs; a client that still runs out stops (Workload::per_client).
+  const double cycle = std::max(1e-6, mean_task + a.think.mean_seconds());
+  const double duration = to_seconds(a.duration.value_or(Duration{0}));
+  // duration <= kMaxDuration and cycle >= 1us: at most ~6.3e15, exact in uint64.
+  std::uint64_t per_client = static_cast<std::uint64_t>(std::ceil(duration / cycle)) * 2 + 16;
+  if (a.count)
+    per_client =
+        std::min<std::uint64_t>(per_client, static_cast<std::uint64_t>(std::max<std::int64_t>(
+                                                1, (*a.count + a.clients - 1) / a.clients)));
+  return per_client;
+}
+
+std::uint64_t fork_join_nodes(int fanout, int depth) {
+  // depth levels of forks: 1 + f + ... + f^(depth-1) forks, as many joins,
+  // f^depth leaves.
+  constexpr std::uint64_t kSat = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t level = 1, internal = 0;
+  for (int i = 0; i < depth; ++i) {
+    internal = internal > kSat - level ? kSat : internal + level;
+    level = level > kSat / static_cast<std::uint64_t>(fanout)
+                ? kSat
+                : level * static_cast<std::uint64_t>(fanout);
+  }
+  if (internal > kSat / 2 || level > kSat - 2 * internal) return kSat;
+  return level + 2 * internal;
+}
+
+namespace {
+
+[[noreturn]] void past_horizon(const std::string& what) {
+  throw std::invalid_argument(what +
+                              " passes the simulated horizon of 3155760000s (100 years); see "
+                              "docs/scenarios.md, Limits");
 }
 
 // The list form of an open arrival process: its stream, collected.
@@ -164,14 +203,8 @@ void generate_closed(const Scenario& s, std::uint64_t seed, Builder& b, Workload
   const auto& classes = s.workload.classes;
   double mean_task = 0;
   for (const auto& c : classes) mean_task += c.weight * mean_task_seconds(c.task);
-  // A cycle is think + service; with no contention a client completes at
-  // most duration / cycle tasks. 2x margin plus 16 covers the variance of
-  // short runs; a client that still runs out stops (Workload::per_client).
-  const double cycle = std::max(1e-6, mean_task + a.think.mean_seconds());
-  const double duration = to_seconds(a.duration.value_or(Duration{0}));
-  std::uint64_t per_client = static_cast<std::uint64_t>(std::ceil(duration / cycle)) * 2 + 16;
-  if (a.count) per_client = std::min<std::uint64_t>(per_client, static_cast<std::uint64_t>(std::max<std::int64_t>(1, (*a.count + a.clients - 1) / a.clients)));
-  if (per_client * static_cast<std::uint64_t>(a.clients) > kMaxTasks)
+  const std::uint64_t per_client = closed_tasks_per_client(a, mean_task);
+  if (per_client * static_cast<std::uint64_t>(a.clients) > static_cast<std::uint64_t>(kMaxTasks))
     throw std::invalid_argument(fmt::format(
         "closed workload: {} clients x {} tasks each exceeds {} tasks; shorten the duration", a.clients,
         per_client, kMaxTasks));
@@ -234,9 +267,11 @@ void generate_explicit_graph(const GraphSpec& g, std::uint64_t seed, Builder& b,
 // fork_join{depth, fanout}: fork -> fanout subtrees -> join, recursively;
 // leaves at depth. Emitted in topological order.
 void generate_fork_join(const ForkJoin& fj, std::uint64_t seed, Builder& b, Workload& w) {
-  double leaves = std::pow(static_cast<double>(fj.fanout), fj.depth);
-  if (leaves * 3 > static_cast<double>(kMaxTasks))
-    throw std::invalid_argument(fmt::format("fork_join with fanout {} and depth {} has too many nodes", fj.fanout, fj.depth));
+  const std::uint64_t nodes = fork_join_nodes(fj.fanout, fj.depth);
+  if (nodes > static_cast<std::uint64_t>(kMaxTasks))
+    throw std::invalid_argument(
+        fmt::format("fork_join with fanout {} and depth {} has {} nodes, more than the {}-task cap",
+                    fj.fanout, fj.depth, nodes, kMaxTasks));
   std::vector<std::vector<std::uint32_t>> succ;
   std::uint64_t node = 0;
   auto add = [&](const TaskSpec& spec, const std::string& id) {
@@ -271,6 +306,41 @@ void generate_fork_join(const ForkJoin& fj, std::uint64_t seed, Builder& b, Work
       w.successors.push_back(x);
       ++w.tasks[x].pred_count;
     }
+  }
+}
+
+// The serial length of the workload, in 128-bit nanoseconds so that no sum
+// can overflow: open arrivals and graphs run at most one task after another
+// from the last arrival; a closed client runs its own tasks one after
+// another. Refused beyond kMaxDuration, which keeps every later Duration sum
+// (analyse_graph, the simulator's clock) inside int64.
+void check_horizon(const Workload& w) {
+  __extension__ typedef __int128 Wide;
+  const Wide horizon = kMaxDuration.count();
+  auto length = [&](const Task& t) {
+    Wide sum = t.think.count();
+    for (const auto& p : w.phases_of(t)) sum += Wide{p.duration.count()} + p.wait_inside.count();
+    return sum;
+  };
+  if (w.arrival == ArrivalKind::closed && !w.graph) {
+    std::vector<Wide> per_client(w.clients);
+    for (const auto& t : w.tasks) {
+      per_client[t.client] += length(t);
+      if (per_client[t.client] > horizon)
+        past_horizon("closed client " + std::to_string(t.client) + "'s tasks (up to task " +
+                     std::to_string(t.id) + ", run one after another)");
+    }
+    return;
+  }
+  Wide last_arrival = 0, sum = 0;
+  for (const auto& t : w.tasks) {
+    last_arrival = std::max<Wide>(last_arrival, t.arrival.count());
+    sum += length(t);
+    if (last_arrival + sum > horizon)
+      past_horizon(
+          "the workload's serial length (the last arrival plus every task's phases, up "
+          "to task " +
+          std::to_string(t.id) + ")");
   }
 }
 
@@ -341,9 +411,25 @@ bool TaskStream::next(Task& t, std::vector<Phase>& phases) {
       break;
     case ArrivalKind::poisson:
       st.t += -st.mean_gap_ns * std::log(st.arrivals.uniform_open0());
+      // Compared as a double before rounding: llround of a time beyond int64
+      // would be undefined.
+      if (!(st.t < static_cast<double>(kMaxDuration.count()))) {
+        if (end_ != Duration::max()) {  // the duration ends first
+          done_ = true;
+          return false;
+        }
+        past_horizon("the poisson arrivals (task " + std::to_string(drawn_) + ")");
+      }
       at = Duration{static_cast<std::int64_t>(std::llround(st.t))};
       break;
     case ArrivalKind::periodic:
+      if (drawn_ > static_cast<std::uint64_t>(kMaxDuration / st.interval)) {
+        if (end_ != Duration::max()) {
+          done_ = true;
+          return false;
+        }
+        past_horizon("the periodic arrivals (task " + std::to_string(drawn_) + ")");
+      }
       at = st.interval * static_cast<std::int64_t>(drawn_);
       break;
     case ArrivalKind::closed:
@@ -414,6 +500,7 @@ Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOption
     w.arrival = ArrivalKind::batch;
     if (s.workload.graph->fork_join) generate_fork_join(*s.workload.graph->fork_join, seed, b, w);
     else generate_explicit_graph(*s.workload.graph, seed, b, w);
+    check_horizon(w);
     analyse_graph(w);
     return w;
   }
@@ -426,6 +513,7 @@ Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOption
   }
   if (w.arrival == ArrivalKind::closed) generate_closed(s, seed, b, w);
   else generate_open(s, seed, b, w);
+  check_horizon(w);
   analyse_graph(w);  // without edges: total work and the longest single task
   return w;
 }

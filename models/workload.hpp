@@ -92,6 +92,10 @@ struct Workload {
   Duration length_of(const Task& t) const;
 };
 
+// Throws std::invalid_argument (naming the arrival or graph) when the list
+// would exceed kMaxTasks tasks, or when its serial length (the last arrival
+// plus every sampled phase and think time; per client for closed loops) passes
+// the simulated horizon kMaxDuration. Times cannot overflow below that bound.
 struct GenerateOptions {
   // Open arrivals (batch, poisson, periodic) as a TaskStream instead of a
   // list; closed workloads and graphs are always generated whole.
@@ -130,5 +134,14 @@ class TaskStream {
   Duration total_work_{0}, longest_{0};
   bool done_ = false;
 };
+
+// Mean length of one task of this shape, in seconds (every phase counts).
+double mean_task_seconds(const TaskSpec& t);
+// Tasks generated per client of a closed loop whose tasks last `mean_task`
+// seconds on average (the sizing rule of the file comment).
+std::uint64_t closed_tasks_per_client(const Arrival& a, double mean_task);
+// Nodes a fork-join generator emits (forks, joins and leaves), saturating at
+// UINT64_MAX.
+std::uint64_t fork_join_nodes(int fanout, int depth);
 
 }  // namespace poolsim

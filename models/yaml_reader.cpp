@@ -41,6 +41,16 @@ std::string Source::where(const YAML::Mark& mark, const std::string& path) const
   return display_;
 }
 
+std::string Source::where_any(const YAML::Mark& mark, const std::string& path) const {
+  for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it)
+    if (is_under(it->path, path) || is_under(path, it->path)) return it->label;
+  return where(mark, path);
+}
+
+void Val::fail_section(const std::string& message) const {
+  throw ScenarioError(src->where_any(mark, path), path, message);
+}
+
 void Source::fail(const YAML::Mark& mark, const std::string& path,
                   const std::string& message) const {
   throw ScenarioError(where(mark, path), path, message);
@@ -163,15 +173,18 @@ std::int64_t integer(const Val& v, std::int64_t min, std::int64_t max, std::stri
   const char* first = s.data();
   if (!s.empty() && s[0] == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), x);
-  if (ec == std::errc::result_out_of_range ||
-      (ec == std::errc() && ptr == s.data() + s.size() && (x < min || x > max))) {
-    // Bounds at the type's limit are not interesting to the user.
-    std::string range = max >= std::numeric_limits<int>::max()
-                            ? "at least " + std::to_string(min)
-                            : "between " + std::to_string(min) + " and " + std::to_string(max);
-    v.fail(std::string(what) + " must be " + range + ", got " + s);
-  }
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty())
+  const bool whole = ptr == s.data() + s.size() && !s.empty();
+  // Out of range: say the bound on the side it was crossed ("at most 50000000"
+  // for 4000000000, "at least 1" for 0), whatever the value's size.
+  if (whole && ec == std::errc::result_out_of_range)
+    v.fail(std::string(what) + " must be " +
+           (s[0] == '-' ? "at least " + std::to_string(min) : "at most " + std::to_string(max)) +
+           ", got " + s);
+  if (whole && ec == std::errc() && x < min)
+    v.fail(std::string(what) + " must be at least " + std::to_string(min) + ", got " + s);
+  if (whole && ec == std::errc() && x > max)
+    v.fail(std::string(what) + " must be at most " + std::to_string(max) + ", got " + s);
+  if (ec != std::errc() || !whole)
     v.fail("expected " + std::string(what) + " (a whole number), got '" + s + "'");
   return x;
 }
@@ -180,6 +193,8 @@ std::uint64_t unsigned_integer(const Val& v, std::string_view what) {
   const std::string s = scalar(v, what);
   std::uint64_t x = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+  if (ec == std::errc::result_out_of_range)
+    v.fail(std::string(what) + " must be at most 18446744073709551615 (2^64-1), got " + s);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty())
     v.fail("expected " + std::string(what) + " (a whole number from 0 to 2^64-1), got '" + s + "'");
   return x;

@@ -44,6 +44,10 @@ class Source {
   std::string where(const YAML::Mark& mark, const std::string& path) const;
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path,
                          const std::string& message) const;
+  // For a check over a whole section (the workload's size, the thread
+  // budget): the latest override inside or around `path` if any, since it is
+  // the likely cause, else where(mark, path).
+  std::string where_any(const YAML::Mark& mark, const std::string& path) const;
   const std::string& display() const { return display_; }
   const std::filesystem::path& base_dir() const { return base_dir_; }
 
@@ -64,6 +68,8 @@ struct Val {
   std::string path;
 
   [[noreturn]] void fail(const std::string& message) const { src->fail(mark, path, message); }
+  // fail(), located by Source::where_any (a check over this whole section).
+  [[noreturn]] void fail_section(const std::string& message) const;
   bool is_map() const { return node.IsMap(); }
   bool is_seq() const { return node.IsSequence(); }
   bool is_scalar() const { return node.IsScalar(); }

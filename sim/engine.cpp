@@ -2,6 +2,7 @@
 #include "sim/engine.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "models/assert.hpp"
 
@@ -23,6 +24,12 @@ EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg)
   s.arg = arg;
   push({t, seq_++, slot, s.gen});
   return {slot, s.gen};
+}
+
+void Engine::horizon_exceeded(Duration d) const {
+  throw HorizonExceeded("the simulated clock would pass 292 years (int64 nanoseconds): an event " +
+                        std::to_string(d.count()) + "ns after t=" + std::to_string(now_) +
+                        "ns; the scenario's times are too long to simulate");
 }
 
 bool Engine::cancel(EventId& id) {

@@ -22,11 +22,18 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "models/units.hpp"
 
 namespace poolsim::sim {
+
+// The simulated clock would pass the int64 nanosecond range (the loader's
+// horizon, kMaxDuration, keeps scenarios far below it; this is the backstop).
+struct HorizonExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct EventId {
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -47,8 +54,13 @@ class Engine {
     return at_ns(t.count(), cb, ctx, arg);
   }
   EventId at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg = 0);
+  [[noreturn]] void horizon_exceeded(Duration d) const;
+  // A delay that would carry the clock past int64 nanoseconds (292 years)
+  // throws HorizonExceeded instead of wrapping.
   EventId after(Duration d, Callback cb, void* ctx, std::uint64_t arg = 0) {
-    return at_ns(now_ + d.count(), cb, ctx, arg);
+    std::int64_t t = 0;
+    if (__builtin_add_overflow(now_, d.count(), &t)) horizon_exceeded(d);
+    return at_ns(t, cb, ctx, arg);
   }
   // Cancels a pending event; returns false if it already fired or was
   // cancelled. Resets id either way.

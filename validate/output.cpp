@@ -1,6 +1,11 @@
 #include "validate/output.hpp"
 
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -189,13 +194,23 @@ std::string measured_table(const std::array<MetricStats, kMetricCount>& st) {
 
 void write_json(const std::string& path, const ordered_json& j) {
   if (path == "-") {
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
     return;
   }
+  // A path that cannot be opened is the user's mistake (exit 2, as for
+  // --trace); a write that fails once open (a full disk) is the machine
+  // refusing (exit 3).
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument("--json " + path + ": is a directory, expected a file path");
   std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  f << j.dump(2) << '\n';
-  if (!f) throw std::runtime_error("error writing '" + path + "'");
+  if (!f)
+    throw std::invalid_argument("--json " + path +
+                                ": cannot open for writing: " + std::strerror(errno));
+  // Invalid UTF-8 in a user's string (a profile name) becomes U+FFFD.
+  f << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+  f.flush();
+  if (!f) throw std::runtime_error("--json " + path + ": writing failed: " + std::strerror(errno));
 }
 
 std::string describe_workload(const Scenario& s, const Workload& w) {

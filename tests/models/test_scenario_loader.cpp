@@ -3,6 +3,8 @@
 // defaults, `cores` expressions, --set overrides, machine profiles, and one
 // test per distinct malformed input checking where (file:line:col), the key
 // path and the message.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <variant>
 
 #include "models/scenario_loader.hpp"
+#include "models/workload.hpp"
 
 using namespace poolsim;
 using namespace std::chrono_literals;
@@ -223,20 +226,34 @@ TEST_CASE("loader: arrival kinds and their keys", "[loader]") {
   CHECK(c3.count == 100);
 }
 
-TEST_CASE("loader: classes with percentage weights are normalised", "[loader]") {
+TEST_CASE("loader: classes with percentage weights that add up to 100% are kept", "[loader]") {
   const Scenario s = load_scenario_text(
       "name: t\n"
       "workload:\n"
       "  arrival: {kind: batch, count: 10}\n"
       "  classes:\n"
       "    - {weight: 70%, task: [{cpu: 1ms}]}\n"
-      "    - {weight: 70%, task: [{cpu: 200us}, {wait: 20ms}]}\n" +
+      "    - {weight: 30%, task: [{cpu: 200us}, {wait: 20ms}]}\n" +
           kBackend,
       "t.yaml", shipped());
   REQUIRE(s.workload.classes.size() == 2);
+  CHECK(s.workload.classes[0].weight == Approx(0.7));
+  CHECK(s.workload.classes[1].weight == Approx(0.3));
+  CHECK(s.workload.classes[1].task.size() == 2);
+}
+
+TEST_CASE("loader: plain-number class weights are relative", "[loader]") {
+  const Scenario s = load_scenario_text(
+      "name: t\n"
+      "workload:\n"
+      "  arrival: {kind: batch, count: 10}\n"
+      "  classes:\n"
+      "    - {weight: 7, task: [{cpu: 1ms}]}\n"
+      "    - {weight: 7, task: [{cpu: 200us}]}\n" +
+          kBackend,
+      "t.yaml", shipped());
   CHECK(s.workload.classes[0].weight == Approx(0.5));
   CHECK(s.workload.classes[1].weight == Approx(0.5));
-  CHECK(s.workload.classes[1].task.size() == 2);
 }
 
 TEST_CASE("loader: explicit task graph", "[loader]") {
@@ -479,7 +496,7 @@ TEST_CASE("loader: machine_profile_yaml round-trips exactly", "[loader][machine]
   m.idle_exit = 120us;
   m.timer_slack = 50us;
   m.thread_create = 9ms;
-  m.thread_exit = 2s;
+  m.thread_exit = 1s;  // whole seconds; a profile duration is at most 1s
   m.stack_reserve = 2 * 1024 * 1024;
   m.stack_touch = 12345;
   m.queue_handover = Duration{321};
@@ -728,8 +745,10 @@ TEST_CASE("loader errors: backend", "[loader][errors]") {
                          "backend.threads", "a thread count must be at least 1");
   }
   SECTION("thread count too large") {
-    CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: tbb, threads: 99999999999}\n"),
-                         "t.yaml:5:31", "backend.threads", "thread count 99999999999 is too large");
+    CHECK_SCENARIO_ERROR(
+        error_of(head + "backend: {kind: tbb, threads: 99999999999}\n"), "t.yaml:5:31",
+        "backend.threads",
+        "a thread count must be at most 2147483647 (and at most run.max_threads), got 99999999999");
   }
   SECTION("cores divided by zero") {
     CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: event-loop, loops: cores/0}\n"),
@@ -770,7 +789,7 @@ TEST_CASE("loader errors: backend", "[loader][errors]") {
   SECTION("more threads than run.max_threads") {
     CHECK_SCENARIO_ERROR(
         error_of(head + "backend: {kind: pool, threads: 100}\nrun: {max_threads: 50}\n"),
-        "t.yaml:5:10", "backend",
+        "t.yaml:5:32", "backend.threads",
         "backend pool may run up to 100 threads, more than run.max_threads (50)");
   }
 }
@@ -986,7 +1005,8 @@ TEST_CASE("loader errors: graphs", "[loader][errors]") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nworkload:\n  graph: {fork_join: {depth: 40, fanout: 4, "
                                   "leaf: [{cpu: 1us}]}}\n" +
                                   kBackend),
-                         "t.yaml:3:42", "workload.graph.fork_join.fanout", "leaves is too many");
+                         "t.yaml:3:42", "workload.graph.fork_join.fanout",
+                         "make more than 2^64 nodes");
   }
   SECTION("graph with neither nodes nor fork_join") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nworkload:\n  graph: {}\n" + kBackend), "t.yaml:3:10",
@@ -1018,7 +1038,13 @@ TEST_CASE("loader errors: limits", "[loader][errors]") {
   };
   SECTION("zero cpus") {
     CHECK_SCENARIO_ERROR(with_limits("{cpus: 0}"), "t.yaml:2:16", "limits.cpus",
-                         "limits.cpus must be greater than 0");
+                         "limits.cpus must be between 0.001 (1ms of CPU per 1s period, the "
+                         "smallest cgroup quota) and 65536 (the most cores a machine profile may "
+                         "have), got 0");
+  }
+  SECTION("1e15 cpus: located, not overflowing") {
+    CHECK_SCENARIO_ERROR(with_limits("{cpus: 1e15}"), "t.yaml:2:16", "limits.cpus",
+                         "and 65536 (the most cores a machine profile may have), got 1e15");
   }
   SECTION("cpus not a number") {
     CHECK_SCENARIO_ERROR(with_limits("{cpus: half}"), "t.yaml:2:16", "limits.cpus",
@@ -1097,8 +1123,7 @@ TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
   }
   SECTION("inline zero cores") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, cores: 0}\n" + rest),
-                         "t.yaml:2:33", "machine.cores",
-                         "cores must be between 1 and 65536, got 0");
+                         "t.yaml:2:33", "machine.cores", "cores must be at least 1, got 0");
   }
   SECTION("inline unknown field") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, switch: 1us}\n" + rest),
@@ -1198,7 +1223,7 @@ TEST_CASE("loader errors: --set", "[loader][errors][set]") {
   SECTION("bad value inside an overridden map") {
     CHECK_SCENARIO_ERROR(with_sets({"machine={base: default, cores: 0}"}),
                          "--set machine={base: default, cores: 0}", "machine.cores",
-                         "cores must be between 1 and 65536");
+                         "cores must be at least 1, got 0");
   }
   SECTION("created key with a bad value") {
     CHECK_SCENARIO_ERROR(with_sets({"run.timeout=10"}), "--set run.timeout=10", "run.timeout",
@@ -1226,4 +1251,283 @@ TEST_CASE("loader: what() joins where, key and message", "[loader]") {
   CHECK(std::string(e.what()) == "f.yaml:3:5: backend.threads: expected a thread count");
   const ScenarioError f("f.yaml", "", "no such scenario file");
   CHECK(std::string(f.what()) == "f.yaml: no such scenario file");
+}
+
+// ---------------------------------------------------------------------------
+// Hostile input (issue 20): every size is checked before allocation, every
+// time against the horizon, every file's type before it is read.
+
+namespace {
+
+const std::string kPoisson =
+    "name: t\n"
+    "workload:\n"
+    "  arrival: {kind: poisson, rate: 1000/s, count: 200}\n"
+    "  task: [{cpu: 1ms}]\n"
+    "backend: {kind: pool, threads: 4}\n";
+
+std::optional<ScenarioError> set_error(const std::vector<std::string>& sets,
+                                       const std::string& yaml = kPoisson) {
+  LoadOptions o = shipped();
+  o.sets = sets;
+  return error_of(yaml, o);
+}
+
+// A scratch directory, removed with its contents.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    char tmpl[] = "/tmp/poolsim-loader-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+std::optional<ScenarioError> file_error(const fs::path& p, const LoadOptions& o = shipped()) {
+  try {
+    load_scenario(p, o);
+  } catch (const ScenarioError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("loader hostile: task counts are checked from the arrival parameters",
+          "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival.count=4000000000"}),
+                       "--set workload.arrival.count=4000000000", "workload.arrival.count",
+                       "count must be at most 50000000, got 4000000000");
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival.count=9223372036854775808"}),
+                       "--set workload.arrival.count=9223372036854775808", "workload.arrival.count",
+                       "count must be at most 50000000, got 9223372036854775808");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.arrival={kind: poisson, rate: 1e8/s, duration: 1000s}"}), "*",
+      "workload.arrival.duration",
+      "rate x duration = 1e+11 tasks, more than the 50000000-task cap of one workload");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.arrival={kind: periodic, interval: 1ns, duration: 1000s}"}), "*",
+      "workload.arrival.duration",
+      "duration / interval = 1e+12 tasks, more than the 50000000-task cap of one workload");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload={graph: {fork_join: {fanout: 10, depth: 8, leaf: [{cpu: 1us}]}}}"}), "*",
+      "workload.graph.fork_join.fanout",
+      "fanout 10 and depth 8 make 122222222 nodes (fanout^depth leaves plus a fork and a join per "
+      "inner node), more than the 50000000-task cap");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload={graph: {fork_join: {fanout: 1000, depth: 10, leaf: [{cpu: 1us}]}}}"}),
+      "*", "workload.graph.fork_join.fanout", "make more than 2^64 nodes");
+  CHECK(fork_join_nodes(10, 7) == 12'222'222);
+  CHECK(fork_join_nodes(2, 10) == 1024 + 2 * 1023);
+  CHECK(fork_join_nodes(1, 64) == 1 + 2 * 64);
+}
+
+TEST_CASE("loader hostile: lock shards are capped", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}"}), "*",
+      "workload.task[0].lock.shards", "shards must be at most 1000000, got 2000000000");
+  CHECK_SCENARIO_ERROR(set_error({"workload.task[0]={lock: {name: a, shards: 1e8, hold: 1us}}"}),
+                       "*", "workload.task[0].lock.shards",
+                       "expected shards (a whole number), got '1e8'");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.task=[{lock: {name: a, shards: 600000, hold: 1us}}, {lock: {name: b, "
+                 "shards: 600000, hold: 1us}}]"}),
+      "*", "workload",
+      "the lock phases declare 1200000 mutex shards in all, more than the maximum of 1000000");
+}
+
+TEST_CASE("loader hostile: times stay inside the 100-year horizon", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(set_error({"workload.task[0]={wait: 9e9s}"}),
+                       "--set workload.task[0]={wait: 9e9s}", "workload.task[0].wait",
+                       "a duration must be at most 3155760000s (100 years, the simulated "
+                       "horizon), got '9e9s'");
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival={kind: periodic, interval: 9e9s, count: 100}"}),
+                       "*", "workload.arrival.interval", "a duration must be at most 3155760000s");
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.arrival={kind: periodic, interval: 9e7s, count: 100}"}), "*",
+      "workload.arrival.interval",
+      "interval x (count - 1) puts the last arrival 8.91e+09s after the start, beyond the "
+      "simulated horizon of 3155760000s (100 years)");
+  CHECK_SCENARIO_ERROR(set_error({"workload.task[0].cpu=1e9s"}), "--set workload.task[0].cpu=1e9s",
+                       "workload",
+                       "200 tasks of on average 1e+09 s each, after the last arrival at 200 ms, "
+                       "take 2e+11s end to end, beyond the simulated horizon of 3155760000s (100 "
+                       "years)");
+  CHECK_SCENARIO_ERROR(set_error({"limits.cpus=0.001", "workload.task[0].cpu=1e7s"}),
+                       "--set workload.task[0].cpu=1e7s", "workload",
+                       "200 tasks of on average 1e+07 s each, after the last arrival at 200 ms, "
+                       "under a quota of 0.001 CPUs, take 2e+12s end to end, beyond the simulated "
+                       "horizon");
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival.rate=1e-9/s"}),
+                       "--set workload.arrival.rate=1e-9/s", "workload.arrival.rate",
+                       "count / rate (the mean arrival time) puts the last arrival 2e+11s after "
+                       "the start, beyond the simulated horizon");
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival.rate=1e-300/s"}), "*", "workload.arrival.rate",
+                       "a rate must be at least 3.17e-10/s (one arrival per 100 years, the "
+                       "simulated horizon), got '1e-300/s'");
+  CHECK_SCENARIO_ERROR(set_error({"workload.arrival.rate=1e308/s"}), "*", "workload.arrival.rate",
+                       "a rate must be at most 1e9/s (one arrival per nanosecond, the "
+                       "simulator's time resolution), got '1e308/s'");
+  // Within the horizon the answer is exact: 100 arrivals 9e6 s apart.
+  LoadOptions o = shipped();
+  o.sets = {"workload.arrival={kind: periodic, interval: 9e6s, count: 100}"};
+  const Scenario s = load_scenario_text(kPoisson, "t.yaml", o);
+  CHECK(s.workload.arrival->interval == std::chrono::seconds(9'000'000));
+}
+
+TEST_CASE("loader hostile: machine-profile durations are at most 1s", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(set_error({"machine={base: default, switch_cost: 3e9s}"}),
+                       "--set machine={base: default, switch_cost: 3e9s}", "machine.switch_cost",
+                       "switch_cost must be at most 1s (a machine-profile cost or period), got "
+                       "3e9s");
+}
+
+TEST_CASE("loader hostile: bounds are stated on the side they were crossed", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(set_error({"run.max_threads=4000000000"}),
+                       "--set run.max_threads=4000000000", "run.max_threads",
+                       "run.max_threads must be at most 2147483647, got 4000000000");
+  CHECK_SCENARIO_ERROR(set_error({"seed=99999999999999999999"}), "--set seed=99999999999999999999",
+                       "seed", "a seed must be at most 18446744073709551615 (2^64-1)");
+  CHECK_SCENARIO_ERROR(set_error({"seed=-1"}), "--set seed=-1", "seed",
+                       "expected a seed (a whole number from 0 to 2^64-1), got '-1'");
+}
+
+TEST_CASE("loader hostile: --set errors name the override", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(
+      set_error({"workload.classes[99999999999999999999].weight=1"}),
+      "--set workload.classes[99999999999999999999].weight=1",
+      "workload.classes[99999999999999999999].weight",
+      "malformed key path: an index must be at most 50000000, got '[99999999999999999999]'");
+  CHECK_SCENARIO_ERROR(set_error({"backend.threads=100000"}), "--set backend.threads=100000",
+                       "backend.threads",
+                       "backend pool may run up to 100000 threads, more than run.max_threads "
+                       "(20000)");
+  const std::string classes =
+      "name: t\n"
+      "workload:\n"
+      "  arrival: {kind: batch, count: 10}\n"
+      "  classes:\n"
+      "    - {weight: 70%, task: [{cpu: 1ms}]}\n"
+      "    - {weight: 30%, task: [{cpu: 2ms}]}\n" +
+      kBackend;
+  CHECK_SCENARIO_ERROR(set_error({"workload.task[99]={cpu: 1ms}"}, classes),
+                       "--set workload.task[99]={cpu: 1ms}", "workload.task[99]",
+                       "'workload.task' is not in the scenario (its map has arrival, classes), so "
+                       "there is no element 99 to set; an override can add a new list with "
+                       "element [0] only");
+}
+
+TEST_CASE("loader hostile: class weights are percentages adding up to 100% or relative numbers",
+          "[loader][hostile]") {
+  auto classes = [](const std::string& a, const std::string& b) {
+    return error_of(
+        "name: t\nworkload:\n  arrival: {kind: batch, count: 10}\n  classes:\n"
+        "    - {weight: " +
+        a +
+        ", task: [{cpu: 1ms}]}\n"
+        "    - {weight: " +
+        b + ", task: [{cpu: 2ms}]}\n" + kBackend);
+  };
+  CHECK_SCENARIO_ERROR(classes("150%", "50%"), "t.yaml:5:16", "workload.classes[0].weight",
+                       "a class weight in percent must be at most 100%, got 150%");
+  CHECK_SCENARIO_ERROR(classes("70%", "20%"), "t.yaml:5:5", "workload.classes",
+                       "class weights in percent must add up to 100%, they add up to 90% (write "
+                       "plain numbers such as 7 and 3 for relative weights)");
+  CHECK_SCENARIO_ERROR(classes("70%", "3"), "t.yaml:6:16", "workload.classes[1].weight",
+                       "class weights are either all percentages (70%, 30%: they add up to 100%) "
+                       "or all relative numbers (7, 3), not a mix");
+  CHECK_FALSE(classes("33.3333333%", "66.6666667%").has_value());
+}
+
+TEST_CASE("loader hostile: input files must be small regular files", "[loader][hostile]") {
+  ScratchDir dir;
+  const fs::path fifo = dir.path / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_SCENARIO_ERROR(file_error(fifo), fifo.string(), "",
+                       "cannot read the scenario: " + fifo.string() +
+                           " is a FIFO (named pipe), expected a regular file");
+  CHECK_SCENARIO_ERROR(file_error("/dev/zero"), "/dev/zero", "",
+                       "cannot read the scenario: /dev/zero is a character device, expected a "
+                       "regular file");
+  CHECK_SCENARIO_ERROR(file_error(dir.path), dir.path.string(), "",
+                       "is a directory, expected a regular file");
+  fs::create_symlink(dir.path / "loop-b", dir.path / "loop-a");
+  fs::create_symlink(dir.path / "loop-a", dir.path / "loop-b");
+  CHECK_SCENARIO_ERROR(file_error(dir.path / "loop-a"), (dir.path / "loop-a").string(), "",
+                       "is a symbolic link loop (too many levels of symbolic links)");
+  const fs::path big = dir.path / "big.yaml";
+  {
+    std::ofstream f(big);
+    f << "name: t\n";
+    f.seekp((2 << 20) + 1);
+    f << "\n";
+  }
+  CHECK_SCENARIO_ERROR(file_error(big), big.string(), "",
+                       "bytes, more than the maximum of 2 MiB for this input");
+  // A FIFO as the empirical samples file or the machine profile.
+  LoadOptions o = shipped();
+  o.machine = fifo.string();
+  CHECK_SCENARIO_ERROR(error_of(kPoisson, o), "--machine " + fifo.string(), "machine",
+                       "cannot read machine profile: " + fifo.string() +
+                           " is a FIFO (named pipe), expected a regular file");
+  CHECK_SCENARIO_ERROR(error_of("name: t\nworkload:\n  arrival: {kind: batch, count: 4}\n"
+                                "  task: [{cpu: {dist: empirical, file: " +
+                                fifo.string() + "}}]\n" + kBackend),
+                       "*", "workload.task[0].cpu.file",
+                       "is a FIFO (named pipe), expected a regular file");
+}
+
+TEST_CASE("loader hostile: YAML mistakes get plain words", "[loader][hostile]") {
+  CHECK_SCENARIO_ERROR(error_of("name: x\nworkload:\n\tarrival: {kind: batch, count: 1}\n"),
+                       "t.yaml:3:1", "",
+                       "YAML indents with spaces, not tabs (a tab starts this line; yaml-cpp "
+                       "says: illegal map value)");
+  CHECK_SCENARIO_ERROR(
+      error_of("name: x\nworkload: " + std::string(10000, '[') + std::string(10000, ']') + "\n"),
+      "t.yaml:2:1", "",
+      "the YAML nests deeper than 64 levels (indentation steps plus brackets); a scenario needs "
+      "fewer than 10");
+  // Found by fuzz_scenario: yaml-cpp 0.7's LoadAll loops forever on this.
+  CHECK_SCENARIO_ERROR(error_of(",asrea"), "t.yaml:1:1", "",
+                       "YAML syntax error: unexpected ',' (a ',' belongs inside [...] or {...})");
+  std::string deep = "name: x\nworkload:\n";
+  for (int i = 1; i < 200; ++i) deep += std::string(2 * static_cast<std::size_t>(i), ' ') + "a:\n";
+  CHECK_SCENARIO_ERROR(error_of(deep), "*", "", "the YAML nests deeper than 64 levels");
+  // Every shipped scenario stays far below the limit (they all load).
+  LoadOptions o = shipped();
+  o.machine = "default";
+  for (const auto& e :
+       fs::directory_iterator(fs::path(POOLSIM_SOURCE_DIR) / "configs" / "scenarios"))
+    CHECK_NOTHROW(load_scenario(e.path(), o));
+}
+
+TEST_CASE("loader hostile: a scenario and a machine profile are told apart", "[loader][hostile]") {
+  LoadOptions o = shipped();
+  const fs::path scenario =
+      fs::path(POOLSIM_SOURCE_DIR) / "configs" / "scenarios" / "quickstart.yaml";
+  o.machine = scenario.string();
+  const auto e = error_of(kPoisson, o);
+  CHECK_SCENARIO_ERROR(e, "*", "description",
+                       "'description' is a scenario key: this looks like a scenario, not a "
+                       "machine profile");
+  const fs::path profile = fs::path(POOLSIM_SOURCE_DIR) / "configs" / "machines" / "default.yaml";
+  CHECK_SCENARIO_ERROR(file_error(profile), "*", "cores",
+                       "'cores' is a machine-profile field: this looks like a machine profile, "
+                       "not a scenario (give it with --machine FILE or `machine:`)");
+}
+
+TEST_CASE("loader hostile: a long cycle is shown by its ends", "[loader][hostile]") {
+  std::string yaml = "name: t\nworkload:\n  graph:\n    nodes:\n";
+  constexpr int kN = 2000;
+  for (int i = 0; i < kN; ++i)
+    yaml += "      - {id: n" + std::to_string(i) + ", task: [{cpu: 1us}], after: [n" +
+            std::to_string((i + kN - 1) % kN) + "]}\n";
+  const auto e = error_of(yaml + kBackend);
+  CHECK_SCENARIO_ERROR(e, "t.yaml:5:46", "workload.graph.nodes[0].after[0]",
+                       "the graph has a cycle through node 'n0': n0 -> n1 -> n2 -> n3 -> n4 -> n5 "
+                       "-> n6 -> n7 -> ... (1985 more) ... -> n1993 -> n1994 -> n1995 -> n1996 -> "
+                       "n1997 -> n1998 -> n1999 -> n0 (each arrow: runs before)");
+  CHECK(e->message().size() < 400);
 }

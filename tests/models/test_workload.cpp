@@ -1,11 +1,11 @@
 // The workload generator: determinism, arrival statistics, classes, locks,
 // closed clients and graphs.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
-#include <tuple>
+#include <limits>
 #include <set>
+#include <tuple>
 
 #include "models/workload.hpp"
 
@@ -238,4 +238,47 @@ TEST_CASE("fork_join generates forks, leaves and joins", "[workload]") {
   CHECK(w.tasks.back().succ_count == 0u);
   std::set<std::uint32_t> all_succ(w.successors.begin(), w.successors.end());
   CHECK(all_succ.size() == w.tasks.size() - 1);  // every node but the root has a predecessor
+}
+
+// The generator's own checks (issue 20): a Scenario built in code skips the
+// loader, so the generator must still refuse what would overflow int64
+// nanoseconds, instead of wrapping or rounding through llround's undefined
+// range.
+TEST_CASE("workload: sampled lengths past the 100-year horizon are refused",
+          "[workload][hostile]") {
+  // 40 tasks of 30 years each: every value is legal, their sum is not.
+  const Duration thirty_years = kMaxDuration / 10 * 3;
+  const Scenario s = base(batch(40), {CpuPhase{Distribution::fixed(thirty_years)}});
+  CHECK_THROWS_WITH(generate_workload(s),
+                    Catch::Contains("passes the simulated horizon of 3155760000s (100 years)"));
+  // Three of them fit, and their total work is exact.
+  const Workload w =
+      generate_workload(base(batch(3), {CpuPhase{Distribution::fixed(thirty_years)}}));
+  CHECK(w.total_work == thirty_years * 3);
+}
+
+TEST_CASE("workload: arrivals past the horizon are refused, never wrapped", "[workload][hostile]") {
+  Arrival slow;
+  slow.kind = ArrivalKind::poisson;
+  slow.rate = 1e-300;  // below what the loader accepts: the generator's own check
+  slow.count = 10;
+  CHECK_THROWS_WITH(generate_workload(base(slow, {CpuPhase{Distribution::fixed(1ms)}})),
+                    Catch::Contains("the poisson arrivals (task 0) passes the simulated horizon"));
+  Arrival periodic;
+  periodic.kind = ArrivalKind::periodic;
+  periodic.interval = kMaxDuration / 2;
+  periodic.count = 100;
+  CHECK_THROWS_WITH(generate_workload(base(periodic, {CpuPhase{Distribution::fixed(1ms)}})),
+                    Catch::Contains("the periodic arrivals (task 3) passes the simulated horizon"));
+  // With a duration the arrivals simply stop at it.
+  periodic.count.reset();
+  periodic.duration = kMaxDuration;
+  const Workload w = generate_workload(base(periodic, {CpuPhase{Distribution::fixed(1ms)}}));
+  CHECK(w.tasks.size() == 2);
+}
+
+TEST_CASE("workload: fork_join_nodes counts forks, joins and leaves", "[workload][hostile]") {
+  CHECK(fork_join_nodes(2, 1) == 2 + 2);
+  CHECK(fork_join_nodes(10, 7) == 12'222'222);
+  CHECK(fork_join_nodes(1000, 10) == std::numeric_limits<std::uint64_t>::max());
 }

@@ -1,17 +1,16 @@
 // The poolsim binary end to end: every subcommand's --help, exit codes for
 // bad input, and the JSON structure of simulate, run and validate on a small
 // scenario (structure and exit codes only: no absolute time is asserted).
-#include <catch2/catch.hpp>
-
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -19,6 +18,22 @@ struct Result {
   int exit_code = -1;
   std::string out;  // stdout and stderr together
 };
+
+// Runs a shell command line (bash, for $'..' quoting), stdout and stderr together.
+Result run_shell(const std::string& line) {
+  std::string quoted;
+  for (char c : line) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  const std::string cmd = "bash -c '" + quoted + "' 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 Result run(const std::string& args) {
   const std::string cmd = std::string(POOLSIM_BINARY) + " " + args + " 2>&1";
@@ -154,4 +169,273 @@ TEST_CASE("cli: the machine refusing exits 3", "[cli]") {
   const auto r = run("run " + file + " --set 'backend={kind: thread-per-task}' --set run.max_threads=5 -q");
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.out, Catch::Contains("max_threads"));
+}
+
+// ---------------------------------------------------------------------------
+// Hostile input (issue 20): exit 2 or 3 with a located message, never a
+// crash, a hang or exit 0 with a wrong number. Each command runs under a
+// 1 GiB address-space cap and a 5 s timeout (`timeout` exits 124 when it
+// fires), so an input that allocates without bound or blocks fails the test.
+
+namespace {
+
+Result bounded(const std::string& args) {
+  return run_shell("ulimit -v 1048576; timeout 5 " + std::string(POOLSIM_BINARY) + " " + args);
+}
+
+const char* kPoissonBase =
+    "name: base\n"
+    "seed: 1\n"
+    "workload:\n"
+    "  arrival: {kind: poisson, rate: 1000/s, count: 200}\n"
+    "  task: [{cpu: 1ms}]\n"
+    "backend: {kind: pool, threads: 4}\n";
+
+// The first line of the output (the error message, without CLI11's hint).
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+// The first line that starts with "poolsim:" (after a table on stdout).
+std::string error_line(const std::string& s) {
+  const auto at = s.rfind("\npoolsim:");
+  return first_line(s.compare(0, 8, "poolsim:") == 0 || at == std::string::npos ? s
+                                                                                : s.substr(at + 1));
+}
+
+}  // namespace
+
+TEST_CASE("cli hostile: devices, FIFOs, directories and link loops are refused as inputs",
+          "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  const auto fifo = dir.file("fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto r = bounded("simulate /dev/zero -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) ==
+        "poolsim: /dev/zero: cannot read the scenario: /dev/zero is a character device, "
+        "expected a regular file");
+  r = bounded("simulate " + base + " --machine /dev/zero -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) ==
+        "poolsim: --machine /dev/zero: machine: cannot read machine profile: /dev/zero is a "
+        "character device, expected a regular file");
+  r = bounded("simulate " + fifo + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + fifo + ": cannot read the scenario: " + fifo +
+                                 " is a FIFO (named pipe), expected a regular file");
+  r = bounded("simulate " + base + " --machine " + fifo + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains(fifo + " is a FIFO (named pipe), expected a regular file"));
+  const auto emp = dir.file("emp.yaml",
+                            "name: e\nworkload:\n  arrival: {kind: batch, count: 4}\n"
+                            "  task: [{cpu: {dist: empirical, file: /dev/urandom}}]\n"
+                            "backend: {kind: pool, threads: 4}\n");
+  r = bounded("simulate " + emp + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + emp +
+                                 ":4:40: workload.task[0].cpu.file: cannot read empirical samples "
+                                 "file: /dev/urandom is a character device, expected a regular "
+                                 "file");
+  const auto loop = dir.file("loop-a");
+  std::filesystem::create_symlink(dir.file("loop-b"), loop);
+  std::filesystem::create_symlink(loop, dir.file("loop-b"));
+  r = bounded("simulate " + loop + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + loop + ": cannot read the scenario: " + loop +
+                                 " is a symbolic link loop (too many levels of symbolic links)");
+}
+
+TEST_CASE("cli hostile: sizes and times are refused before anything is allocated",
+          "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--set workload.arrival.count=4000000000",
+       "poolsim: --set workload.arrival.count=4000000000: workload.arrival.count: count must be at "
+       "most 50000000, got 4000000000"},
+      {"--set 'workload.arrival={kind: poisson, rate: 1e8/s, duration: 1000s}'",
+       "poolsim: --set workload.arrival={kind: poisson, rate: 1e8/s, duration: 1000s}: "
+       "workload.arrival.duration: rate x duration = 1e+11 tasks, more than the 50000000-task cap "
+       "of one workload"},
+      {"--set 'workload.arrival={kind: periodic, interval: 1ns, duration: 1000s}'",
+       "poolsim: --set workload.arrival={kind: periodic, interval: 1ns, duration: 1000s}: "
+       "workload.arrival.duration: duration / interval = 1e+12 tasks, more than the "
+       "50000000-task cap of one workload"},
+      {"--set 'workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}'",
+       "poolsim: --set workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}: "
+       "workload.task[0].lock.shards: shards must be at most 1000000, got 2000000000"},
+      {"--set 'workload.task[0].cpu=1e9s'",
+       "poolsim: --set workload.task[0].cpu=1e9s: workload: 200 tasks of on average 1e+09 s each, "
+       "after the last arrival at 200 ms, take 2e+11s end to end, beyond the simulated horizon of "
+       "3155760000s (100 years)"},
+      {"--set 'workload.task[0]={wait: 9e9s}'",
+       "poolsim: --set workload.task[0]={wait: 9e9s}: workload.task[0].wait: a duration must be "
+       "at most 3155760000s (100 years, the simulated horizon), got '9e9s'"},
+      {"--set 'workload.arrival={kind: periodic, interval: 9e9s, count: 100}'",
+       "poolsim: --set workload.arrival={kind: periodic, interval: 9e9s, count: 100}: "
+       "workload.arrival.interval: a duration must be at most 3155760000s (100 years, the "
+       "simulated horizon), got '9e9s'"},
+      {"--set workload.arrival.rate=1e-300/s",
+       "poolsim: --set workload.arrival.rate=1e-300/s: workload.arrival.rate: a rate must be at "
+       "least 3.17e-10/s (one arrival per 100 years, the simulated horizon), got '1e-300/s'"},
+      {"--set workload.arrival.rate=1e308/s",
+       "poolsim: --set workload.arrival.rate=1e308/s: workload.arrival.rate: a rate must be at "
+       "most 1e9/s (one arrival per nanosecond, the simulator's time resolution), got "
+       "'1e308/s'"},
+      {"--set 'workload.classes[99999999999999999999].weight=1'",
+       "poolsim: --set workload.classes[99999999999999999999].weight=1: "
+       "workload.classes[99999999999999999999].weight: malformed key path: an index must be at "
+       "most 50000000, got '[99999999999999999999]'"},
+      {"--set limits.cpus=1e15",
+       "poolsim: --set limits.cpus=1e15: limits.cpus: limits.cpus must be between 0.001 (1ms of "
+       "CPU per 1s period, the smallest cgroup quota) and 65536 (the most cores a machine profile "
+       "may have), got 1e15"},
+      {"--set workload.arrival.count=9223372036854775808",
+       "poolsim: --set workload.arrival.count=9223372036854775808: workload.arrival.count: count "
+       "must be at most 50000000, got 9223372036854775808"},
+      {"--set run.max_threads=4000000000",
+       "poolsim: --set run.max_threads=4000000000: run.max_threads: run.max_threads must be at "
+       "most 2147483647, got 4000000000"},
+      {"--set 'workload={graph: {fork_join: {fanout: 10, depth: 8, leaf: [{cpu: 1us}]}}}'",
+       "poolsim: --set workload={graph: {fork_join: {fanout: 10, depth: 8, leaf: [{cpu: 1us}]}}}: "
+       "workload.graph.fork_join.fanout: fanout 10 and depth 8 make 122222222 nodes (fanout^depth "
+       "leaves plus a fork and a join per inner node), more than the 50000000-task cap"},
+      {"--set backend.threads=100000",
+       "poolsim: --set backend.threads=100000: backend.threads: backend pool may run up to 100000 "
+       "threads, more than run.max_threads (20000)"},
+      {"--seed -1",
+       "poolsim: --seed: expected a whole number from 0 to 18446744073709551615, got '-1'"},
+      {"--seed 99999999999999999999",
+       "poolsim: --seed: must be at most 18446744073709551615 (2^64-1), got "
+       "99999999999999999999"},
+      {"--machine ''",
+       "poolsim: --machine: expected a machine profile name or path, got an "
+       "empty string"},
+      {"--json ''", "poolsim: --json: expected a file path, or - for stdout, got an empty string"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto r = bounded("simulate " + base + " -q " + c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r.out) == c.message);
+  }
+}
+
+TEST_CASE("cli hostile: within the horizon a long interval is simulated exactly",
+          "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  const auto out = dir.file("out.json");
+  const auto r = bounded("simulate " + base +
+                         " -q --set 'workload.arrival={kind: periodic, interval: 9e6s, count: "
+                         "100}' --json " +
+                         out);
+  REQUIRE(r.exit_code == 0);
+  const auto j = read_json(out);
+  // The last of 100 arrivals 9e6 s apart, plus its 1 ms of CPU.
+  CHECK(j["metrics"]["makespan"].get<double>() == Approx(99 * 9e6 + 1e-3).epsilon(1e-12));
+  CHECK(j["metrics"]["completed"] == 100);
+}
+
+TEST_CASE("cli hostile: size names the flag and states the bound", "[cli][hostile]") {
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--rate 0/s --cpu 1ms --cores 4",
+       "poolsim: --rate 0/s: a rate must be positive (got '0/s')"},
+      {"--rate 100/s --cpu 1ms --wait -1ms --cores 4",
+       "poolsim: --wait -1ms: a duration cannot be negative (got '-1ms')"},
+      {"--rate 1e308/s --cpu 1ms --cores 4",
+       "poolsim: --rate 1e308/s: a rate must be at most 1e9/s (one arrival per nanosecond, the "
+       "simulator's time resolution), got '1e308/s'"},
+      {"--rate 100/s --cpu 1ms --cores 4 --queue 4000000000 --no-simulate",
+       "poolsim: --queue 4000000000: must be at most 50000000 (the task cap)"},
+      {"--rate 100/s --cpu 1ms --cores 4 --requests 2000000000",
+       "poolsim: --requests 2000000000: must be at most 50000000 (the task cap of one "
+       "simulation)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto r = bounded("size " + c.args + " -q");
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r.out) == c.message);
+  }
+}
+
+TEST_CASE("cli hostile: output errors are errors", "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  auto r = bounded("simulate " + base + " -q --trace /dev/full");
+  CHECK(r.exit_code == 3);
+  CHECK(error_line(r.out) ==
+        "poolsim: --trace /dev/full: writing the trace failed: No space left on device");
+  r = bounded("simulate " + base + " -q --json /dev/full");
+  CHECK(r.exit_code == 3);
+  CHECK(error_line(r.out) ==
+        "poolsim: error: --json /dev/full: writing failed: No space left on device");
+  const auto table = run_shell(std::string(POOLSIM_BINARY) + " simulate " + base + " >/dev/full");
+  CHECK(table.exit_code == 3);
+  CHECK(first_line(table.out) ==
+        "poolsim: cannot write to standard output: No space left on device");
+  // The same mistake, the same exit code.
+  const auto d = dir.file("adir");
+  std::filesystem::create_directory(d);
+  r = bounded("simulate " + base + " -q --json " + d);
+  CHECK(r.exit_code == 2);
+  CHECK(error_line(r.out) == "poolsim: --json " + d + ": is a directory, expected a file path");
+  r = bounded("simulate " + base + " -q --trace " + d);
+  CHECK(r.exit_code == 2);
+  CHECK(error_line(r.out) == "poolsim: --trace " + d + ": is a directory, expected a file path");
+}
+
+TEST_CASE("cli hostile: unhelpful messages get plain words", "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  auto r = bounded("simulat " + base);
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: unknown command 'simulat'; did you mean 'simulate'?");
+  const auto tab = dir.file("tab.yaml", "name: x\nworkload:\n\tarrival: {kind: batch, count: 1}\n");
+  r = bounded("simulate " + tab + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + tab +
+                                 ":3:1: YAML indents with spaces, not tabs (a tab starts this "
+                                 "line; yaml-cpp says: illegal map value)");
+  const auto deep = dir.file("deep.yaml", "name: x\nworkload: " + std::string(10000, '[') +
+                                              std::string(10000, ']') + "\n");
+  r = bounded("simulate " + deep + " -q");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + deep +
+                                 ":2:1: the YAML nests deeper than 64 levels (indentation steps "
+                                 "plus brackets); a scenario needs fewer than 10");
+  r = bounded("simulate " + base + " -q --machine " + base);
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == "poolsim: " + base +
+                                 ":2:1: seed: 'seed' is a scenario key: this looks like a "
+                                 "scenario, not a machine profile");
+  r = bounded("compare " + base + " -q --backends pool,pool");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) ==
+        "poolsim: --backends lists 'pool' twice (entries 1 and 2): each backend is compared once");
+  // Invalid UTF-8 and control characters are escaped, never sent raw.
+  r = bounded("simulate " + base + " -q --set $'backend.kind=pool\\xc3\\x28\\x1b'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--set backend.kind=pool\\xc3(\\x1b: backend.kind:"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  // A profile name with a raw 0xff byte and an escape sequence: escaped in the
+  // table header, replaced (U+FFFD) in the JSON instead of failing the dump.
+  const auto named = dir.file("named.yaml",
+                              "name: t\nmachine: {base: default, name: \"a\xff\x1b[31mb\"}\n"
+                              "workload:\n  arrival: {kind: batch, count: 4}\n"
+                              "  task: [{cpu: 1ms}]\nbackend: {kind: pool, threads: 2}\n");
+  r = bounded("simulate " + named);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("on machine 'a\\xff\\x1b[31mb'"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  const auto out = dir.file("named.json");
+  r = bounded("simulate " + named + " -q --json " + out);
+  CHECK(r.exit_code == 0);
+  CHECK(read_json(out)["machine"]["name"] == "a\xef\xbf\xbd\x1b[31mb");
 }
