@@ -52,7 +52,7 @@ double expected_tasks(const Scenario& s) {
 void print_header(const CommonFlags& f, const Scenario& s, const Workload& w) {
   if (f.quiet) return;
   std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-"            << "backend " << validate::backend_json(s.backend).dump() << " on machine '"
+            << "backend " << validate::backend_json(s.backend).dump() << " on machine '"
             << printable(s.machine.name) << "' (" << s.machine.cores << " cores, capacity " << s.capacity() << " CPUs)\n\n";
 }
 

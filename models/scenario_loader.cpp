@@ -358,8 +358,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& display) {
 // The top-level keys of a machine profile and of a scenario, to recognise one
 // given in place of the other.
 bool is_profile_key(const std::string& k) {
-  for (const char* f : MachineProfile::kFields)
-    if (k == f) return true;
+  for (const MachineField& f : kMachineFields)
+    if (k == f.name) return true;
   return k == "base";
 }
 bool is_scenario_key(const std::string& k) {
@@ -557,13 +557,10 @@ struct ProfileLoader {
     // Every profile duration is a per-event cost or period of the kernel or a
     // runtime (microseconds to milliseconds); above 1s it is a typo, and it
     // would let the simulator's clock run past int64 nanoseconds.
-    for (const char* f : MachineProfile::kFields) {
-      const std::string_view name(f);
-      if (name == "cores" || name == "stack_reserve" || name == "stack_touch" ||
-          name == "stack_cache" || name == "wake_pack_util")
-        continue;
-      if (auto fv = r.get(name); fv && yaml::duration(*fv) > std::chrono::seconds(1))
-        fv->fail(std::string(f) + " must be at most 1s (a machine-profile cost or period), got " +
+    for (const MachineField& f : kMachineFields) {
+      if (f.kind() != FieldKind::duration) continue;
+      if (auto fv = r.get(f.name); fv && yaml::duration(*fv) > std::chrono::seconds(1))
+        fv->fail(std::string(f.name) + " must be at most 1s (a machine-profile cost or period), got " +
                  fv->node.Scalar());
     }
     if (m.slice <= Duration{0})

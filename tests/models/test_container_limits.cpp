@@ -54,7 +54,7 @@ TEST_CASE("loader.containers: limits.cpus takes Kubernetes millicores beside a n
   CHECK(e.key() == "limits.cpus");
   CHECK_THAT(e.message(), Catch::Contains("millicores such as 1500m"));
   CHECK(e.where() == "t.yaml:2:16");
-  CHECK_THAT(error_of("limits: {cpus: 0m}\n").message(), Catch::Contains("greater than 0"));
+  CHECK_THAT(error_of("limits: {cpus: 0m}\n").message(), Catch::Contains("between 0.001"));
 }
 
 TEST_CASE("loader.containers: limits.burst needs a quota and fits in it", "[loader][containers]") {

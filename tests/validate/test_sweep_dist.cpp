@@ -217,8 +217,8 @@ TEST_CASE("sweep.hostile: --vary errors are short, plain and name --vary and the
           " -q --vary 'workload.arrival={kind: poisson, rate: 400/s, count: 300},{kind: closed, "
           "clients: 1000, think: 0ms, duration: 100000s}'");
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.out, Catch::Contains("sweep point workload.arrival={kind: closed, clients: 1000"));
-  CHECK_THAT(r.out, Catch::Contains("50000000 tasks"));
+  CHECK_THAT(r.out, Catch::Contains("--vary workload.arrival={kind: closed, clients: 1000"));
+  CHECK_THAT(r.out, Catch::Contains("50000000-task cap"));
 }
 
 TEST_CASE("sweep.shard: merge has --help and needs at least one part", "[sweep][dist]") {
