@@ -12,58 +12,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.hpp"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using poolsim::test::Result;
+using poolsim::test::run;
+using poolsim::test::run_shell;
 
-// Runs a shell command line (bash, for $'..' quoting), stdout and stderr together.
-Result run_shell(const std::string& line) {
-  std::string quoted;
-  for (char c : line) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  const std::string cmd = "bash -c '" + quoted + "' 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(POOLSIM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/poolsim-cli-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name, const std::string& text = {}) const {
-    const auto p = (path_ / name).string();
-    if (!text.empty()) std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
+struct TempDir : poolsim::test::TempDir {
+  TempDir() : poolsim::test::TempDir("poolsim-cli") {}
 };
 
 nlohmann::json read_json(const std::string& path) {

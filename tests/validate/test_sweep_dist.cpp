@@ -12,45 +12,17 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.hpp"
 #include "validate/sweep_part.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using poolsim::test::Result;
+using poolsim::test::run;
+using poolsim::test::shell;
 
-Result shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-Result run(const std::string& args) { return shell(std::string(POOLSIM_BINARY) + " " + args); }
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/poolsim-dist-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name, const std::string& text = {}) const {
-    const auto p = (path_ / name).string();
-    if (!text.empty()) std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
+struct TempDir : poolsim::test::TempDir {
+  TempDir() : poolsim::test::TempDir("poolsim-dist") {}
 };
 
 std::string slurp(const std::string& path) {
@@ -174,7 +146,7 @@ TEST_CASE("sweep.hostile: workers that cannot be created reduce the parallelism,
   // Issue 20 #1: 200 workers under a 1 GB address-space cap.
   const auto r =
       shell("(ulimit -v 1000000; " + std::string(POOLSIM_BINARY) + " sweep " + base +
-            " -j 200 --vary backend.threads=1..200 --csv " + d.file("out.csv") + " >/dev/null)");
+            " -j 200 --vary backend.threads=1..200 --csv " + d.file("out.csv") + " >/dev/null) 2>&1");
   INFO(r.out);
   CHECK((r.exit_code == 0 || r.exit_code == 3));
   CHECK_THAT(r.out, !Catch::Contains("terminate called"));

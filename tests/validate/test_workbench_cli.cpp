@@ -8,29 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_util.hpp"
 #include "models/metrics.hpp"
 #include "models/scenario.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout (stderr with `both`)
-};
-
-Result run(const std::string& args, bool both = true) {
-  const std::string cmd =
-      std::string(POOLSIM_BINARY) + " " + args + (both ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using poolsim::test::Result;
+using poolsim::test::run;
 
 const std::string kService =
     std::string(POOLSIM_SOURCE_DIR) + "/configs/scenarios/capacity-service.yaml";
