@@ -132,7 +132,7 @@ TEST_CASE("reject dispatch: each policy's action, counted under one set of names
   CHECK(extra.count("threads_retired") == 1);
 }
 
-TEST_CASE("idle period: the deadline is fixed when it starts; a timeout retires or restarts it",
+TEST_CASE("idle period: the deadline is fixed when it starts, and a timeout retires or restarts it",
           "[idle-policy]") {
   IdlePeriod idle;
   CHECK(idle.deadline(Duration(20ms), Duration(100ms)) == Duration(120ms));
@@ -192,7 +192,7 @@ TEST_CASE("find_work: local (newest), then injection (oldest), then steal (oldes
   CHECK(c.failed_steals == 3);  // one victim per round
 }
 
-TEST_CASE("spin then park: spin_rounds - 1 spins, then a park; work resets the count",
+TEST_CASE("spin then park: spin_rounds - 1 spins, then a park, and work resets the count",
           "[steal-policy]") {
   SpinThenPark s(3);
   CHECK(s.missed() == SpinThenPark::Next::spin);

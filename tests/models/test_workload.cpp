@@ -46,7 +46,7 @@ bool same_bytes(const Workload& a, const Workload& b) {
 }
 }  // namespace
 
-TEST_CASE("same scenario and seed give the same task list, bit for bit", "[workload]") {
+TEST_CASE("workload: the same scenario and seed give the same task list, bit for bit", "[workload]") {
   Arrival a;
   a.kind = ArrivalKind::poisson;
   a.rate = 5000;
@@ -68,7 +68,7 @@ TEST_CASE("same scenario and seed give the same task list, bit for bit", "[workl
   CHECK(w1.tasks.back().arrival.count() == 4037274750);
 }
 
-TEST_CASE("poisson inter-arrivals are exponential with the given rate", "[workload]") {
+TEST_CASE("workload.poisson: inter-arrivals are exponential with the given rate", "[workload]") {
   Arrival a;
   a.kind = ArrivalKind::poisson;
   a.rate = 1000;
@@ -104,7 +104,7 @@ TEST_CASE("poisson inter-arrivals are exponential with the given rate", "[worklo
   CHECK(cv / cm == Approx(1.0).epsilon(0.15));
 }
 
-TEST_CASE("poisson by duration stops at the duration", "[workload]") {
+TEST_CASE("workload.poisson: arrivals by duration stop at the duration", "[workload]") {
   Arrival a;
   a.kind = ArrivalKind::poisson;
   a.rate = 2000;
@@ -114,7 +114,7 @@ TEST_CASE("poisson by duration stops at the duration", "[workload]") {
   CHECK(static_cast<double>(w.tasks.size()) == Approx(10000).epsilon(0.05));
 }
 
-TEST_CASE("periodic and batch arrivals", "[workload]") {
+TEST_CASE("workload: periodic arrivals are evenly spaced, a batch arrives at once", "[workload]") {
   Arrival p;
   p.kind = ArrivalKind::periodic;
   p.interval = 1ms;
@@ -130,7 +130,7 @@ TEST_CASE("periodic and batch arrivals", "[workload]") {
   CHECK(b.critical_path == 10us);
 }
 
-TEST_CASE("classes follow their weights; phases are sampled in order", "[workload]") {
+TEST_CASE("workload.classes: classes follow their weights and phases are sampled in order", "[workload]") {
   auto s = base(batch(100000), {});
   s.workload.classes = {{0.7, {CpuPhase{Distribution::fixed(1ms)}}},
                         {0.3, {CpuPhase{Distribution::fixed(200us)}, WaitPhase{Distribution::fixed(20ms)}}}};
@@ -152,7 +152,7 @@ TEST_CASE("classes follow their weights; phases are sampled in order", "[workloa
   CHECK(c1 / 100000.0 == Approx(0.3).epsilon(0.02));
 }
 
-TEST_CASE("sharded locks spread over their shards; plain locks share one index", "[workload]") {
+TEST_CASE("workload.locks: sharded locks spread over their shards, plain locks share one index", "[workload]") {
   auto s = base(batch(50000), {LockPhase{"stock", 1, Distribution::fixed(50us), std::nullopt},
                                LockPhase{"rows", 100, Distribution::fixed(20us), Distribution::fixed(5ms)}});
   const auto w = generate_workload(s, 9);
@@ -172,7 +172,7 @@ TEST_CASE("sharded locks spread over their shards; plain locks share one index",
   CHECK(*hi < 650);
 }
 
-TEST_CASE("closed clients own fixed task sequences", "[workload]") {
+TEST_CASE("workload.closed: clients own fixed task sequences", "[workload]") {
   Arrival a;
   a.kind = ArrivalKind::closed;
   a.clients = 10;
@@ -192,7 +192,7 @@ TEST_CASE("closed clients own fixed task sequences", "[workload]") {
     }
 }
 
-TEST_CASE("explicit graphs are numbered topologically with their edges", "[workload]") {
+TEST_CASE("workload.graph: explicit graphs are numbered topologically with their edges", "[workload]") {
   auto s = base(batch(1), {});
   s.workload.arrival.reset();
   s.workload.classes.clear();
@@ -216,7 +216,7 @@ TEST_CASE("explicit graphs are numbered topologically with their edges", "[workl
   CHECK(w.critical_path == 32ms);
 }
 
-TEST_CASE("fork_join generates forks, leaves and joins", "[workload]") {
+TEST_CASE("workload.graph: fork_join generates forks, leaves and joins", "[workload]") {
   auto s = base(batch(1), {});
   s.workload.arrival.reset();
   s.workload.classes.clear();

@@ -18,7 +18,7 @@ int count(const RunResult& r, TaskOutcome o) {
 }
 }  // namespace
 
-TEST_CASE("Pool.Reject.AbortWithBoundedQueue", "[runtime]") {
+TEST_CASE("pool.reject: abort with bounded queue", "[runtime]") {
   Scenario s = pool_scenario(zero_machine(2), 1);
   s.backend.queue = 2;
   const RunResult r = sim::simulate(s, batch(10, 10ms));
@@ -27,7 +27,7 @@ TEST_CASE("Pool.Reject.AbortWithBoundedQueue", "[runtime]") {
   CHECK(makespan(r) == Approx(0.03));
 }
 
-TEST_CASE("Pool.Graph.RejectedSuccessorsEndTheRun", "[runtime]") {
+TEST_CASE("pool.graph: rejected successors end the run", "[runtime]") {
   // docs/runtimes.md's example: the pool refuses two tasks; the join, which
   // depends on them, is not_run and the run ends with the last completion,
   // not when the idle extra thread's 1 s keep-alive would retire it.
@@ -53,7 +53,7 @@ TEST_CASE("Pool.Graph.RejectedSuccessorsEndTheRun", "[runtime]") {
   CHECK(r.extra.at("threads_retired") == 0);
 }
 
-TEST_CASE("Pool.Grow.ToMaxWhenQueueFull", "[runtime]") {
+TEST_CASE("pool.grow: to max when queue full", "[runtime]") {
   Scenario s = pool_scenario(zero_machine(4), 1);
   s.backend.max_threads = 3;
   s.backend.queue = 2;
@@ -63,7 +63,7 @@ TEST_CASE("Pool.Grow.ToMaxWhenQueueFull", "[runtime]") {
   CHECK(r.counters.threads_peak == 4);  // three workers + the submitter
 }
 
-TEST_CASE("Pool.Reject.CallerRunsOnSubmitter", "[runtime]") {
+TEST_CASE("pool.reject: caller runs on submitter", "[runtime]") {
   Scenario s = pool_scenario(zero_machine(2), 1);
   s.backend.queue = 1;
   s.backend.reject = RejectPolicy::caller_runs;
@@ -79,7 +79,7 @@ TEST_CASE("Pool.Reject.CallerRunsOnSubmitter", "[runtime]") {
   CHECK(r.records[3].worker == 0);
 }
 
-TEST_CASE("Pool.Reject.DiscardOldestDropsHead", "[runtime]") {
+TEST_CASE("pool.reject: discard oldest drops head", "[runtime]") {
   Scenario s = pool_scenario(zero_machine(2), 1);
   s.backend.queue = 1;
   s.backend.reject = RejectPolicy::discard_oldest;
@@ -89,7 +89,7 @@ TEST_CASE("Pool.Reject.DiscardOldestDropsHead", "[runtime]") {
   CHECK(r.records[3].outcome == TaskOutcome::completed);
 }
 
-TEST_CASE("Pool.KeepAlive.ExtraThreadRetires", "[runtime]") {
+TEST_CASE("pool.keep_alive: extra thread retires", "[runtime]") {
   Scenario s = pool_scenario(zero_machine(4), 1);
   s.backend.max_threads = 2;
   s.backend.queue = 1;
@@ -106,7 +106,7 @@ TEST_CASE("Pool.KeepAlive.ExtraThreadRetires", "[runtime]") {
   CHECK(retired);
 }
 
-TEST_CASE("Pool.IdleWorkersWokenBySubmit", "[runtime]") {
+TEST_CASE("pool: idle workers woken by submit", "[runtime]") {
   // Periodic arrivals slower than the service: the single worker blocks on
   // the queue between tasks and each submit wakes it (a voluntary switch per
   // task), and no task waits in the queue.
@@ -117,7 +117,7 @@ TEST_CASE("Pool.IdleWorkersWokenBySubmit", "[runtime]") {
   CHECK(r.counters.switches_voluntary >= 4 + 3);
 }
 
-TEST_CASE("ThreadPerTask.OneThreadPerTask", "[runtime]") {
+TEST_CASE("thread_per_task: one thread per task", "[runtime]") {
   const RunResult r = sim::simulate(tpt_scenario(zero_machine(4)), batch(20, 1ms));
   std::vector<std::uint32_t> workers;
   for (const TaskRecord& t : r.records) workers.push_back(t.worker);
@@ -126,7 +126,7 @@ TEST_CASE("ThreadPerTask.OneThreadPerTask", "[runtime]") {
   CHECK(makespan(r) == Approx(0.005));
 }
 
-TEST_CASE("Driver.Closed.ClientsIssueAfterCompletionAndThink", "[runtime]") {
+TEST_CASE("driver.closed: clients issue after completion and think", "[runtime]") {
   // Two clients, think 1 ms, service 2 ms, duration 20 ms, one CPU per
   // client: each cycle is 3 ms, issues at 1, 4, 7, ..., 19 ms: 7 per client.
   Workload w;
@@ -151,7 +151,7 @@ TEST_CASE("Driver.Closed.ClientsIssueAfterCompletionAndThink", "[runtime]") {
   CHECK(r.records[6].submit == Duration(19ms));
 }
 
-TEST_CASE("Driver.Graph.ReleasesSuccessors", "[runtime]") {
+TEST_CASE("driver.graph: releases successors", "[runtime]") {
   // split (1 ms) -> a, b (20 ms each, in parallel on 2 CPUs) -> merge (1 ms).
   Workload w;
   w.arrival = ArrivalKind::batch;

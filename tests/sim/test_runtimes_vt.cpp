@@ -15,7 +15,7 @@ using namespace poolsim;
 using namespace poolsim::test;
 using namespace std::chrono_literals;
 
-TEST_CASE("VirtualThreads.Wait.UnmountsAndFreesTheCarrier", "[runtime][vt]") {
+TEST_CASE("virtual_threads.wait: unmounts and frees the carrier", "[runtime][vt]") {
   // 10,000 tasks of 10 ms wait on 2 carriers: all wait at once.
   const Workload w = phased(10000, [](int) { return std::vector<Phase>{wait(10ms)}; });
   {
@@ -39,7 +39,7 @@ TEST_CASE("VirtualThreads.Wait.UnmountsAndFreesTheCarrier", "[runtime][vt]") {
   }
 }
 
-TEST_CASE("VirtualThreads.WaitInsideLock.PinsTheCarrier", "[runtime][vt]") {
+TEST_CASE("virtual_threads.wait_inside_lock: pins the carrier", "[runtime][vt]") {
   // 1,000 tasks each holding a lock for a 10 ms wait. With 1,000 shards no
   // two tasks share a lock, so nothing contends: what limits is the pin.
   // Pinned, each wait holds a carrier: throughput carriers / wait = 200/s,
@@ -67,7 +67,7 @@ TEST_CASE("VirtualThreads.WaitInsideLock.PinsTheCarrier", "[runtime][vt]") {
   CHECK(makespan(c) == Approx(10.0));
 }
 
-TEST_CASE("VirtualThreads.Resume.AnyCarrier", "[runtime][vt]") {
+TEST_CASE("virtual_threads.resume: any carrier", "[runtime][vt]") {
   // A virtual thread that waited may resume on the other carrier: cpu,
   // wait, cpu on 2 carriers, 4 tasks, the CPU phases share the carriers.
   const Workload w =
@@ -80,7 +80,7 @@ TEST_CASE("VirtualThreads.Resume.AnyCarrier", "[runtime][vt]") {
   CHECK(extra(r, "mounts") == 8);
 }
 
-TEST_CASE("VirtualThreads.Scale.MillionLiveUnder1GiB", "[runtime][vt][scale]") {
+TEST_CASE("virtual_threads.scale: a million live under 1 GiB", "[runtime][vt][scale]") {
   // 1,000,000 virtual threads alive at once (each waits 1 s) on 4 carriers.
   // Measured in a child process so its peak RSS is this simulation's alone.
   constexpr int kThreads = 1000000;
@@ -128,7 +128,7 @@ TEST_CASE("VirtualThreads.Scale.MillionLiveUnder1GiB", "[runtime][vt][scale]") {
 #endif
 }
 
-TEST_CASE("EventLoop.Wait.IsATimerThatFreesTheLoop", "[runtime][el]") {
+TEST_CASE("event_loop.wait: is a timer that frees the loop", "[runtime][el]") {
   // One loop, 100 tasks of 10 ms wait + 100 us CPU: the waits overlap, the
   // CPU phases run one after another: 10 ms + 100 * 100 us = 20 ms.
   const Workload w =
@@ -141,7 +141,7 @@ TEST_CASE("EventLoop.Wait.IsATimerThatFreesTheLoop", "[runtime][el]") {
   CHECK(r.counters.threads_peak == 2);
 }
 
-TEST_CASE("EventLoop.BlockInsideLock.DelaysEveryTaskOfTheLoop", "[runtime][el]") {
+TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runtime][el]") {
   // Task 0 waits 100 ms inside a lock, which blocks its loop thread; the
   // other tasks (1 ms CPU each) on that loop all finish after the block.
   const Workload w = phased(

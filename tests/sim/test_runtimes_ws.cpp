@@ -34,7 +34,7 @@ Duration first_reaching(const RunResult& r, int n) {
 }
 }  // namespace
 
-TEST_CASE("WorkStealing.ForkJoin.NearIdealSpeedup", "[runtime][ws]") {
+TEST_CASE("work_stealing.fork_join: near ideal speedup", "[runtime][ws]") {
   for (const MachineProfile& m : {zero_machine(4), costly_machine(4)}) {
     const Scenario one = backend_scenario(m, BackendKind::work_stealing, 1);
     const Scenario four = backend_scenario(m, BackendKind::work_stealing, 4);
@@ -51,7 +51,7 @@ TEST_CASE("WorkStealing.ForkJoin.NearIdealSpeedup", "[runtime][ws]") {
   }
 }
 
-TEST_CASE("WorkStealing.Spawned.RunOnSpawnerUnlessStolen", "[runtime][ws]") {
+TEST_CASE("work_stealing.spawned: run on spawner unless stolen", "[runtime][ws]") {
   // One worker: every child runs on the root's worker, newest first (LIFO).
   {
     const RunResult r =
@@ -78,7 +78,7 @@ TEST_CASE("WorkStealing.Spawned.RunOnSpawnerUnlessStolen", "[runtime][ws]") {
   }
 }
 
-TEST_CASE("WorkStealing.Idle.SpinsThenParks", "[runtime][ws]") {
+TEST_CASE("work_stealing.idle: spins then parks", "[runtime][ws]") {
   // Four workers, one task: three find nothing, spin (computed CPU), park.
   const MachineProfile m = costly_machine(4);
   const RunResult r =
@@ -91,7 +91,7 @@ TEST_CASE("WorkStealing.Idle.SpinsThenParks", "[runtime][ws]") {
   CHECK(to_seconds(r.counters.cpu_time) > 0.005 + 3 * spin * 0.99);
 }
 
-TEST_CASE("WorkStealing.Deterministic", "[runtime][ws]") {
+TEST_CASE("work_stealing: deterministic", "[runtime][ws]") {
   const Scenario s = backend_scenario(costly_machine(4), BackendKind::work_stealing, 4);
   const Workload w = fork_join(s, 6, 3, 1ms, 10us);
   const RunResult a = sim::simulate(s, w), b = sim::simulate(s, w);
@@ -102,7 +102,7 @@ TEST_CASE("WorkStealing.Deterministic", "[runtime][ws]") {
   }
 }
 
-TEST_CASE("Tbb.Workers.ChainReactionStart", "[runtime][tbb]") {
+TEST_CASE("tbb.workers: chain reaction start", "[runtime][tbb]") {
   // thread_create = 1 ms, nothing else costs. Flat start (ours): the
   // submitter creates 8 workers one after another: 9 threads at 8 ms. oneTBB:
   // the submitter creates two, each new worker two more: 9 threads at 4 ms.
@@ -117,7 +117,7 @@ TEST_CASE("Tbb.Workers.ChainReactionStart", "[runtime][tbb]") {
   CHECK(count_outcome(tbb, TaskOutcome::completed) == 16);
 }
 
-TEST_CASE("Tbb.Steal.OneRandomVictimPerRound", "[runtime][tbb]") {
+TEST_CASE("tbb.steal: one random victim per round", "[runtime][tbb]") {
   // Spawned children are stolen by idle workers; a round tries one victim,
   // so failed steals per round are at most one.
   const Scenario s = backend_scenario(zero_machine(8), BackendKind::tbb, 8);
@@ -141,7 +141,7 @@ std::vector<Duration> growth_steps(const RunResult& r) {
 }
 }  // namespace
 
-TEST_CASE("InjectingPool.Starvation.GrowsStepByStep", "[runtime][inject]") {
+TEST_CASE("injecting_pool.starvation: grows step by step", "[runtime][inject]") {
   // The issue's case: 100 tasks of a 1 s blocking wait on a 2-thread pool,
   // gate every 500 ms. The queue's head has always waited since t = 0, so
   // every gate check injects one worker until the queue is empty: a
@@ -174,7 +174,7 @@ TEST_CASE("InjectingPool.Starvation.GrowsStepByStep", "[runtime][inject]") {
   CHECK(r.counters.threads_peak == 4 + injections);  // + submitter and gate
 }
 
-TEST_CASE("InjectingPool.Progress.NoInjectionWhileWorkKeepsUp", "[runtime][inject]") {
+TEST_CASE("injecting_pool.progress: no injection while work keeps up", "[runtime][inject]") {
   // Tasks that the pool serves as they come never wait a full period in the
   // queue: no injection, whatever the total work.
   Scenario s = backend_scenario(costly_machine(4), BackendKind::injecting_pool, 2);
@@ -191,7 +191,7 @@ TEST_CASE("InjectingPool.Progress.NoInjectionWhileWorkKeepsUp", "[runtime][injec
   CHECK(extra(r, "injections") == 0);
 }
 
-TEST_CASE("InjectingPool.Idle.WorkersRetireAfterTimeout", "[runtime][inject]") {
+TEST_CASE("injecting_pool.idle: workers retire after timeout", "[runtime][inject]") {
   // A burst that makes the pool grow, then nothing for 60 s, then a task:
   // the injected workers retire 20 s after they went idle, down to the
   // minimum.
@@ -209,7 +209,7 @@ TEST_CASE("InjectingPool.Idle.WorkersRetireAfterTimeout", "[runtime][inject]") {
   CHECK(r.threads_series.back().value == 3);  // submitter, gate, one worker
 }
 
-TEST_CASE("AsioPool.FifoFixedPool", "[runtime][asio]") {
+TEST_CASE("asio_pool: fifo fixed pool", "[runtime][asio]") {
   const Scenario s = backend_scenario(zero_machine(4), BackendKind::asio_pool, 2);
   const RunResult r = sim::simulate(s, batch(10, 10ms));
   CHECK(count_outcome(r, TaskOutcome::completed) == 10);
@@ -219,7 +219,7 @@ TEST_CASE("AsioPool.FifoFixedPool", "[runtime][asio]") {
   for (std::size_t i = 1; i < 10; ++i) CHECK(r.records[i].start >= r.records[i - 1].start);
 }
 
-TEST_CASE("Graph.Makespan.NeverBelowBoundAndReachesItWhenWide", "[runtime][graph]") {
+TEST_CASE("graph.makespan: never below bound and reaches it when wide", "[runtime][graph]") {
   // Wide: 3 x 243 leaves; narrow: a binary tree of depth 3 (path-bound).
   const Scenario base = pool_scenario(zero_machine(4), 4);
   const Workload wide = fork_join(base, 5, 3, 1ms, 0ns);

@@ -40,7 +40,7 @@ TEST_CASE("size.container: each rule's thread count, simulated in the container"
   CHECK(container_sizing_json(r)["recommended_threads"] == r.choices[r.recommended].threads);
 }
 
-TEST_CASE("size.container: a cpuset caps the quota-based sizes; burst reaches the simulation",
+TEST_CASE("size.container: a cpuset caps the quota-based sizes, and burst reaches the simulation",
           "[sizing][container]") {
   ContainerInputs in = inputs(300, 3, 8);
   in.cpuset = "0-1";

@@ -76,7 +76,7 @@ Strings split_line(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("sweep.Grid.ListsRangesGeometric", "[sweep]") {
+TEST_CASE("sweep.grid: lists ranges geometric", "[sweep]") {
   CHECK(expand_values("1,2,4,8") == Strings{"1", "2", "4", "8"});
   CHECK(expand_values(" 1 , 2 ") == Strings{"1", "2"});
   CHECK(expand_values("1..5") == Strings{"1", "2", "3", "4", "5"});
@@ -101,7 +101,7 @@ TEST_CASE("sweep.Grid.ListsRangesGeometric", "[sweep]") {
   CHECK(parse_vary("workload.task[0].cpu=1ms,2ms").key == "workload.task[0].cpu");
 }
 
-TEST_CASE("sweep.Grid.CartesianFirstAxisSlowest", "[sweep]") {
+TEST_CASE("sweep.grid: cartesian first axis slowest", "[sweep]") {
   const auto g = expand_grid({{"a", {"1", "2"}}, {"b", {"x", "y", "z"}}});
   REQUIRE(g.size() == 6);
   CHECK(g[0] == Strings{"1", "x"});
@@ -111,7 +111,7 @@ TEST_CASE("sweep.Grid.CartesianFirstAxisSlowest", "[sweep]") {
   CHECK(g[5] == Strings{"2", "z"});
 }
 
-TEST_CASE("sweep.Grid.BadVaryIsAnInputError", "[sweep]") {
+TEST_CASE("sweep.grid: bad vary is an input error", "[sweep]") {
   // std::invalid_argument: the CLI's exit 2.
   CHECK_THROWS_AS(parse_vary("backend.threads"), std::invalid_argument);
   CHECK_THROWS_WITH(parse_vary("backend.threads"), Catch::Contains("expected KEY=VALUES"));
@@ -131,7 +131,7 @@ TEST_CASE("sweep.Grid.BadVaryIsAnInputError", "[sweep]") {
                     Catch::Contains("more than 10000 points"));
 }
 
-TEST_CASE("sweep.Run.BadValueFailsBeforeAnyRun", "[sweep]") {
+TEST_CASE("sweep.run: bad value fails before any run", "[sweep]") {
   SweepOptions o;
   o.text = kBatch;
   o.axes = {parse_vary("backend.threads=1,2,many")};
@@ -142,7 +142,7 @@ TEST_CASE("sweep.Run.BadValueFailsBeforeAnyRun", "[sweep]") {
   CHECK(ran.load() == 0);
 }
 
-TEST_CASE("sweep.Run.ThreadsShortenABatch", "[sweep]") {
+TEST_CASE("sweep.run: threads shorten a batch", "[sweep]") {
   const auto r = sweep(kBatch, {parse_vary("backend.threads=1,2,4")});
   REQUIRE(r.points.size() == 3);
   CHECK(r.scenario == "sweep-batch");
@@ -155,7 +155,7 @@ TEST_CASE("sweep.Run.ThreadsShortenABatch", "[sweep]") {
   for (const auto& p : r.points) CHECK(p.predicted[Metric::completed] == 200);
 }
 
-TEST_CASE("sweep.Run.ParallelEqualsSequential", "[sweep]") {
+TEST_CASE("sweep.run: parallel equals sequential", "[sweep]") {
   const std::vector<VaryAxis> axes = {parse_vary("backend.threads=1..7+2"),
                                       parse_vary("workload.task[1].wait=2ms,5ms")};
   const auto seq = sweep(kPoisson, axes, 1);
@@ -171,7 +171,7 @@ TEST_CASE("sweep.Run.ParallelEqualsSequential", "[sweep]") {
   CHECK(sweep_json(par).dump() == sweep_json(seq).dump());
 }
 
-TEST_CASE("sweep.Output.CsvShape", "[sweep]") {
+TEST_CASE("sweep.output: csv shape", "[sweep]") {
   const auto r = sweep(
       kPoisson, {parse_vary("backend.threads=1,2"), parse_vary("workload.task[0]={cpu: 1ms}")});
   const std::string csv = sweep_csv(r);
@@ -199,7 +199,7 @@ TEST_CASE("sweep.Output.CsvShape", "[sweep]") {
   CHECK(j["points"][1]["backend"]["threads"] == 2);
 }
 
-TEST_CASE("sweep.Output.CsvQuotesCommas", "[sweep]") {
+TEST_CASE("sweep.output: csv quotes commas", "[sweep]") {
   SweepResult r;
   r.axes = {{"backend", {"{kind: pool, threads: 2}"}}};
   r.points.resize(1);
@@ -208,7 +208,7 @@ TEST_CASE("sweep.Output.CsvQuotesCommas", "[sweep]") {
   CHECK(csv.find("\n\"{kind: pool, threads: 2}\",") != std::string::npos);
 }
 
-TEST_CASE("sweep.Output.ChartOneSeriesPerSecondAxisValue", "[sweep]") {
+TEST_CASE("sweep.output: chart one series per second axis value", "[sweep]") {
   const auto r = sweep(
       kPoisson, {parse_vary("backend.threads=1..4"), parse_vary("workload.task[1].wait=2ms,5ms")});
   const auto c = sweep_chart(r, Metric::latency_p99);
@@ -233,7 +233,7 @@ TEST_CASE("sweep.Output.ChartOneSeriesPerSecondAxisValue", "[sweep]") {
   CHECK(kc.x.label.find("index: 0={kind: pool, threads: 2}") != std::string::npos);
 }
 
-TEST_CASE("sweep.Usl.FitThroughTheSweepPath", "[sweep][usl]") {
+TEST_CASE("sweep.usl: fit through the sweep path", "[sweep][usl]") {
   const auto r = sweep(kContended, {parse_vary("backend.threads=1..8")});
   const auto fits = sweep_usl(r, "backend.threads");
   REQUIRE(fits.size() == 1);
@@ -260,7 +260,7 @@ TEST_CASE("sweep.Usl.FitThroughTheSweepPath", "[sweep][usl]") {
   CHECK_FALSE(usl_caveat(open).empty());
 }
 
-TEST_CASE("sweep.Numeric.UnitsToSi", "[sweep]") {
+TEST_CASE("sweep.numeric: units to SI", "[sweep]") {
   CHECK(numeric_value("8") == 8.0);
   CHECK(numeric_value("2ms") == Approx(0.002));
   CHECK(numeric_value("500/s") == 500.0);
@@ -268,7 +268,7 @@ TEST_CASE("sweep.Numeric.UnitsToSi", "[sweep]") {
   CHECK_FALSE(numeric_value("pool").has_value());
 }
 
-TEST_CASE("progress.Lines.PlainWithEta", "[progress]") {
+TEST_CASE("progress.lines: plain with eta", "[progress]") {
   using namespace std::chrono;
   steady_clock::time_point now{};
   std::ostringstream out;
@@ -286,7 +286,7 @@ TEST_CASE("progress.Lines.PlainWithEta", "[progress]") {
   CHECK(p.done() == 4);
 }
 
-TEST_CASE("progress.Bar.RedrawsInPlaceAndThrottles", "[progress]") {
+TEST_CASE("progress.bar: redraws in place and throttles", "[progress]") {
   using namespace std::chrono;
   steady_clock::time_point now{};
   std::ostringstream out;
@@ -329,7 +329,7 @@ TEST_CASE("sweep.shard: K/N parses strictly and shards partition the grid by str
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
 }
 
-TEST_CASE("sweep.grid: grid_point(i) is row i of the expanded grid; the cap grows per process",
+TEST_CASE("sweep.grid: grid_point(i) is row i of the expanded grid, and the cap grows per process",
           "[sweep]") {
   const std::vector<VaryAxis> axes = {{"a", {"1", "2"}}, {"b", {"x", "y", "z"}}, {"c", {"p", "q"}}};
   const auto g = expand_grid(axes);
@@ -382,7 +382,7 @@ TEST_CASE("sweep.part: a point round-trips exactly, non-finite values included",
   CHECK(q.backend_json == backend_json(p.backend));
 }
 
-TEST_CASE("sweep.part: shards of a run merge into the run's CSV and JSON; bad sets are refused",
+TEST_CASE("sweep.part: shards of a run merge into the run's CSV and JSON, and bad sets are refused",
           "[sweep]") {
   const std::vector<VaryAxis> axes = {parse_vary("backend.threads=1..5"),
                                       parse_vary("workload.task[1].wait=2ms,5ms")};
