@@ -73,7 +73,7 @@ TEST_CASE("histogram: memory is the bucket span, not the count", "[histogram]") 
   CHECK_THROWS(h.add(-1));
 }
 
-TEST_CASE("record summary: exact up to the limit, then a histogram", "[histogram][metrics]") {
+TEST_CASE("record_summary: exact up to the limit, then a histogram", "[histogram][metrics]") {
   QuantilePolicy p;
   p.exact_limit = 1000;
   RecordSummary s(p);
@@ -110,7 +110,7 @@ TEST_CASE("record summary: exact up to the limit, then a histogram", "[histogram
   }
 }
 
-TEST_CASE("record summary: forced exact never switches", "[histogram][metrics]") {
+TEST_CASE("record_summary: forced exact never switches", "[histogram][metrics]") {
   QuantilePolicy p;
   p.choice = QuantilePolicy::Choice::exact;
   p.exact_limit = 10;

@@ -38,7 +38,7 @@ Workload graph(const std::vector<std::vector<std::uint32_t>>& succ) {
 
 }  // namespace
 
-TEST_CASE("graph release: a successor is submitted when its last predecessor completes",
+TEST_CASE("graph_release: a successor is submitted when its last predecessor completes",
           "[completion]") {
   const Workload w = graph({{2}, {2}, {}});  // 0, 1 -> 2
   GraphRelease g(w);
@@ -66,7 +66,7 @@ TEST_CASE(
   CHECK(not_run == std::vector<std::uint32_t>{3, 4});
 }
 
-TEST_CASE("graph release: one edge at a time, as the simulator drives it", "[completion]") {
+TEST_CASE("graph_release: one edge at a time, as the simulator drives it", "[completion]") {
   const Workload w = graph({{1}, {}});
   GraphRelease g(w);
   CHECK(g.predecessor_final(1, true) == Release::submit);
@@ -74,7 +74,7 @@ TEST_CASE("graph release: one edge at a time, as the simulator drives it", "[com
   CHECK(h.predecessor_final(1, false) == Release::not_run);
 }
 
-TEST_CASE("closed clients: the next task is due think after, until closed_duration",
+TEST_CASE("closed_clients: the next task is due think after, until closed_duration",
           "[completion]") {
   Workload w;
   w.arrival = ArrivalKind::closed;
@@ -100,7 +100,7 @@ TEST_CASE("closed clients: the next task is due think after, until closed_durati
   CHECK(closed_unowned_tasks(w) == 1);
 }
 
-TEST_CASE("outcome counts agree with the records only when every task is final", "[completion]") {
+TEST_CASE("outcome_counts: they agree with the records only when every task is final", "[completion]") {
   std::vector<TaskRecord> records(3);
   records[0].outcome = TaskOutcome::completed;
   records[1].outcome = TaskOutcome::rejected;
@@ -114,7 +114,7 @@ TEST_CASE("outcome counts agree with the records only when every task is final",
   CHECK_FALSE(c.consistent(records));
 }
 
-TEST_CASE("reject dispatch: each policy's action, counted under one set of names",
+TEST_CASE("reject_dispatch: each policy's action, counted under one set of names",
           "[pool-policy]") {
   CHECK(decide_reject(RejectPolicy::abort, 3) == RejectAction::reject_new);
   CHECK(decide_reject(RejectPolicy::discard, 3) == RejectAction::reject_new);
@@ -132,7 +132,7 @@ TEST_CASE("reject dispatch: each policy's action, counted under one set of names
   CHECK(extra.count("threads_retired") == 1);
 }
 
-TEST_CASE("idle period: the deadline is fixed when it starts, and a timeout retires or restarts it",
+TEST_CASE("idle_period: the deadline is fixed when it starts, and a timeout retires or restarts it",
           "[idle-policy]") {
   IdlePeriod idle;
   CHECK(idle.deadline(Duration(20ms), Duration(100ms)) == Duration(120ms));
@@ -192,7 +192,7 @@ TEST_CASE("find_work: local (newest), then injection (oldest), then steal (oldes
   CHECK(c.failed_steals == 3);  // one victim per round
 }
 
-TEST_CASE("spin then park: spin_rounds - 1 spins, then a park, and work resets the count",
+TEST_CASE("spin_then_park: spin_rounds - 1 spins, then a park, and work resets the count",
           "[steal-policy]") {
   SpinThenPark s(3);
   CHECK(s.missed() == SpinThenPark::Next::spin);

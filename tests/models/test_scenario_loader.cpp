@@ -653,7 +653,7 @@ TEST_CASE("loader: did_you_mean", "[loader]") {
 // ---------------------------------------------------------------------------
 // Malformed inputs: one test per distinct mistake.
 
-TEST_CASE("loader errors: document level", "[loader][errors]") {
+TEST_CASE("loader_errors: document level", "[loader][errors]") {
   SECTION("YAML syntax error") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nworkload: [1, 2\nbackend: x\n"), "t.yaml:3:8", "",
                          "YAML syntax error: end of sequence flow not found");
@@ -708,7 +708,7 @@ TEST_CASE("loader errors: document level", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: backend", "[loader][errors]") {
+TEST_CASE("loader_errors: backend", "[loader][errors]") {
   const std::string head = "name: t\n" + kWorkload;  // backend starts on line 5
   SECTION("unknown kind") {
     CHECK_SCENARIO_ERROR(error_of(head + "backend: {kind: pol}\n"), "t.yaml:5:17", "backend.kind",
@@ -794,7 +794,7 @@ TEST_CASE("loader errors: backend", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: arrival", "[loader][errors]") {
+TEST_CASE("loader_errors: arrival", "[loader][errors]") {
   auto with_arrival = [](const std::string& a) {
     return error_of("name: t\nworkload:\n  arrival: " + a + "\n  task: [{cpu: 1ms}]\n" + kBackend);
   };
@@ -843,7 +843,7 @@ TEST_CASE("loader errors: arrival", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: tasks, phases and distributions", "[loader][errors]") {
+TEST_CASE("loader_errors: tasks, phases and distributions", "[loader][errors]") {
   auto with_task = [](const std::string& t) {
     return error_of("name: t\nworkload:\n  arrival: {kind: batch, count: 1}\n  task: " + t + "\n" +
                     kBackend);
@@ -918,7 +918,7 @@ TEST_CASE("loader errors: tasks, phases and distributions", "[loader][errors]") 
   }
 }
 
-TEST_CASE("loader errors: empirical sample file lines", "[loader][errors]") {
+TEST_CASE("loader_errors: empirical sample file lines", "[loader][errors]") {
   const std::string display = (kData / "t.yaml").string();
   const auto e = error_of(
       "name: t\nworkload:\n  arrival: {kind: batch, count: 1}\n  task: [{cpu: {dist: empirical, "
@@ -929,7 +929,7 @@ TEST_CASE("loader errors: empirical sample file lines", "[loader][errors]") {
                        "workload.task[0].cpu.file", "duration needs a unit");
 }
 
-TEST_CASE("loader errors: classes and workload shape", "[loader][errors]") {
+TEST_CASE("loader_errors: classes and workload shape", "[loader][errors]") {
   const std::string arrival = "name: t\nworkload:\n  arrival: {kind: batch, count: 1}\n";
   SECTION("task and classes together") {
     CHECK_SCENARIO_ERROR(error_of(arrival + "  task: [{cpu: 1ms}]\n  classes: []\n" + kBackend),
@@ -957,7 +957,7 @@ TEST_CASE("loader errors: classes and workload shape", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: graphs", "[loader][errors]") {
+TEST_CASE("loader_errors: graphs", "[loader][errors]") {
   const std::string head = "name: t\nworkload:\n  graph:\n    nodes:\n";  // nodes from line 5
   SECTION("graph with arrival") {
     CHECK_SCENARIO_ERROR(
@@ -1015,7 +1015,7 @@ TEST_CASE("loader errors: graphs", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: cycle names a node on the cycle", "[loader][errors]") {
+TEST_CASE("loader_errors: cycle names a node on the cycle", "[loader][errors]") {
   const auto e = error_of(
       "name: t\nworkload:\n  graph:\n    nodes:\n"
       "      - {id: a, task: [{cpu: 1ms}], after: [c]}\n"
@@ -1032,7 +1032,7 @@ TEST_CASE("loader errors: cycle names a node on the cycle", "[loader][errors]") 
         "the graph has a cycle through node 'a': a -> b -> c -> a (each arrow: runs before)");
 }
 
-TEST_CASE("loader errors: limits", "[loader][errors]") {
+TEST_CASE("loader_errors: limits", "[loader][errors]") {
   auto with_limits = [](const std::string& l) {
     return error_of("name: t\nlimits: " + l + "\n" + kWorkload + kBackend);
   };
@@ -1080,7 +1080,7 @@ TEST_CASE("loader errors: limits", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: run and tolerance", "[loader][errors]") {
+TEST_CASE("loader_errors: run and tolerance", "[loader][errors]") {
   const std::string base = "name: t\n" + kWorkload + kBackend;  // run/tolerance on line 6
   SECTION("zero reps") {
     CHECK_SCENARIO_ERROR(error_of(base + "run: {reps: 0}\n"), "t.yaml:6:13", "run.reps",
@@ -1110,7 +1110,7 @@ TEST_CASE("loader errors: run and tolerance", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
+TEST_CASE("loader_errors: machine profiles", "[loader][errors]") {
   const std::string rest = kWorkload + kBackend;
   SECTION("unknown profile name") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: defualt\n" + rest), "t.yaml:2:10", "machine",
@@ -1186,7 +1186,7 @@ TEST_CASE("loader errors: machine profiles", "[loader][errors]") {
   }
 }
 
-TEST_CASE("loader errors: --set", "[loader][errors][set]") {
+TEST_CASE("loader_errors: --set", "[loader][errors][set]") {
   const std::string yaml = "name: t\n" + kWorkload + kBackend;
   auto with_sets = [&](std::vector<std::string> sets) {
     LoadOptions o = shipped();
@@ -1295,7 +1295,7 @@ std::optional<ScenarioError> file_error(const fs::path& p, const LoadOptions& o 
 
 }  // namespace
 
-TEST_CASE("loader hostile: task counts are checked from the arrival parameters",
+TEST_CASE("loader_hostile: task counts are checked from the arrival parameters",
           "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(set_error({"workload.arrival.count=4000000000"}),
                        "--set workload.arrival.count=4000000000", "workload.arrival.count",
@@ -1324,7 +1324,7 @@ TEST_CASE("loader hostile: task counts are checked from the arrival parameters",
   CHECK(fork_join_nodes(1, 64) == 1 + 2 * 64);
 }
 
-TEST_CASE("loader hostile: lock shards are capped", "[loader][hostile]") {
+TEST_CASE("loader_hostile: lock shards are capped", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(
       set_error({"workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}"}), "*",
       "workload.task[0].lock.shards", "shards must be at most 1000000, got 2000000000");
@@ -1338,7 +1338,7 @@ TEST_CASE("loader hostile: lock shards are capped", "[loader][hostile]") {
       "the lock phases declare 1200000 mutex shards in all, more than the maximum of 1000000");
 }
 
-TEST_CASE("loader hostile: times stay inside the 100-year horizon", "[loader][hostile]") {
+TEST_CASE("loader_hostile: times stay inside the 100-year horizon", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(set_error({"workload.task[0]={wait: 9e9s}"}),
                        "--set workload.task[0]={wait: 9e9s}", "workload.task[0].wait",
                        "a duration must be at most 3155760000s (100 years, the simulated "
@@ -1377,14 +1377,14 @@ TEST_CASE("loader hostile: times stay inside the 100-year horizon", "[loader][ho
   CHECK(s.workload.arrival->interval == std::chrono::seconds(9'000'000));
 }
 
-TEST_CASE("loader hostile: machine-profile durations are at most 1s", "[loader][hostile]") {
+TEST_CASE("loader_hostile: machine-profile durations are at most 1s", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(set_error({"machine={base: default, switch_cost: 3e9s}"}),
                        "--set machine={base: default, switch_cost: 3e9s}", "machine.switch_cost",
                        "switch_cost must be at most 1s (a machine-profile cost or period), got "
                        "3e9s");
 }
 
-TEST_CASE("loader hostile: bounds are stated on the side they were crossed", "[loader][hostile]") {
+TEST_CASE("loader_hostile: bounds are stated on the side they were crossed", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(set_error({"run.max_threads=4000000000"}),
                        "--set run.max_threads=4000000000", "run.max_threads",
                        "run.max_threads must be at most 2147483647, got 4000000000");
@@ -1394,7 +1394,7 @@ TEST_CASE("loader hostile: bounds are stated on the side they were crossed", "[l
                        "expected a seed (a whole number from 0 to 2^64-1), got '-1'");
 }
 
-TEST_CASE("loader hostile: --set errors name the override", "[loader][hostile]") {
+TEST_CASE("loader_hostile: --set errors name the override", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(
       set_error({"workload.classes[99999999999999999999].weight=1"}),
       "--set workload.classes[99999999999999999999].weight=1",
@@ -1419,7 +1419,7 @@ TEST_CASE("loader hostile: --set errors name the override", "[loader][hostile]")
                        "element [0] only");
 }
 
-TEST_CASE("loader hostile: class weights are percentages adding up to 100% or relative numbers",
+TEST_CASE("loader_hostile: class weights are percentages adding up to 100% or relative numbers",
           "[loader][hostile]") {
   auto classes = [](const std::string& a, const std::string& b) {
     return error_of(
@@ -1441,7 +1441,7 @@ TEST_CASE("loader hostile: class weights are percentages adding up to 100% or re
   CHECK_FALSE(classes("33.3333333%", "66.6666667%").has_value());
 }
 
-TEST_CASE("loader hostile: input files must be small regular files", "[loader][hostile]") {
+TEST_CASE("loader_hostile: input files must be small regular files", "[loader][hostile]") {
   ScratchDir dir;
   const fs::path fifo = dir.path / "fifo";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
@@ -1479,7 +1479,7 @@ TEST_CASE("loader hostile: input files must be small regular files", "[loader][h
                        "is a FIFO (named pipe), expected a regular file");
 }
 
-TEST_CASE("loader hostile: YAML mistakes get plain words", "[loader][hostile]") {
+TEST_CASE("loader_hostile: YAML mistakes get plain words", "[loader][hostile]") {
   CHECK_SCENARIO_ERROR(error_of("name: x\nworkload:\n\tarrival: {kind: batch, count: 1}\n"),
                        "t.yaml:3:1", "",
                        "YAML indents with spaces, not tabs (a tab starts this line; yaml-cpp "
@@ -1503,7 +1503,7 @@ TEST_CASE("loader hostile: YAML mistakes get plain words", "[loader][hostile]") 
     CHECK_NOTHROW(load_scenario(e.path(), o));
 }
 
-TEST_CASE("loader hostile: a scenario and a machine profile are told apart", "[loader][hostile]") {
+TEST_CASE("loader_hostile: a scenario and a machine profile are told apart", "[loader][hostile]") {
   LoadOptions o = shipped();
   const fs::path scenario =
       fs::path(POOLSIM_SOURCE_DIR) / "configs" / "scenarios" / "quickstart.yaml";
@@ -1518,7 +1518,7 @@ TEST_CASE("loader hostile: a scenario and a machine profile are told apart", "[l
                        "not a scenario (give it with --machine FILE or `machine:`)");
 }
 
-TEST_CASE("loader hostile: a long cycle is shown by its ends", "[loader][hostile]") {
+TEST_CASE("loader_hostile: a long cycle is shown by its ends", "[loader][hostile]") {
   std::string yaml = "name: t\nworkload:\n  graph:\n    nodes:\n";
   constexpr int kN = 2000;
   for (int i = 0; i < kN; ++i)

@@ -128,7 +128,7 @@ TEST_CASE("warnings: batch and closed workloads get no overload check", "[warnin
   CHECK(overload_warnings(s, w, r, compute_metrics(r)).empty());
 }
 
-TEST_CASE("metric names: one row per metric, units agree with metrics.hpp", "[metric_names]") {
+TEST_CASE("metric_names: one row per metric, units agree with metrics.hpp", "[metric_names]") {
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const auto& row = metric_table()[i];
     CHECK(static_cast<std::size_t>(row.metric) == i);
@@ -144,7 +144,7 @@ TEST_CASE("metric names: one row per metric, units agree with metrics.hpp", "[me
   }
 }
 
-TEST_CASE("metric names: aliases are unique and resolve", "[metric_names]") {
+TEST_CASE("metric_names: aliases are unique and resolve", "[metric_names]") {
   std::set<std::string> seen;
   for (const auto& row : metric_table()) {
     CHECK(seen.insert(std::string(row.name)).second);
@@ -158,7 +158,7 @@ TEST_CASE("metric names: aliases are unique and resolve", "[metric_names]") {
   CHECK(!resolve_metric("p98"));
 }
 
-TEST_CASE("metric names: an unknown name suggests the closest one", "[metric_names]") {
+TEST_CASE("metric_names: an unknown name suggests the closest one", "[metric_names]") {
   try {
     parse_metric("latancy_p99", "--plot-metric");
     FAIL("no exception");

@@ -52,7 +52,7 @@ std::set<std::string> record_dirs() {
 bool can_record() { return ::geteuid() == 0 && !poolsim::trace::perf_binary().empty(); }
 }  // namespace
 
-TEST_CASE("record command: no perf is exit 3, a bad trace exit 2", "[trace]") {
+TEST_CASE("record_command: no perf is exit 3, a bad trace exit 2", "[trace]") {
   TempDir tmp;
   const std::string bin = POOLSIM_BINARY;
   CHECK(run("POOLSIM_PERF=/nonexistent " + quote(bin) + " record --out " +
@@ -68,7 +68,7 @@ TEST_CASE("record command: no perf is exit 3, a bad trace exit 2", "[trace]") {
   CHECK(fs::exists(tmp.dir / "syn.worker.wait.csv"));
 }
 
-TEST_CASE("record command: records traced-server and writes a loadable scenario", "[trace]") {
+TEST_CASE("record_command: records traced-server and writes a loadable scenario", "[trace]") {
   if (!can_record()) {
     WARN("not root or no perf: the recording is not tested here");
     return;
@@ -104,7 +104,7 @@ TEST_CASE("record command: records traced-server and writes a loadable scenario"
   CHECK(record_dirs() == before);  // perf.data removed
 }
 
-TEST_CASE("record command: SIGINT reaches the command, perf.data is removed, the signal re-raised",
+TEST_CASE("record_command: SIGINT reaches the command, perf.data is removed, the signal re-raised",
           "[trace]") {
   if (!can_record()) {
     WARN("not root or no perf: the recording is not tested here");

@@ -51,7 +51,7 @@ struct TempDir {
 };
 }  // namespace
 
-TEST_CASE("trace reader: perf script lines become transitions with wakers", "[trace]") {
+TEST_CASE("trace_reader: perf script lines become transitions with wakers", "[trace]") {
   std::vector<Transition> out;
   TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
   r.feed(
@@ -88,7 +88,7 @@ TEST_CASE("trace reader: perf script lines become transitions with wakers", "[tr
   CHECK(r.stats().switches == 1);
 }
 
-TEST_CASE("trace reader: the libtraceevent sched_switch form is read", "[trace]") {
+TEST_CASE("trace_reader: the libtraceevent sched_switch form is read", "[trace]") {
   std::vector<Transition> out;
   TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
   r.feed("perf 12 [000] 1.5: sched:sched_switch: perf:12 [120] S ==> my:app:34 [120]", 1);
@@ -101,7 +101,7 @@ TEST_CASE("trace reader: the libtraceevent sched_switch form is read", "[trace]"
   CHECK(out[1].time == 1'500'000'000);
 }
 
-TEST_CASE("trace import: the hand-written trace gives its known units exactly", "[trace]") {
+TEST_CASE("trace_import: the hand-written trace gives its known units exactly", "[trace]") {
   const auto m = import_file("synthetic.perf-script.txt");
   CHECK(m.read.lines == 45);
   CHECK(m.read.switches == 23);
@@ -136,7 +136,7 @@ TEST_CASE("trace import: the hand-written trace gives its known units exactly", 
   CHECK(m.unmapped[0].tid == 100);
 }
 
-TEST_CASE("trace import: the scenario of the hand-written trace loads and holds its samples",
+TEST_CASE("trace_import: the scenario of the hand-written trace loads and holds its samples",
           "[trace]") {
   const auto m = import_file("synthetic.perf-script.txt");
   TempDir tmp;
@@ -161,7 +161,7 @@ TEST_CASE("trace import: the scenario of the hand-written trace loads and holds 
   CHECK(e.samples[2] == Duration{300'000});
 }
 
-TEST_CASE("trace import: a recorded open loop maps the workers, the generator and the rate",
+TEST_CASE("trace_import: a recorded open loop maps the workers, the generator and the rate",
           "[trace]") {
   const auto m = import_file("open-loop.perf-script.txt");
   const auto& b = m.groups[m.backend];
@@ -184,7 +184,7 @@ TEST_CASE("trace import: a recorded open loop maps the workers, the generator an
   for (auto w : b.waits) CHECK(w >= 2'000'000);
 }
 
-TEST_CASE("trace import: an unnamed closed loop separates workers and generator by role",
+TEST_CASE("trace_import: an unnamed closed loop separates workers and generator by role",
           "[trace]") {
   // traced-server --no-names --workers 2 --clients 2: every thread is
   // "traced-server"; the generator is told apart by its wake-up fan-out.
@@ -200,7 +200,7 @@ TEST_CASE("trace import: an unnamed closed loop separates workers and generator 
   CHECK(m.unmapped[0].leader);
 }
 
-TEST_CASE("trace import: timehist text is read", "[trace]") {
+TEST_CASE("trace_import: timehist text is read", "[trace]") {
   const auto m = import_file("open-loop.timehist.txt");
   CHECK(m.read.switches > 0);
   CHECK(m.groups[m.backend].name == "worker");
@@ -210,7 +210,7 @@ TEST_CASE("trace import: timehist text is read", "[trace]") {
   CHECK(m.requests > 0);
 }
 
-TEST_CASE("trace import: bad traces are refused with the line and what was expected", "[trace]") {
+TEST_CASE("trace_import: bad traces are refused with the line and what was expected", "[trace]") {
   CHECK_THAT(error_of("truncated.txt"),
              Catch::Contains("truncated.txt:348: the trace is truncated"));
   CHECK_THAT(error_of("lost.txt"), Catch::Contains("lost.txt:13: the trace lost events"));
@@ -227,7 +227,7 @@ TEST_CASE("trace import: bad traces are refused with the line and what was expec
   CHECK_THAT(sel, Catch::Contains("no thread of the selected program (pid 4242)"));
 }
 
-TEST_CASE("trace import: group names strip numeric suffixes", "[trace]") {
+TEST_CASE("trace_import: group names strip numeric suffixes", "[trace]") {
   CHECK(base_name("worker-12") == "worker");
   CHECK(base_name("pool-1-thread-3") == "pool-1-thread");
   CHECK(base_name("kworker/0:1") == "kworker");

@@ -160,7 +160,7 @@ std::string error_line(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("cli hostile: devices, FIFOs, directories and link loops are refused as inputs",
+TEST_CASE("cli_hostile: devices, FIFOs, directories and link loops are refused as inputs",
           "[cli][hostile]") {
   TempDir dir;
   const auto base = dir.file("base.yaml", kPoissonBase);
@@ -202,7 +202,7 @@ TEST_CASE("cli hostile: devices, FIFOs, directories and link loops are refused a
                                  " is a symbolic link loop (too many levels of symbolic links)");
 }
 
-TEST_CASE("cli hostile: sizes and times are refused before anything is allocated",
+TEST_CASE("cli_hostile: sizes and times are refused before anything is allocated",
           "[cli][hostile]") {
   TempDir dir;
   const auto base = dir.file("base.yaml", kPoissonBase);
@@ -281,7 +281,7 @@ TEST_CASE("cli hostile: sizes and times are refused before anything is allocated
   }
 }
 
-TEST_CASE("cli hostile: within the horizon a long interval is simulated exactly",
+TEST_CASE("cli_hostile: within the horizon a long interval is simulated exactly",
           "[cli][hostile]") {
   TempDir dir;
   const auto base = dir.file("base.yaml", kPoissonBase);
@@ -297,7 +297,7 @@ TEST_CASE("cli hostile: within the horizon a long interval is simulated exactly"
   CHECK(j["metrics"]["completed"] == 100);
 }
 
-TEST_CASE("cli hostile: size names the flag and states the bound", "[cli][hostile]") {
+TEST_CASE("cli_hostile: size names the flag and states the bound", "[cli][hostile]") {
   struct Case {
     std::string args, message;
   };
@@ -323,7 +323,7 @@ TEST_CASE("cli hostile: size names the flag and states the bound", "[cli][hostil
   }
 }
 
-TEST_CASE("cli hostile: output errors are errors", "[cli][hostile]") {
+TEST_CASE("cli_hostile: output errors are errors", "[cli][hostile]") {
   TempDir dir;
   const auto base = dir.file("base.yaml", kPoissonBase);
   auto r = bounded("simulate " + base + " -q --trace /dev/full");
@@ -349,7 +349,7 @@ TEST_CASE("cli hostile: output errors are errors", "[cli][hostile]") {
   CHECK(error_line(r.out) == "poolsim: --trace " + d + ": is a directory, expected a file path");
 }
 
-TEST_CASE("cli hostile: unhelpful messages get plain words", "[cli][hostile]") {
+TEST_CASE("cli_hostile: unhelpful messages get plain words", "[cli][hostile]") {
   TempDir dir;
   const auto base = dir.file("base.yaml", kPoissonBase);
   auto r = bounded("simulat " + base);
