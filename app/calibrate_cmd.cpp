@@ -1,7 +1,7 @@
 // poolsim calibrate: measure this machine into a machine profile.
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/common.hpp"
@@ -29,12 +29,16 @@ std::string value(const real::Measurement& m, double v) {
 void register_calibrate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CalibrateFlags>();
   auto* cmd = app.add_subcommand("calibrate", "Measure this machine into a machine profile (YAML)");
-  cmd->add_option("--out", flags->out, "Where to write the profile (default: the 'host' profile, " +
-                                           host_profile_path().string() + ")")
+  cmd->add_option("--out", flags->out,
+                  "Where to write the profile (default: the 'host' profile, " +
+                      host_profile_path().string() + ")")
       ->type_name("PATH");
-  cmd->add_flag("--thorough", flags->thorough, "Take 5x more samples (about 20 s instead of about 4 s)");
-  cmd->add_flag_callback("--quick", [flags] { flags->thorough = false; }, "Few samples, a few seconds (the default)");
-  cmd->add_option("--json", flags->json, "Write the measurements as JSON to PATH ('-' for stdout)")->type_name("PATH");
+  cmd->add_flag("--thorough", flags->thorough,
+                "Take 5x more samples (about 20 s instead of about 4 s)");
+  cmd->add_flag_callback(
+      "--quick", [flags] { flags->thorough = false; }, "Few samples, a few seconds (the default)");
+  cmd->add_option("--json", flags->json, "Write the measurements as JSON to PATH ('-' for stdout)")
+      ->type_name("PATH");
   cmd->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
   cmd->callback([flags, &action] {
     action = [flags] {
@@ -42,14 +46,17 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
       o.quick = !flags->thorough;
       o.quiet = flags->quiet;
       const auto rep = real::calibrate(o);
-      const std::filesystem::path out = flags->out.empty() ? host_profile_path() : std::filesystem::path(flags->out);
+      const std::filesystem::path out =
+          flags->out.empty() ? host_profile_path() : std::filesystem::path(flags->out);
       real::write_profile(rep, out);
-      validate::Table t({"field", "median", "p10", "p90", "samples", "method"}, {false, true, true, true, true, false});
+      validate::Table t({"field", "median", "p10", "p90", "samples", "method"},
+                        {false, true, true, true, true, false});
       for (const auto& m : rep.measurements)
-        t.add_row({m.field, value(m, m.median), value(m, m.p10), value(m, m.p90), std::to_string(m.samples), m.method});
+        t.add_row({m.field, value(m, m.median), value(m, m.p10), value(m, m.p90),
+                   std::to_string(m.samples), m.method});
       if (flags->json != "-") {
-        std::cout << "machine: " << rep.cpu_model << ", kernel " << rep.kernel << "\n\n" << t.str()
-                  << "\nprofile written to " << out.string() << "\n";
+        std::cout << "machine: " << rep.cpu_model << ", kernel " << rep.kernel << "\n\n"
+                  << t.str() << "\nprofile written to " << out.string() << "\n";
       }
       if (!flags->json.empty()) {
         nlohmann::ordered_json j;
@@ -58,8 +65,9 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
         j["kernel"] = rep.kernel;
         j["cpu_model"] = rep.cpu_model;
         for (const auto& m : rep.measurements)
-          j["measurements"][m.field] = {{"median", m.median}, {"p10", m.p10}, {"p90", m.p90},
-                                        {"samples", m.samples}, {"unit", m.unit}, {"method", m.method}};
+          j["measurements"][m.field] = {{"median", m.median}, {"p10", m.p10},
+                                        {"p90", m.p90},       {"samples", m.samples},
+                                        {"unit", m.unit},     {"method", m.method}};
         validate::write_json(flags->json, j);
       }
       return kExitOk;

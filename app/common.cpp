@@ -17,7 +17,8 @@
 namespace poolsim::app {
 
 void add_common_flags(CLI::App* cmd, CommonFlags& f) {
-  cmd->add_option("--set", f.sets, "Override a scenario field before validation: key.path=value (repeatable)")
+  cmd->add_option("--set", f.sets,
+                  "Override a scenario field before validation: key.path=value (repeatable)")
       ->type_name("KEY=VALUE");
   cmd->add_option("--seed", f.seed, "Workload seed (replaces the scenario's seed)")->check(kUint64);
   cmd->add_option("--machine", f.machine,
@@ -37,8 +38,9 @@ LoadOptions load_options(const CommonFlags& f) {
   if (!f.machine.empty()) o.machine = f.machine;
   o.create_host_profile = [quiet = f.quiet](const std::filesystem::path& path) {
     if (!quiet)
-      std::cerr << "poolsim: no 'host' machine profile yet; calibrating this machine (quick mode) into "
-                << path.string() << "\n";
+      std::cerr
+          << "poolsim: no 'host' machine profile yet; calibrating this machine (quick mode) into "
+          << path.string() << "\n";
     real::CalibrateOptions co;
     co.quick = true;
     co.quiet = quiet;

@@ -2,11 +2,11 @@
 // side by side (simulated; --measure adds real runs). Each entry is a backend
 // kind with optional parameters: `pool:threads=200:queue=1000`,
 // `virtual-threads:carriers=2`; they replace the scenario's backend section.
-#include <iostream>
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/common.hpp"
 #include "models/backend_registry.hpp"
@@ -37,15 +37,22 @@ std::string backend_override(const std::string& entry) {
   while (std::getline(in, part, ':')) {
     const auto eq = part.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Usage("--backends: expected KEY=VALUE after the kind in '" + entry + "', got '" + part + "'");
+      throw Usage("--backends: expected KEY=VALUE after the kind in '" + entry + "', got '" + part +
+                  "'");
     yaml += ", " + part.substr(0, eq) + ": " + part.substr(eq + 1);
   }
   return "backend=" + yaml + "}";
 }
 
-const Metric kColumns[] = {Metric::makespan,     Metric::latency_mean, Metric::latency_p99,
-                           Metric::threads_peak, Metric::memory_peak,  Metric::switches_voluntary,
-                           Metric::switches_involuntary, Metric::completed, Metric::rejected};
+const Metric kColumns[] = {Metric::makespan,
+                           Metric::latency_mean,
+                           Metric::latency_p99,
+                           Metric::threads_peak,
+                           Metric::memory_peak,
+                           Metric::switches_voluntary,
+                           Metric::switches_involuntary,
+                           Metric::completed,
+                           Metric::rejected};
 }  // namespace
 
 void register_compare(CLI::App& app, std::function<int()>& action) {
@@ -53,10 +60,12 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");
   cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
   cmd->add_option("--backends", flags->backends,
-                  "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. pool:threads=200,virtual-threads")
+                  "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. "
+                  "pool:threads=200,virtual-threads")
       ->delimiter(',')
       ->required();
-  cmd->add_flag("--measure", flags->measure, "Also run each backend on this machine (run.reps repetitions)");
+  cmd->add_flag("--measure", flags->measure,
+                "Also run each backend on this machine (run.reps repetitions)");
   cmd->add_option("--replications", flags->replications,
                   "Simulate each backend with N seeds (seed, seed+1, ...): means with 95% CIs")
       ->check(CLI::PositiveNumber);
@@ -107,7 +116,8 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
         std::vector<std::string> row{entry + (rep.warnings.empty() ? "" : " (!)")};
         for (const auto& wn : rep.warnings) {
           footnotes += fmt::format("(!) {}: {}\n", entry, wn.message);
-          out["warnings"].push_back({{"kind", wn.kind}, {"backend", entry}, {"message", entry + ": " + wn.message}});
+          out["warnings"].push_back(
+              {{"kind", wn.kind}, {"backend", entry}, {"message", entry + ": " + wn.message}});
         }
         nlohmann::ordered_json e;
         e["backend"] = validate::backend_json(s.backend);
@@ -128,7 +138,10 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       out["scenario"] = scenario_name;
       if (flags->common.json != "-")
         std::cout << table.str() << (footnotes.empty() ? "" : "\n" + footnotes)
-                  << (flags->replications > 1 ? fmt::format("\nmeans over {} replications [95% CI]\n", flags->replications) : "");
+                  << (flags->replications > 1
+                          ? fmt::format("\nmeans over {} replications [95% CI]\n",
+                                        flags->replications)
+                          : "");
       if (!flags->common.json.empty()) validate::write_json(flags->common.json, out);
       return kExitOk;
     };

@@ -1,8 +1,8 @@
 // poolsim run FILE: execute the scenario on this machine, run.reps times.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "app/common.hpp"
 #include "models/metrics.hpp"
@@ -33,17 +33,21 @@ real::RealOptions real_options(const CommonFlags& f, bool trace) {
 
 void register_run(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<RunFlags>();
-  auto* cmd = app.add_subcommand("run", "Execute the scenario on the real backend on this machine, run.reps times");
+  auto* cmd = app.add_subcommand(
+      "run", "Execute the scenario on the real backend on this machine, run.reps times");
   cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
-  cmd->add_option("--trace", flags->trace, "Write the first measured repetition's schedule as Chrome trace-event JSON")
+  cmd->add_option("--trace", flags->trace,
+                  "Write the first measured repetition's schedule as Chrome trace-event JSON")
       ->type_name("PATH");
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
       const Scenario s = load_checked(flags->file, flags->common);
       const Workload w = generate_workload(s);
-      log_line(flags->common, fmt::format("run {}: {} warmup + {} measured repetitions", s.name, s.run.warmup, s.run.reps));
-      const auto reps = real::run_scenario(s, w, real_options(flags->common, !flags->trace.empty()));
+      log_line(flags->common, fmt::format("run {}: {} warmup + {} measured repetitions", s.name,
+                                          s.run.warmup, s.run.reps));
+      const auto reps =
+          real::run_scenario(s, w, real_options(flags->common, !flags->trace.empty()));
       std::vector<Metrics> ms;
       for (const auto& r : reps) ms.push_back(compute_metrics(r));
       const auto stats = summarize(ms);
@@ -51,7 +55,8 @@ void register_run(CLI::App& app, std::function<int()>& action) {
           reps.empty() ? std::vector<Warning>{} : overload_warnings(s, w, reps.front(), ms.front());
       if (!flags->common.quiet)
         std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
-                  << "backend " << validate::backend_json(s.backend).dump() << ", measured on this machine\n\n";
+                  << "backend " << validate::backend_json(s.backend).dump()
+                  << ", measured on this machine\n\n";
       if (flags->common.json != "-")
         std::cout << validate::measured_table(stats) << validate::warnings_text(warnings)
                   << validate::speed_lines(reps);

@@ -53,7 +53,8 @@ void print_header(const CommonFlags& f, const Scenario& s, const Workload& w) {
   if (f.quiet) return;
   std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
             << "backend " << validate::backend_json(s.backend).dump() << " on machine '"
-            << printable(s.machine.name) << "' (" << s.machine.cores << " cores, capacity " << s.capacity() << " CPUs)\n\n";
+            << printable(s.machine.name) << "' (" << s.machine.cores << " cores, capacity "
+            << s.capacity() << " CPUs)\n\n";
 }
 
 int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
@@ -77,7 +78,8 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   head.workload.arrival->duration.reset();
   const auto warnings = overload_warnings(s, generate_workload(head), r, m);
   print_header(f.common, s, w);
-  if (f.common.json != "-") std::cout << validate::simulated_table(m, r) << validate::warnings_text(warnings);
+  if (f.common.json != "-")
+    std::cout << validate::simulated_table(m, r) << validate::warnings_text(warnings);
   if (!f.common.json.empty()) {
     auto j = validate::simulated_json(s, w, m, r);
     j["warnings"] = validate::warnings_json(warnings);
@@ -96,9 +98,11 @@ int simulate_kept(const SimulateFlags& f, const Scenario& s) {
   const RunResult& r = rep.first;
   print_header(f.common, s, w);
   if (f.common.json != "-")
-    std::cout << (rep.n > 1 ? validate::replicated_table(rep) : validate::simulated_table(rep.runs[0], r))
+    std::cout << (rep.n > 1 ? validate::replicated_table(rep)
+                            : validate::simulated_table(rep.runs[0], r))
               << validate::warnings_text(rep.warnings);
-  if (!f.common.json.empty()) validate::write_json(f.common.json, validate::replicated_json(s, rep));
+  if (!f.common.json.empty())
+    validate::write_json(f.common.json, validate::replicated_json(s, rep));
   if (opt.trace) write_trace(f.trace, r.trace, s.name + " (simulated)");
   return kExitOk;
 }
@@ -107,22 +111,26 @@ int simulate_kept(const SimulateFlags& f, const Scenario& s) {
 
 void register_simulate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<SimulateFlags>();
-  auto* cmd = app.add_subcommand("simulate", "Predict the scenario with the simulator; prints the metrics table");
+  auto* cmd = app.add_subcommand(
+      "simulate", "Predict the scenario with the simulator; prints the metrics table");
   cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
-  cmd->add_option("--trace", flags->trace, "Write the simulated schedule as Chrome trace-event JSON (opens in Perfetto)")
+  cmd->add_option("--trace", flags->trace,
+                  "Write the simulated schedule as Chrome trace-event JSON (opens in Perfetto)")
       ->type_name("PATH");
   cmd->add_option("--replications", flags->replications,
                   "Run N seeds (seed, seed+1, ...): each metric's mean, 95% CI, min and max")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--quantiles", flags->quantiles,
                   "Latency quantiles: exact, histogram (0.5% relative error, constant memory), or "
-                  "auto (exact up to 1,000,000 completed tasks); runs of up to a million tasks keep exact records")
+                  "auto (exact up to 1,000,000 completed tasks); runs of up to a million tasks "
+                  "keep exact records")
       ->check(CLI::IsMember({"auto", "exact", "histogram"}));
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
       const Scenario s = load_checked(flags->file, flags->common);
-      const bool stream = flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) > kStreamAbove;
+      const bool stream =
+          flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) > kStreamAbove;
       return stream ? simulate_streamed(*flags, s) : simulate_kept(*flags, s);
     };
   });

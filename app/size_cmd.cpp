@@ -31,7 +31,7 @@ struct SizeFlags {
   bool no_simulate = false;
   int jobs = 0;
   int replications = 1;
-  bool container = false;      // --container: the common sizing rules in the container
+  bool container = false;     // --container: the common sizing rules in the container
   std::string burst, cpuset;  // --burst, --cpuset (with --container)
 };
 
@@ -236,8 +236,7 @@ void register_size(CLI::App& app, std::function<int()>& action) {
                 "(host CPUs, quota rounded down/up, Little's law) in that container");
   cmd->add_option("--burst", f->burst, "CFS burst of the container (with --container), e.g. 50ms")
       ->type_name("DURATION");
-  cmd->add_option("--cpuset", f->cpuset,
-                  "CPUs of the container (with --container), e.g. \"0-1\"")
+  cmd->add_option("--cpuset", f->cpuset, "CPUs of the container (with --container), e.g. \"0-1\"")
       ->type_name("LIST");
   add_common_flags(cmd, f->common);
   cmd->callback([f, &action] { action = [f] { return run_size(*f); }; });

@@ -1,8 +1,6 @@
 // sweep_report.cpp: the table and files of a sweep or merge (see sweep_report.hpp).
 #include "app/sweep_report.hpp"
 
-#include "models/metric_names.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "models/metric_names.hpp"
 #include "validate/output.hpp"
 #include "validate/table.hpp"
 

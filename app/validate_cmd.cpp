@@ -1,15 +1,14 @@
 // poolsim validate FILE: the simulation, then run.reps measured repetitions,
 // then the divergence report per metric (exit 0 match, 1 diverge).
+#include <fmt/format.h>
+#include <sys/utsname.h>
+
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
-
-#include <fmt/format.h>
-
-#include <sys/utsname.h>
 
 #include "app/common.hpp"
 #include "models/metrics.hpp"
@@ -41,7 +40,8 @@ std::string host_line() {
       cpu = line.substr(line.find(':') + 2);
       break;
     }
-  return fmt::format("{} {} ({}), {} CPUs", u.sysname, u.release, cpu, std::thread::hardware_concurrency());
+  return fmt::format("{} {} ({}), {} CPUs", u.sysname, u.release, cpu,
+                     std::thread::hardware_concurrency());
 }
 
 std::string timestamp() {
@@ -55,9 +55,11 @@ std::string timestamp() {
 void register_validate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<ValidateFlags>();
   auto* cmd = app.add_subcommand(
-      "validate", "Simulate, measure, and report the divergence per metric (exit 0 all match, 1 any diverges)");
+      "validate",
+      "Simulate, measure, and report the divergence per metric (exit 0 all match, 1 any diverges)");
   cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
-  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")->type_name("PATH");
+  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")
+      ->type_name("PATH");
   cmd->add_option("--trace-dir", flags->trace_dir,
                   "Write Perfetto-ready traces: DIR/simulated.json and DIR/measured.json")
       ->type_name("DIR");
@@ -74,13 +76,15 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       so.trace = trace;
       const RunResult predicted = sim::simulate(s, w, so);
       const Metrics pm = compute_metrics(predicted);
-      log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name, s.run.warmup, s.run.reps));
+      log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name,
+                               s.run.warmup, s.run.reps));
       const auto measured = real::run_scenario(s, w, real_options(cf, trace));
       // Verdicts come from the repetitions run at the calibrated speed only
       // (validate/speed_report.hpp); with too few of those, none is drawn.
       const auto speed = validate::split_by_speed(measured);
       std::vector<Metrics> mm;
-      for (const auto& r : speed.verdict_possible ? speed.usable : measured) mm.push_back(compute_metrics(r));
+      for (const auto& r : speed.verdict_possible ? speed.usable : measured)
+        mm.push_back(compute_metrics(r));
       const auto stats = summarize(mm);
       auto cmp = validate::compare(pm, stats, s.tolerance);
       if (!speed.verdict_possible) validate::mark_disturbed(cmp);
@@ -102,10 +106,11 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       }
       if (!flags->trace_dir.empty()) {
         std::filesystem::create_directories(flags->trace_dir);
-        write_trace(std::filesystem::path(flags->trace_dir) / "simulated.json", predicted.trace, s.name + " (simulated)");
+        write_trace(std::filesystem::path(flags->trace_dir) / "simulated.json", predicted.trace,
+                    s.name + " (simulated)");
         if (!measured.empty())
-          write_trace(std::filesystem::path(flags->trace_dir) / "measured.json", measured.front().trace,
-                      s.name + " (measured)");
+          write_trace(std::filesystem::path(flags->trace_dir) / "measured.json",
+                      measured.front().trace, s.name + " (measured)");
         log_line(cf, "traces written to " + flags->trace_dir + " (open them at ui.perfetto.dev)");
       }
       if (!flags->html.empty()) {
@@ -137,8 +142,9 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         log_line(cf, "report written to " + flags->html);
       }
       if (cmp.overall == validate::Verdict::disturbed) {
-        std::cerr << "poolsim: the machine refused: it did not run at its calibrated speed in enough "
-                     "repetitions (see 'machine speed' above; docs/validation.md)\n";
+        std::cerr
+            << "poolsim: the machine refused: it did not run at its calibrated speed in enough "
+               "repetitions (see 'machine speed' above; docs/validation.md)\n";
         return kExitRefused;
       }
       return cmp.overall == validate::Verdict::diverge ? kExitDiverges : kExitOk;

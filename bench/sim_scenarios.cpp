@@ -63,8 +63,8 @@ Arrival poisson(double rate, std::int64_t n) {
 }
 
 void BM_Burst100k_Pool4(benchmark::State& state) {
-  run(state, scenario(default_profile(), BackendKind::pool, 4, batch(100000),
-                      Distribution::fixed(50us)));
+  run(state,
+      scenario(default_profile(), BackendKind::pool, 4, batch(100000), Distribution::fixed(50us)));
 }
 void BM_Burst100k_ThreadPerTask(benchmark::State& state) {
   run(state, scenario(default_profile(), BackendKind::thread_per_task, 0, batch(100000),

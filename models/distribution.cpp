@@ -1,11 +1,11 @@
 #include "models/distribution.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace poolsim {
 namespace {
@@ -25,14 +25,17 @@ double normal_quantile(double p) {
   if (p <= 0) return -INFINITY;
   if (p >= 1) return INFINITY;
   // Peter Acklam's rational approximation (relative error 1.15e-9) ...
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01,  -1.328068155288572e+01};
-  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                 3.754408661907416e+00};
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549732539343734e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
   constexpr double plow = 0.02425, phigh = 1 - plow;
   double x;
   if (p < plow) {
@@ -94,7 +97,9 @@ Duration Distribution::sample(Rng& rng) const {
       }
       return Duration{0};
     }
-    Duration operator()(const EmpiricalDist& d) const { return d.samples[rng.below(d.samples.size())]; }
+    Duration operator()(const EmpiricalDist& d) const {
+      return d.samples[rng.below(d.samples.size())];
+    }
   };
   return std::visit(Visitor{rng}, v_);
 }
@@ -104,7 +109,9 @@ double Distribution::mean_seconds() const {
     double operator()(const FixedDist& d) const { return ns(d.value); }
     double operator()(const ExponentialDist& d) const { return ns(d.mean); }
     double operator()(const UniformDist& d) const { return (ns(d.min) + ns(d.max)) / 2; }
-    double operator()(const LognormalDist& d) const { return std::exp(d.mu + d.sigma * d.sigma / 2); }
+    double operator()(const LognormalDist& d) const {
+      return std::exp(d.mu + d.sigma * d.sigma / 2);
+    }
     double operator()(const NormalDist& d) const {
       if (d.sd.count() == 0) return std::max(0.0, ns(d.mean));
       const double a = -ns(d.mean) / ns(d.sd);
@@ -124,8 +131,12 @@ double Distribution::quantile_seconds(double q) const {
     double q;
     double operator()(const FixedDist& d) const { return ns(d.value); }
     double operator()(const ExponentialDist& d) const { return -ns(d.mean) * std::log(1 - q); }
-    double operator()(const UniformDist& d) const { return ns(d.min) + q * (ns(d.max) - ns(d.min)); }
-    double operator()(const LognormalDist& d) const { return std::exp(d.mu + d.sigma * normal_quantile(q)); }
+    double operator()(const UniformDist& d) const {
+      return ns(d.min) + q * (ns(d.max) - ns(d.min));
+    }
+    double operator()(const LognormalDist& d) const {
+      return std::exp(d.mu + d.sigma * normal_quantile(q));
+    }
     double operator()(const NormalDist& d) const {
       // Quantile of the normal truncated at 0.
       if (d.sd.count() == 0) return std::max(0.0, ns(d.mean));
@@ -158,7 +169,8 @@ std::string Distribution::describe() const {
       return fmt::format("uniform({}..{})", format_duration(d.min), format_duration(d.max));
     }
     std::string operator()(const LognormalDist& d) const {
-      return fmt::format("lognormal(median {}, p99 {})", format_duration(d.median), format_duration(d.p99));
+      return fmt::format("lognormal(median {}, p99 {})", format_duration(d.median),
+                         format_duration(d.p99));
     }
     std::string operator()(const NormalDist& d) const {
       return fmt::format("normal(mean {}, sd {})", format_duration(d.mean), format_duration(d.sd));

@@ -17,25 +17,43 @@
 
 namespace poolsim {
 
-struct FixedDist { Duration value; };
-struct ExponentialDist { Duration mean; };
-struct UniformDist { Duration min, max; };
-struct LognormalDist { Duration median, p99; double mu = 0, sigma = 0; };
-struct NormalDist { Duration mean, sd; };
-struct EmpiricalDist { std::string file; std::vector<Duration> samples; };
+struct FixedDist {
+  Duration value;
+};
+struct ExponentialDist {
+  Duration mean;
+};
+struct UniformDist {
+  Duration min, max;
+};
+struct LognormalDist {
+  Duration median, p99;
+  double mu = 0, sigma = 0;
+};
+struct NormalDist {
+  Duration mean, sd;
+};
+struct EmpiricalDist {
+  std::string file;
+  std::vector<Duration> samples;
+};
 
 class Distribution {
  public:
-  using Variant = std::variant<FixedDist, ExponentialDist, UniformDist, LognormalDist,
-                               NormalDist, EmpiricalDist>;
+  using Variant = std::variant<FixedDist, ExponentialDist, UniformDist, LognormalDist, NormalDist,
+                               EmpiricalDist>;
 
   Distribution() : v_(FixedDist{Duration{0}}) {}
   explicit Distribution(Variant v);
   static Distribution fixed(Duration d) { return Distribution(FixedDist{d}); }
   static Distribution exponential(Duration mean) { return Distribution(ExponentialDist{mean}); }
-  static Distribution uniform(Duration lo, Duration hi) { return Distribution(UniformDist{lo, hi}); }
+  static Distribution uniform(Duration lo, Duration hi) {
+    return Distribution(UniformDist{lo, hi});
+  }
   static Distribution lognormal(Duration median, Duration p99);
-  static Distribution normal(Duration mean, Duration sd) { return Distribution(NormalDist{mean, sd}); }
+  static Distribution normal(Duration mean, Duration sd) {
+    return Distribution(NormalDist{mean, sd});
+  }
 
   Duration sample(Rng& rng) const;
   // Exact mean in seconds (for normal: of the truncated distribution).

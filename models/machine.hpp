@@ -39,10 +39,10 @@ struct MachineProfile {
   // stacks"): freed stacks are kept up to stack_cache bytes and reused; a
   // creation that finds none maps a new one, an exit that finds it full
   // unmaps its stack.
-  Bytes stack_cache = 0;      // glibc.pthread.stack_cache_size (40 MiB by default)
-  Duration stack_map{};       // mmap + guard mprotect + first touch of a new stack (creator)
-  Duration stack_unmap{};     // munmap of a stack, the process on one CPU (exiting thread)
-  Duration tlb_shootdown{};   // extra for that munmap when the process runs on several CPUs
+  Bytes stack_cache = 0;     // glibc.pthread.stack_cache_size (40 MiB by default)
+  Duration stack_map{};      // mmap + guard mprotect + first touch of a new stack (creator)
+  Duration stack_unmap{};    // munmap of a stack, the process on one CPU (exiting thread)
+  Duration tlb_shootdown{};  // extra for that munmap when the process runs on several CPUs
   // Wake-up packing (docs/simulator.md, "Wake-up packing"; some hosts' guest
   // kernels keep woken threads on lightly used vCPUs instead of waking idle
   // ones): a thread woken by a thread on CPU w is placed on w, even when

@@ -17,15 +17,27 @@ std::optional<Metric> metric_from(std::string_view name) {
 
 std::string_view unit_of(Metric m) {
   switch (m) {
-    case Metric::makespan: case Metric::first_completion: case Metric::latency_mean:
-    case Metric::latency_p50: case Metric::latency_p90: case Metric::latency_p99:
-    case Metric::latency_max: case Metric::queue_wait_mean: case Metric::throttled_time:
-    case Metric::submit_lag_mean: case Metric::submit_lag_p99: case Metric::burst_time:
+    case Metric::makespan:
+    case Metric::first_completion:
+    case Metric::latency_mean:
+    case Metric::latency_p50:
+    case Metric::latency_p90:
+    case Metric::latency_p99:
+    case Metric::latency_max:
+    case Metric::queue_wait_mean:
+    case Metric::throttled_time:
+    case Metric::submit_lag_mean:
+    case Metric::submit_lag_p99:
+    case Metric::burst_time:
       return "s";
-    case Metric::throughput: return "/s";
-    case Metric::memory_peak: return "B";
-    case Metric::cpu_utilization: return "fraction";
-    default: return "";
+    case Metric::throughput:
+      return "/s";
+    case Metric::memory_peak:
+      return "B";
+    case Metric::cpu_utilization:
+      return "fraction";
+    default:
+      return "";
   }
 }
 

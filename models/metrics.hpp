@@ -36,10 +36,28 @@
 namespace poolsim {
 
 enum class Metric : std::size_t {
-  makespan, throughput, first_completion, latency_mean, latency_p50, latency_p90, latency_p99,
-  latency_max, queue_wait_mean, switches_voluntary, switches_involuntary, threads_peak,
-  memory_peak, cpu_utilization, throttled_periods, throttled_time, completed, rejected,
-  submit_lag_mean, submit_lag_p99, burst_periods, burst_time,
+  makespan,
+  throughput,
+  first_completion,
+  latency_mean,
+  latency_p50,
+  latency_p90,
+  latency_p99,
+  latency_max,
+  queue_wait_mean,
+  switches_voluntary,
+  switches_involuntary,
+  threads_peak,
+  memory_peak,
+  cpu_utilization,
+  throttled_periods,
+  throttled_time,
+  completed,
+  rejected,
+  submit_lag_mean,
+  submit_lag_p99,
+  burst_periods,
+  burst_time,
   count_
 };
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::count_);

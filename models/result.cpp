@@ -9,19 +9,24 @@
 // Perfetto and chrome://tracing open it.
 #include "models/result.hpp"
 
-#include <ostream>
-
 #include <fmt/format.h>
+
+#include <ostream>
 
 namespace poolsim {
 
 std::string_view to_string(SpanKind k) {
   switch (k) {
-    case SpanKind::running: return "running";
-    case SpanKind::runnable: return "runnable";
-    case SpanKind::blocked: return "blocked";
-    case SpanKind::throttled: return "throttled";
-    case SpanKind::task: return "task";
+    case SpanKind::running:
+      return "running";
+    case SpanKind::runnable:
+      return "runnable";
+    case SpanKind::blocked:
+      return "blocked";
+    case SpanKind::throttled:
+      return "throttled";
+    case SpanKind::task:
+      return "task";
   }
   return "?";
 }
@@ -38,9 +43,13 @@ std::string us(Duration d) {
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '"' || c == '\\') { out += '\\'; out += c; }
-    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += c;
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt::format("\\u{:04x}", c);
+    else
+      out += c;
   }
   return out;
 }
@@ -49,15 +58,20 @@ std::string escape(const std::string& s) {
 
 void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string& title) {
   // pid 1: CPUs, pid 2: OS threads.
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":\"" << escape(title) << "\"},\"traceEvents\":[\n";
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":\"" << escape(title)
+      << "\"},\"traceEvents\":[\n";
   out << "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"CPUs\"}},\n";
   out << "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"threads\"}}";
   for (std::size_t i = 0; i < trace.tracks.size(); ++i) {
     const auto& t = trace.tracks[i];
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
-                       t.is_cpu ? 1 : 2, i, escape(t.name));
-    out << fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
-                       t.is_cpu ? 1 : 2, i, i);
+    out << fmt::format(
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}"
+        "\"}}}}",
+        t.is_cpu ? 1 : 2, i, escape(t.name));
+    out << fmt::format(
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_"
+        "index\":{}}}}}",
+        t.is_cpu ? 1 : 2, i, i);
   }
   for (const auto& s : trace.spans) {
     const bool cpu = s.track < trace.tracks.size() && trace.tracks[s.track].is_cpu;
@@ -66,12 +80,17 @@ void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string
       name = fmt::format("task {}", s.task);
     else
       name = std::string(to_string(s.kind));
-    out << fmt::format(",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"{}\"",
-                       cpu ? 1 : 2, s.track, us(s.begin), us(s.end - s.begin), name, to_string(s.kind));
+    out << fmt::format(
+        ",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"{}"
+        "\"",
+        cpu ? 1 : 2, s.track, us(s.begin), us(s.end - s.begin), name, to_string(s.kind));
     if (s.task != TraceSpan::kNoTask || s.thread != TraceSpan::kNoTask) {
       out << ",\"args\":{";
       bool comma = false;
-      if (s.task != TraceSpan::kNoTask) { out << "\"task\":" << s.task; comma = true; }
+      if (s.task != TraceSpan::kNoTask) {
+        out << "\"task\":" << s.task;
+        comma = true;
+      }
       if (s.thread != TraceSpan::kNoTask) {
         if (comma) out << ",";
         out << "\"thread\":" << s.thread;

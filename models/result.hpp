@@ -23,9 +23,9 @@
 namespace poolsim {
 
 enum class TaskOutcome : std::uint8_t {
-  not_run,    // never submitted (a closed client stopped, or the run was cut short)
+  not_run,  // never submitted (a closed client stopped, or the run was cut short)
   completed,
-  rejected,   // refused by the runtime's rejection policy
+  rejected,  // refused by the runtime's rejection policy
 };
 
 struct TaskRecord {
@@ -34,10 +34,10 @@ struct TaskRecord {
   // (graph nodes; roots at 0). Latency is measured from here, so a late
   // submitter cannot hide the queueing it causes (coordinated omission).
   Duration intended{};
-  Duration submit{};   // handed to the runtime (intended + the submitter's own lag)
-  Duration start{};    // first instruction of its first phase
-  Duration end{};      // its last phase finished
-  Duration cpu{};      // CPU time it consumed (0 where not measured)
+  Duration submit{};         // handed to the runtime (intended + the submitter's own lag)
+  Duration start{};          // first instruction of its first phase
+  Duration end{};            // its last phase finished
+  Duration cpu{};            // CPU time it consumed (0 where not measured)
   std::uint32_t worker = 0;  // OS thread (or carrier/loop) that started it
   TaskOutcome outcome = TaskOutcome::not_run;
 };
@@ -66,7 +66,7 @@ class RecordSummary {
   std::int64_t completed = 0, rejected = 0;
   Duration first_end = Duration::max(), last_end{0};
   Duration first_intended = Duration::max();  // earliest intended arrival handed over
-  long double wait_sum_ns = 0;  // start - submit of completed tasks (exact: integers)
+  long double wait_sum_ns = 0;                // start - submit of completed tasks (exact: integers)
 
   bool exact() const { return !histogram_on_; }
   double relative_error() const { return exact() ? 0.0 : hist_.relative_error(); }
@@ -125,14 +125,14 @@ enum class SpanKind : std::uint8_t { running, runnable, blocked, throttled, task
 std::string_view to_string(SpanKind k);
 
 struct TraceTrack {
-  std::string name;   // "cpu 0", "worker 3", "submitter"
+  std::string name;  // "cpu 0", "worker 3", "submitter"
   bool is_cpu = false;
 };
 
 struct TraceSpan {
   std::uint32_t track = 0;
   SpanKind kind = SpanKind::running;
-  std::uint32_t task = kNoTask;  // task id for running/task spans
+  std::uint32_t task = kNoTask;    // task id for running/task spans
   std::uint32_t thread = kNoTask;  // on CPU tracks: the thread that ran
   Duration begin{}, end{};
   static constexpr std::uint32_t kNoTask = 0xffffffffu;
@@ -154,18 +154,18 @@ void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string
 // outside the band is run again; if it stays outside it is `disturbed` and no
 // verdict is drawn from it.
 struct SpeedCheck {
-  bool measured = false;   // false: simulated, or a measurement without the check
-  double before = 0;       // canary loop in the parent, right before the repetition
-  double during = 0;       // sampled `cpu` phases of the repetition itself
+  bool measured = false;        // false: simulated, or a measurement without the check
+  double before = 0;            // canary loop in the parent, right before the repetition
+  double during = 0;            // sampled `cpu` phases of the repetition itself
   bool during_sampled = false;  // false: no phase was long enough to be timed
-  double after = 0;        // canary loop right after it
+  double after = 0;             // canary loop right after it
   std::int32_t attempts = 0;    // runs it took (1 = first try within the band)
-  bool disturbed = false;  // still outside the band after the last attempt
+  bool disturbed = false;       // still outside the band after the last attempt
 };
 
 struct RunResult {
-  std::string mode = "simulated";  // "simulated" | "measured"
-  double cpus_available = 1;       // capacity the scenario could use (for cpu_utilization)
+  std::string mode = "simulated";   // "simulated" | "measured"
+  double cpus_available = 1;        // capacity the scenario could use (for cpu_utilization)
   std::vector<TaskRecord> records;  // one per task id (empty when streamed)
   // Streamed runs (the simulator without records, SimOptions::records):
   // the records reduced as tasks finished; compute_metrics() reads it.

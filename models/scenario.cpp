@@ -1,9 +1,9 @@
 #include "models/scenario.hpp"
 
-#include "models/backend_registry.hpp"
-
 #include <algorithm>
 #include <cmath>
+
+#include "models/backend_registry.hpp"
 
 namespace poolsim {
 
@@ -21,10 +21,14 @@ double cpu_capacity(const MachineProfile& m, const Limits& l) {
 
 std::string_view to_string(ArrivalKind k) {
   switch (k) {
-    case ArrivalKind::batch: return "batch";
-    case ArrivalKind::poisson: return "poisson";
-    case ArrivalKind::periodic: return "periodic";
-    case ArrivalKind::closed: return "closed";
+    case ArrivalKind::batch:
+      return "batch";
+    case ArrivalKind::poisson:
+      return "poisson";
+    case ArrivalKind::periodic:
+      return "periodic";
+    case ArrivalKind::closed:
+      return "closed";
   }
   return "?";
 }
@@ -39,34 +43,47 @@ std::optional<BackendKind> backend_kind_from(std::string_view name) {
 
 std::string_view to_string(RejectPolicy p) {
   switch (p) {
-    case RejectPolicy::abort: return "abort";
-    case RejectPolicy::caller_runs: return "caller-runs";
-    case RejectPolicy::discard: return "discard";
-    case RejectPolicy::discard_oldest: return "discard-oldest";
+    case RejectPolicy::abort:
+      return "abort";
+    case RejectPolicy::caller_runs:
+      return "caller-runs";
+    case RejectPolicy::discard:
+      return "discard";
+    case RejectPolicy::discard_oldest:
+      return "discard-oldest";
   }
   return "?";
 }
 
 int BackendSpec::initial_threads() const {
   switch (kind) {
-    case BackendKind::thread_per_task: return 0;
-    case BackendKind::pool: return threads;  // started lazily, up to core
-    case BackendKind::injecting_pool: return min_threads;
-    case BackendKind::virtual_threads: return carriers;
-    case BackendKind::event_loop: return loops;
+    case BackendKind::thread_per_task:
+      return 0;
+    case BackendKind::pool:
+      return threads;  // started lazily, up to core
+    case BackendKind::injecting_pool:
+      return min_threads;
+    case BackendKind::virtual_threads:
+      return carriers;
+    case BackendKind::event_loop:
+      return loops;
     case BackendKind::work_stealing:
     case BackendKind::tbb:
-    case BackendKind::asio_pool: return threads;
+    case BackendKind::asio_pool:
+      return threads;
   }
   return threads;
 }
 
 int BackendSpec::thread_bound() const {
   switch (kind) {
-    case BackendKind::thread_per_task: return 0;
+    case BackendKind::thread_per_task:
+      return 0;
     case BackendKind::pool:
-    case BackendKind::injecting_pool: return std::max(max_threads, initial_threads());
-    default: return initial_threads();
+    case BackendKind::injecting_pool:
+      return std::max(max_threads, initial_threads());
+    default:
+      return initial_threads();
   }
 }
 

@@ -44,11 +44,11 @@ inline constexpr int kMaxYamlNesting = 64;
 
 // ---- limits ---------------------------------------------------------------
 struct Limits {
-  std::optional<double> cpus;            // CFS quota in CPUs (quota = cpus * period)
+  std::optional<double> cpus;  // CFS quota in CPUs (quota = cpus * period)
   Duration period = std::chrono::milliseconds(100);
-  std::vector<int> cpuset;               // empty: every CPU of the machine
-  std::string cpuset_text;               // as written, for reports ("0-1")
-  Duration burst{};                      // CFS burst: unused quota kept, up to this
+  std::vector<int> cpuset;  // empty: every CPU of the machine
+  std::string cpuset_text;  // as written, for reports ("0-1")
+  Duration burst{};         // CFS burst: unused quota kept, up to this
 };
 
 // CPUs the scenario may use: the cpuset size (or the machine's cores), never
@@ -58,12 +58,16 @@ int effective_cores(const MachineProfile& m, const Limits& l);
 double cpu_capacity(const MachineProfile& m, const Limits& l);
 
 // ---- workload -------------------------------------------------------------
-struct CpuPhase { Distribution work; };
-struct WaitPhase { Distribution time; };
+struct CpuPhase {
+  Distribution work;
+};
+struct WaitPhase {
+  Distribution time;
+};
 struct LockPhase {
   std::string name;
   int shards = 1;
-  Distribution hold;                     // CPU work while holding the lock
+  Distribution hold;                        // CPU work while holding the lock
   std::optional<Distribution> wait_inside;  // blocking wait while holding it
 };
 using PhaseSpec = std::variant<CpuPhase, WaitPhase, LockPhase>;
@@ -79,12 +83,12 @@ std::string_view to_string(ArrivalKind k);
 
 struct Arrival {
   ArrivalKind kind = ArrivalKind::batch;
-  std::optional<std::int64_t> count;     // batch: required; poisson/periodic: count or duration
-  std::optional<Duration> duration;      // poisson/periodic/closed
-  double rate = 0;                       // poisson: per second
-  Duration interval{};                   // periodic
-  int clients = 0;                       // closed
-  Distribution think;                    // closed
+  std::optional<std::int64_t> count;  // batch: required; poisson/periodic: count or duration
+  std::optional<Duration> duration;   // poisson/periodic/closed
+  double rate = 0;                    // poisson: per second
+  Duration interval{};                // periodic
+  int clients = 0;                    // closed
+  Distribution think;                 // closed
 };
 
 struct GraphNode {
@@ -102,25 +106,36 @@ struct ForkJoin {
 };
 
 struct GraphSpec {
-  std::vector<GraphNode> nodes;      // explicit graph
-  std::optional<ForkJoin> fork_join; // or a generator
+  std::vector<GraphNode> nodes;       // explicit graph
+  std::optional<ForkJoin> fork_join;  // or a generator
 };
 
 struct WorkloadSpec {
-  std::optional<Arrival> arrival;    // set unless graph
-  std::vector<TaskClass> classes;    // one class (weight 1) for `task:`
+  std::optional<Arrival> arrival;  // set unless graph
+  std::vector<TaskClass> classes;  // one class (weight 1) for `task:`
   std::optional<GraphSpec> graph;
   bool is_graph() const { return graph.has_value(); }
 };
 
 // ---- backend --------------------------------------------------------------
 enum class BackendKind {
-  thread_per_task, pool, work_stealing, injecting_pool, virtual_threads, event_loop, tbb, asio_pool
+  thread_per_task,
+  pool,
+  work_stealing,
+  injecting_pool,
+  virtual_threads,
+  event_loop,
+  tbb,
+  asio_pool
 };
-inline constexpr BackendKind kAllBackends[] = {
-    BackendKind::thread_per_task, BackendKind::pool,           BackendKind::work_stealing,
-    BackendKind::injecting_pool,  BackendKind::virtual_threads, BackendKind::event_loop,
-    BackendKind::tbb,             BackendKind::asio_pool};
+inline constexpr BackendKind kAllBackends[] = {BackendKind::thread_per_task,
+                                               BackendKind::pool,
+                                               BackendKind::work_stealing,
+                                               BackendKind::injecting_pool,
+                                               BackendKind::virtual_threads,
+                                               BackendKind::event_loop,
+                                               BackendKind::tbb,
+                                               BackendKind::asio_pool};
 std::string_view to_string(BackendKind k);
 std::optional<BackendKind> backend_kind_from(std::string_view name);
 
@@ -131,16 +146,16 @@ std::string_view to_string(RejectPolicy p);
 // of its row in the spec and fills the rest with the spec's defaults.
 struct BackendSpec {
   BackendKind kind = BackendKind::pool;
-  int threads = 0;                       // pool, work-stealing, tbb, asio-pool (default cores)
-  int max_threads = 0;                   // pool (= threads), injecting-pool (512)
-  std::optional<std::int64_t> queue;     // pool: bounded queue capacity; unset = unbounded
+  int threads = 0;                    // pool, work-stealing, tbb, asio-pool (default cores)
+  int max_threads = 0;                // pool (= threads), injecting-pool (512)
+  std::optional<std::int64_t> queue;  // pool: bounded queue capacity; unset = unbounded
   RejectPolicy reject = RejectPolicy::abort;
   Duration keep_alive = std::chrono::seconds(60);
-  Bytes stack = 8 * 1024 * 1024;         // thread stack size (reserve)
-  int min_threads = 0;                   // injecting-pool (default cores)
+  Bytes stack = 8 * 1024 * 1024;  // thread stack size (reserve)
+  int min_threads = 0;            // injecting-pool (default cores)
   Duration injection_delay = std::chrono::milliseconds(500);
-  int carriers = 0;                      // virtual-threads (default cores)
-  int loops = 0;                         // event-loop (default cores)
+  int carriers = 0;  // virtual-threads (default cores)
+  int loops = 0;     // event-loop (default cores)
 
   // OS threads the runtime starts with (before any growth).
   int initial_threads() const;

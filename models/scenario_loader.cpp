@@ -560,7 +560,8 @@ struct ProfileLoader {
     for (const MachineField& f : kMachineFields) {
       if (f.kind() != FieldKind::duration) continue;
       if (auto fv = r.get(f.name); fv && yaml::duration(*fv) > std::chrono::seconds(1))
-        fv->fail(std::string(f.name) + " must be at most 1s (a machine-profile cost or period), got " +
+        fv->fail(std::string(f.name) +
+                 " must be at most 1s (a machine-profile cost or period), got " +
                  fv->node.Scalar());
     }
     if (m.slice <= Duration{0})
@@ -994,8 +995,9 @@ Limits read_limits(const Val& v, const MachineProfile& m) {
 }
 
 RunOptions read_run(const Val& v) {
-  MapReader r(v, {"reps", "warmup", "timeout", "max_threads", "speed_band", "speed_retries", "speed_wait"},
-              "run options");
+  MapReader r(
+      v, {"reps", "warmup", "timeout", "max_threads", "speed_band", "speed_retries", "speed_wait"},
+      "run options");
   RunOptions o;
   constexpr auto kIntMax = std::numeric_limits<int>::max();
   if (auto x = r.get("reps")) o.reps = static_cast<int>(yaml::integer(*x, 1, kIntMax, "run.reps"));
@@ -1009,7 +1011,8 @@ RunOptions read_run(const Val& v) {
     o.max_threads = static_cast<int>(yaml::integer(*x, 1, kIntMax, "run.max_threads"));
   if (auto x = r.get("speed_band")) {
     o.speed_band = yaml::fraction(*x);
-    if (o.speed_band <= 0 || o.speed_band >= 1) x->fail("run.speed_band must be between 0% and 100%");
+    if (o.speed_band <= 0 || o.speed_band >= 1)
+      x->fail("run.speed_band must be between 0% and 100%");
   }
   if (auto x = r.get("speed_retries"))
     o.speed_retries = static_cast<int>(yaml::integer(*x, 0, 10, "run.speed_retries"));

@@ -34,9 +34,9 @@ class ScenarioError : public std::runtime_error {
 };
 
 struct LoadOptions {
-  std::vector<std::string> sets;            // "key.path=value", applied in order
-  std::optional<std::string> machine;       // --machine NAME|PATH replaces `machine:`
-  std::optional<std::uint64_t> seed;        // --seed N replaces `seed:`
+  std::vector<std::string> sets;       // "key.path=value", applied in order
+  std::optional<std::string> machine;  // --machine NAME|PATH replaces `machine:`
+  std::optional<std::uint64_t> seed;   // --seed N replaces `seed:`
   // Directory holding machines/ (profiles) and bundled scenarios. Defaults to
   // default_config_dir().
   std::filesystem::path config_dir;

@@ -37,7 +37,8 @@ struct LockTable {
   void add(const LockPhase& l) {
     if (base.count(l.name)) {
       if (base[l.name].second != l.shards)
-        throw std::invalid_argument("lock '" + l.name + "' is declared with different shard counts");
+        throw std::invalid_argument("lock '" + l.name +
+                                    "' is declared with different shard counts");
       return;
     }
     base[l.name] = {static_cast<std::uint32_t>(names.size()), l.shards};
@@ -141,8 +142,10 @@ class Builder {
 double mean_task_seconds(const TaskSpec& t) {
   double sum = 0;
   for (const auto& p : t) {
-    if (auto* c = std::get_if<CpuPhase>(&p)) sum += c->work.mean_seconds();
-    else if (auto* w = std::get_if<WaitPhase>(&p)) sum += w->time.mean_seconds();
+    if (auto* c = std::get_if<CpuPhase>(&p))
+      sum += c->work.mean_seconds();
+    else if (auto* w = std::get_if<WaitPhase>(&p))
+      sum += w->time.mean_seconds();
     else {
       const auto& l = std::get<LockPhase>(p);
       sum += l.hold.mean_seconds() + (l.wait_inside ? l.wait_inside->mean_seconds() : 0.0);
@@ -206,8 +209,8 @@ void generate_closed(const Scenario& s, std::uint64_t seed, Builder& b, Workload
   const std::uint64_t per_client = closed_tasks_per_client(a, mean_task);
   if (per_client * static_cast<std::uint64_t>(a.clients) > static_cast<std::uint64_t>(kMaxTasks))
     throw std::invalid_argument(fmt::format(
-        "closed workload: {} clients x {} tasks each exceeds {} tasks; shorten the duration", a.clients,
-        per_client, kMaxTasks));
+        "closed workload: {} clients x {} tasks each exceeds {} tasks; shorten the duration",
+        a.clients, per_client, kMaxTasks));
   w.clients = static_cast<std::uint32_t>(a.clients);
   w.per_client = static_cast<std::uint32_t>(per_client);
   w.closed_duration = a.duration.value_or(Duration::max());
@@ -233,7 +236,9 @@ void generate_explicit_graph(const GraphSpec& g, std::uint64_t seed, Builder& b,
   for (std::size_t i = 0; i < n; ++i)
     for (const auto& p : g.nodes[i].after) {
       auto it = index.find(p);
-      if (it == index.end()) throw std::invalid_argument("graph node '" + g.nodes[i].id + "' waits for unknown node '" + p + "'");
+      if (it == index.end())
+        throw std::invalid_argument("graph node '" + g.nodes[i].id + "' waits for unknown node '" +
+                                    p + "'");
       boost::add_edge(it->second, i, graph);
     }
   std::vector<std::size_t> reverse_order;
@@ -282,7 +287,8 @@ void generate_fork_join(const ForkJoin& fj, std::uint64_t seed, Builder& b, Work
     return t;
   };
   // Returns (entry, exit) of the subtree.
-  auto build = [&](auto&& self, int level, const std::string& path) -> std::pair<std::uint32_t, std::uint32_t> {
+  auto build = [&](auto&& self, int level,
+                   const std::string& path) -> std::pair<std::uint32_t, std::uint32_t> {
     if (level == fj.depth) {
       const auto leaf = add(fj.leaf, "leaf" + path);
       return {leaf, leaf};
@@ -493,26 +499,32 @@ Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOption
     }
   }
   w.lock_names = b.locks.names;
-  for (std::size_t i = 0; i < s.workload.classes.size(); ++i) w.class_names.push_back(fmt::format("class{}", i));
+  for (std::size_t i = 0; i < s.workload.classes.size(); ++i)
+    w.class_names.push_back(fmt::format("class{}", i));
 
   if (s.workload.graph) {
     w.graph = true;
     w.arrival = ArrivalKind::batch;
-    if (s.workload.graph->fork_join) generate_fork_join(*s.workload.graph->fork_join, seed, b, w);
-    else generate_explicit_graph(*s.workload.graph, seed, b, w);
+    if (s.workload.graph->fork_join)
+      generate_fork_join(*s.workload.graph->fork_join, seed, b, w);
+    else
+      generate_explicit_graph(*s.workload.graph, seed, b, w);
     check_horizon(w);
     analyse_graph(w);
     return w;
   }
-  if (!s.workload.arrival) throw std::invalid_argument("workload has neither an arrival process nor a graph");
+  if (!s.workload.arrival)
+    throw std::invalid_argument("workload has neither an arrival process nor a graph");
   if (s.workload.classes.empty()) throw std::invalid_argument("workload has no task shape");
   w.arrival = s.workload.arrival->kind;
   if (w.arrival != ArrivalKind::closed && opt.stream) {
     w.stream = std::make_shared<TaskStream>(s, seed, w.lock_names);
     return w;
   }
-  if (w.arrival == ArrivalKind::closed) generate_closed(s, seed, b, w);
-  else generate_open(s, seed, b, w);
+  if (w.arrival == ArrivalKind::closed)
+    generate_closed(s, seed, b, w);
+  else
+    generate_open(s, seed, b, w);
   check_horizon(w);
   analyse_graph(w);  // without edges: total work and the longest single task
   return w;

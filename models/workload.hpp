@@ -34,20 +34,20 @@ enum class PhaseKind : std::uint8_t { cpu, wait, lock };
 
 struct Phase {
   PhaseKind kind = PhaseKind::cpu;
-  std::uint32_t lock = 0;   // lock phases: index into Workload::lock_names
-  Duration duration{};      // cpu: work; wait: wait time; lock: CPU work while holding
-  Duration wait_inside{};   // lock: blocking wait while holding (0 = none)
+  std::uint32_t lock = 0;  // lock phases: index into Workload::lock_names
+  Duration duration{};     // cpu: work; wait: wait time; lock: CPU work while holding
+  Duration wait_inside{};  // lock: blocking wait while holding (0 = none)
 };
 
 struct Task {
   std::uint32_t id = 0;
-  std::uint16_t cls = 0;           // class index (0 for a single task shape / graph)
-  Duration arrival{};              // submission time (closed: 0, issued by its client)
-  Duration think{};                // closed: think time before it is issued
-  std::uint32_t client = 0;        // closed: issuing client
+  std::uint16_t cls = 0;     // class index (0 for a single task shape / graph)
+  Duration arrival{};        // submission time (closed: 0, issued by its client)
+  Duration think{};          // closed: think time before it is issued
+  std::uint32_t client = 0;  // closed: issuing client
   std::uint32_t first_phase = 0, phase_count = 0;
   std::uint32_t first_succ = 0, succ_count = 0;
-  std::uint32_t pred_count = 0;    // graph: tasks that must finish first
+  std::uint32_t pred_count = 0;  // graph: tasks that must finish first
 };
 
 class TaskStream;
@@ -60,19 +60,19 @@ struct Workload {
   // total_work and critical_path are known once it is exhausted
   // (sync_stream()).
   std::shared_ptr<TaskStream> stream;
-  std::vector<Task> tasks;              // in arrival order (open), per client (closed), topological (graph)
+  std::vector<Task> tasks;  // in arrival order (open), per client (closed), topological (graph)
   std::vector<Phase> phases;
   std::vector<std::uint32_t> successors;
-  std::vector<std::string> lock_names;  // "stock", "rows#17", ...
-  std::vector<std::string> class_names; // "class0", ... or graph node ids' classes
-  std::vector<std::string> node_ids;    // graph: the node id of each task
+  std::vector<std::string> lock_names;   // "stock", "rows#17", ...
+  std::vector<std::string> class_names;  // "class0", ... or graph node ids' classes
+  std::vector<std::string> node_ids;     // graph: the node id of each task
   // closed arrivals
   std::uint32_t clients = 0;
   std::uint32_t per_client = 0;
   Duration closed_duration{};
   // analysis: for graphs the longest dependency path; without edges the
   // longest single task. Every phase's duration counts on the path.
-  Duration total_work{};        // sum of CPU time (cpu + lock hold) over all tasks
+  Duration total_work{};  // sum of CPU time (cpu + lock hold) over all tasks
   Duration critical_path{};
 
   std::span<const Phase> phases_of(const Task& t) const {

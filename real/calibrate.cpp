@@ -19,8 +19,8 @@
 
 #include "models/machine_fields.hpp"
 #include "models/scenario_loader.hpp"
-#include "real/calibrate_experiments.hpp"
 #include "real/backend.hpp"
+#include "real/calibrate_experiments.hpp"
 #include "real/cpu_work.hpp"
 #include "real/speed_check.hpp"
 
@@ -125,7 +125,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
   step("OS noise (fixed work quanta on every CPU)");
-  for (Measurement& m : measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
+  for (Measurement& m :
+       measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
     ms.push_back(std::move(m));
   {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)
     std::ifstream f("/proc/sys/kernel/sched_cfs_bandwidth_slice_us");

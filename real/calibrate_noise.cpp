@@ -18,8 +18,8 @@ std::vector<Measurement> measure_noise(Duration window) {
       n.cpus, to_seconds(n.window), to_seconds(n.quantum) * 1e6, n.events, n.quanta, n.switches);
   std::vector<Measurement> out;
   out.push_back(summarize("noise_interval", {to_seconds(n.interval)}, how));
-  Measurement med = summarize("noise_median", {to_seconds(n.median)},
-                              "median time an interrupted quantum lost");
+  Measurement med =
+      summarize("noise_median", {to_seconds(n.median)}, "median time an interrupted quantum lost");
   if (!stolen.empty()) {
     med.p10 = quantile(stolen, 0.1);
     med.p90 = quantile(stolen, 0.9);

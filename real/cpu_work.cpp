@@ -4,10 +4,10 @@
 #include <time.h>
 
 #include <algorithm>
-#include <vector>
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <vector>
 
 namespace poolsim::real {
 namespace {
@@ -117,8 +117,8 @@ void set_units_per_ns(double rate) {
 
 void burn(Duration work) {
   if (work.count() <= 0) return;
-  const auto units = static_cast<std::uint64_t>(
-      std::round(static_cast<double>(work.count()) * units_per_ns()));
+  const auto units =
+      static_cast<std::uint64_t>(std::round(static_cast<double>(work.count()) * units_per_ns()));
   if (units >= kProbeMinUnits && g_probe_on.load(std::memory_order_relaxed) &&
       ++t_probe_count % kProbeEvery == 0) {
     const std::int64_t t0 = thread_cpu_clock_ns();

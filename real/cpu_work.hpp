@@ -12,13 +12,12 @@
 // preemption during calibration does not skew it), keeping the fastest:
 // every trial spans ticks, so the rate includes what ticks cost a long
 // phase, and a trial slowed by other work is discarded (seven more trials
-// when they disagree by over 15%; see cpu_work.cpp for the history). The result is cached; the runner calibrates in the parent
-// before forking so every repetition uses the same rate, and the lead's
-// `poolsim calibrate` may call calibrate_cpu_work() to record it.
-// Speed probe: while a measured repetition runs, burn() times one phase in
-// kProbeEvery (per thread) of those at least kProbeMinUnits long on the
-// thread's CPU clock and adds it to process-wide totals, so the loop's speed
-// DURING the run is known at the cost of two clock reads every few phases
+// when they disagree by over 15%; see cpu_work.cpp for the history). The result is cached; the
+// runner calibrates in the parent before forking so every repetition uses the same rate, and the
+// lead's `poolsim calibrate` may call calibrate_cpu_work() to record it. Speed probe: while a
+// measured repetition runs, burn() times one phase in kProbeEvery (per thread) of those at least
+// kProbeMinUnits long on the thread's CPU clock and adds it to process-wide totals, so the loop's
+// speed DURING the run is known at the cost of two clock reads every few phases
 // (real/speed_check.hpp turns it into the repetition's speed check).
 // Left out: frequency scaling and SMT sharing are not corrected for; they are
 // part of what the machine does to real code.

@@ -88,15 +88,16 @@ Duration quantile(std::vector<Duration> v, double q) {
 
 OsNoise measure_os_noise(Duration window) {
   const std::vector<int> cpus = usable_cpu_list();
-  const auto units =
-      static_cast<std::uint64_t>(std::llround(static_cast<double>(kQuantum.count()) * units_per_ns()));
+  const auto units = static_cast<std::uint64_t>(
+      std::llround(static_cast<double>(kQuantum.count()) * units_per_ns()));
   std::vector<SpinnerResult> results(cpus.size());
   std::atomic<bool> go{false};
   {
     std::vector<std::thread> threads;
     threads.reserve(cpus.size());
     for (std::size_t i = 0; i < cpus.size(); ++i)
-      threads.emplace_back(spin, cpus[i], units, window.count(), std::cref(go), std::ref(results[i]));
+      threads.emplace_back(spin, cpus[i], units, window.count(), std::cref(go),
+                           std::ref(results[i]));
     go.store(true, std::memory_order_release);
     for (auto& t : threads) t.join();
   }

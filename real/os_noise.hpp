@@ -34,16 +34,16 @@
 namespace poolsim::real {
 
 struct OsNoise {
-  Duration window{};          // measured busy time per CPU
-  int cpus = 0;               // spinners (one per CPU this process may use)
-  std::int64_t quanta = 0;    // quanta timed, all CPUs
-  Duration quantum{};         // the undisturbed quantum (median over CPUs of each one's fastest)
-  std::int64_t events = 0;    // interrupted quanta, all CPUs
-  std::int64_t switches = 0;  // involuntary switches of the spinners, all CPUs
-  Duration interval{};        // mean busy time between interruptions of one CPU (0: none seen)
-  Duration median{};          // stolen time per interruption: median
-  Duration p99{};             //   and 99th percentile
-  double preempt = 0;         // share of interruptions that were switches to another task
+  Duration window{};             // measured busy time per CPU
+  int cpus = 0;                  // spinners (one per CPU this process may use)
+  std::int64_t quanta = 0;       // quanta timed, all CPUs
+  Duration quantum{};            // the undisturbed quantum (median over CPUs of each one's fastest)
+  std::int64_t events = 0;       // interrupted quanta, all CPUs
+  std::int64_t switches = 0;     // involuntary switches of the spinners, all CPUs
+  Duration interval{};           // mean busy time between interruptions of one CPU (0: none seen)
+  Duration median{};             // stolen time per interruption: median
+  Duration p99{};                //   and 99th percentile
+  double preempt = 0;            // share of interruptions that were switches to another task
   std::vector<Duration> stolen;  // every interruption's stolen time (for reports and tests)
 };
 

@@ -40,6 +40,7 @@
 #include "real/runner.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,8 +59,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
@@ -403,7 +402,8 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   backend->report(r.extra);
   if (probe.phases > 0 && probe.cpu_ns > 0) {
     r.speed.during_sampled = true;
-    r.speed.during = static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) / units_per_ns();
+    r.speed.during =
+        static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) / units_per_ns();
   }
   r.threads_series = std::move(sampler.threads);
   r.runnable_series = std::move(sampler.runnable);
@@ -474,7 +474,8 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   // that every run sizes its phases alike and the speed check compares the
   // machine with its profile; else calibrated now.
   if (s.machine.work_loop > Duration{0})
-    set_units_per_ns(static_cast<double>(kWorkLoopUnits) / static_cast<double>(s.machine.work_loop.count()));
+    set_units_per_ns(static_cast<double>(kWorkLoopUnits) /
+                     static_cast<double>(s.machine.work_loop.count()));
   units_per_ns();
   SignalGuard guard;
   std::vector<RunResult> out;

@@ -12,9 +12,9 @@
 // matches is skipped (lazy deletion). Cancelling is O(1), a cancelled entry
 // costs one skipped pop later. The fired top entry is removed lazily: when
 // its handler schedules a successor (the common case), the successor
-// overwrites the top and sinks once instead of a pop plus a push. EventId is two 32-bit words: no allocation per
-// event, the callback is a plain function pointer plus context and argument,
-// so scheduling allocates nothing once the vectors have grown.
+// overwrites the top and sinks once instead of a pop plus a push. EventId is two 32-bit words: no
+// allocation per event, the callback is a plain function pointer plus context and argument, so
+// scheduling allocates nothing once the vectors have grown.
 //
 // Invariants: now() never decreases; at(t) requires t >= now(); an EventId
 // refers to at most one pending event.

@@ -25,7 +25,8 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
     : engine_(engine),
       m_(machine),
       noise_(machine, opt.seed,
-             limits.cpuset.empty() ? std::max(1, machine.cores) : static_cast<int>(limits.cpuset.size())),
+             limits.cpuset.empty() ? std::max(1, machine.cores)
+                                   : static_cast<int>(limits.cpuset.size())),
       trace_(opt.trace) {
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
   if (m_.tick < Duration{0}) throw std::invalid_argument("machine.tick must not be negative");
@@ -112,10 +113,17 @@ void Kernel::set_state(ThreadId id, ThreadState s) {
   if (trace_ && now_ns > t.since && t.state != ThreadState::exited) {
     SpanKind k = SpanKind::runnable;
     switch (t.state) {
-      case ThreadState::running: k = SpanKind::running; break;
-      case ThreadState::blocked: k = SpanKind::blocked; break;
-      case ThreadState::throttled: k = SpanKind::throttled; break;
-      default: break;
+      case ThreadState::running:
+        k = SpanKind::running;
+        break;
+      case ThreadState::blocked:
+        k = SpanKind::blocked;
+        break;
+      case ThreadState::throttled:
+        k = SpanKind::throttled;
+        break;
+      default:
+        break;
     }
     tr_.spans.push_back({static_cast<std::uint32_t>(cpus_.size() + id), k,
                          k == SpanKind::running ? t.task : kNoTask, id, t.since, now_ns});
@@ -737,7 +745,8 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   // The run lasts until the vruntime reaches the deadline: a slice, half of
   // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
   c.seg_start = now();
-  c.slice_end = std::max(c.seg_start, c.stall_until) + std::max(Duration{0}, t.deadline - t.vruntime);
+  c.slice_end =
+      std::max(c.seg_start, c.stall_until) + std::max(Duration{0}, t.deadline - t.vruntime);
   c.protect_end = c.slice_end;  // set_protect_slice: vprot = the deadline it was picked with
   set_state(id, ThreadState::running);
   open_cpu_span(c);
@@ -900,7 +909,8 @@ void Kernel::finish(RunResult& r) {
   const Duration now_ns = now();
   for (Cpu& c : cpus_) {
     account(c);
-    if (c.state == CpuState::running) close_cpu_span(c, SpanKind::running, c.curr, threads_[c.curr].task);
+    if (c.state == CpuState::running)
+      close_cpu_span(c, SpanKind::running, c.curr, threads_[c.curr].task);
     if (c.throttled) close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
   }
   if (bw_) bw_->finish();

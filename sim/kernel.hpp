@@ -350,8 +350,8 @@ class Kernel {
     bool ran = false;
     bool timed_out = false;
     bool throttled_mark = false;
-    int cpu = -1;       // CPU it runs or is queued on
-    int last_cpu = -1;  // CPU it last ran on
+    int cpu = -1;          // CPU it runs or is queued on
+    int last_cpu = -1;     // CPU it last ran on
     Duration vruntime{0};  // absolute (when blocked: when it blocked)
     Duration lag{0};       // V - vruntime when it last blocked (vlag)
     Duration deadline{0};  // virtual deadline, absolute when queued/running
@@ -397,11 +397,11 @@ class Kernel {
     Duration slice_end{0};    // wall time the current thread reaches its deadline
     Duration protect_end{0};  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
     EventId ev;
-    Duration span_start{0};       // trace: current running span on this CPU
-    int load_level = -1;          // its level in load_idx_ (reindex)
-    int pull_level = -1;          // its level in pull_idx_, -1: absent
-    double util = 0;              // PELT-style utilization (util_update)
-    Duration util_t{0};           // when util was last brought up to date
+    Duration span_start{0};  // trace: current running span on this CPU
+    int load_level = -1;     // its level in load_idx_ (reindex)
+    int pull_level = -1;     // its level in pull_idx_, -1: absent
+    double util = 0;         // PELT-style utilization (util_update)
+    Duration util_t{0};      // when util was last brought up to date
   };
 
   // coroutine requests

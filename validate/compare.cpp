@@ -1,9 +1,9 @@
 #include "validate/compare.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "validate/output.hpp"
 #include "validate/table.hpp"
@@ -12,10 +12,14 @@ namespace poolsim::validate {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::match: return "match";
-    case Verdict::diverge: return "diverge";
-    case Verdict::noisy: return "noisy";
-    case Verdict::disturbed: return "disturbed";
+    case Verdict::match:
+      return "match";
+    case Verdict::diverge:
+      return "diverge";
+    case Verdict::noisy:
+      return "noisy";
+    case Verdict::disturbed:
+      return "disturbed";
   }
   return "?";
 }
@@ -34,20 +38,32 @@ Comparison compare(const Metrics& predicted, const std::array<MetricStats, kMetr
     row.tolerance = tolerance.for_metric(name);
     const double mean = row.measured.mean;
     if (mean == 0) {
-      row.error = row.predicted == 0 ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), row.predicted);
+      row.error = row.predicted == 0
+                      ? 0.0
+                      : std::copysign(std::numeric_limits<double>::infinity(), row.predicted);
       row.spread = 0;
     } else {
       row.error = (row.predicted - mean) / mean;
       row.spread = row.measured.sd / std::fabs(mean);
     }
-    if (row.spread > row.tolerance) row.verdict = Verdict::noisy;
-    else if (std::fabs(row.error) <= row.tolerance) row.verdict = Verdict::match;
-    else row.verdict = Verdict::diverge;
+    if (row.spread > row.tolerance)
+      row.verdict = Verdict::noisy;
+    else if (std::fabs(row.error) <= row.tolerance)
+      row.verdict = Verdict::match;
+    else
+      row.verdict = Verdict::diverge;
     switch (row.verdict) {
-      case Verdict::match: ++c.matched; break;
-      case Verdict::diverge: ++c.diverged; break;
-      case Verdict::noisy: ++c.noisy; break;
-      case Verdict::disturbed: break;
+      case Verdict::match:
+        ++c.matched;
+        break;
+      case Verdict::diverge:
+        ++c.diverged;
+        break;
+      case Verdict::noisy:
+        ++c.noisy;
+        break;
+      case Verdict::disturbed:
+        break;
     }
     c.rows.push_back(row);
   }
@@ -74,8 +90,9 @@ std::string comparison_table(const Comparison& c) {
   for (const auto& r : c.rows) {
     t.add_row({std::string(to_string(r.metric)), format_metric(r.metric, r.predicted),
                format_metric(r.metric, r.measured.mean), format_metric(r.metric, r.measured.sd),
-               format_metric(r.metric, r.measured.min), format_metric(r.metric, r.measured.max), pct(r.error),
-               fmt::format("{:.0f}%", r.tolerance * 100), std::string(to_string(r.verdict))});
+               format_metric(r.metric, r.measured.min), format_metric(r.metric, r.measured.max),
+               pct(r.error), fmt::format("{:.0f}%", r.tolerance * 100),
+               std::string(to_string(r.verdict))});
   }
   const int n = c.rows.empty() ? 0 : c.rows.front().measured.n;
   if (c.overall == Verdict::disturbed)
@@ -83,8 +100,10 @@ std::string comparison_table(const Comparison& c) {
                          "\nverdict: disturbed (the machine did not run at its calibrated speed; "
                          "no verdict drawn; n = {} measured repetitions)\n",
                          n);
-  return t.str() + fmt::format("\nverdict: {} ({} match, {} diverge, {} noisy; n = {} measured repetitions)\n",
-                               to_string(c.overall), c.matched, c.diverged, c.noisy, n);
+  return t.str() +
+         fmt::format(
+             "\nverdict: {} ({} match, {} diverge, {} noisy; n = {} measured repetitions)\n",
+             to_string(c.overall), c.matched, c.diverged, c.noisy, n);
 }
 
 nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c) {
@@ -98,8 +117,10 @@ nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c) {
     nlohmann::ordered_json e;
     e["predicted"] = r.predicted;
     e["measured"] = stats_json(r.measured);
-    if (std::isfinite(r.error)) e["error"] = r.error;
-    else e["error"] = nullptr;
+    if (std::isfinite(r.error))
+      e["error"] = r.error;
+    else
+      e["error"] = nullptr;
     e["tolerance"] = r.tolerance;
     e["verdict"] = std::string(to_string(r.verdict));
     m[std::string(to_string(r.metric))] = e;

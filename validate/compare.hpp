@@ -16,11 +16,10 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/metrics.hpp"
 #include "models/scenario.hpp"
@@ -34,9 +33,9 @@ struct MetricComparison {
   Metric metric{};
   double predicted = 0;
   MetricStats measured;
-  double error = 0;      // may be +-infinity when the measured mean is 0
+  double error = 0;  // may be +-infinity when the measured mean is 0
   double tolerance = 0;
-  double spread = 0;     // sd / |mean| of the measurement
+  double spread = 0;  // sd / |mean| of the measurement
   Verdict verdict = Verdict::match;
 };
 
@@ -55,7 +54,8 @@ void mark_disturbed(Comparison& c);
 
 // The verdict table for the terminal.
 std::string comparison_table(const Comparison& c);
-// {"scenario", "verdict", "metrics": {name: {"predicted", "measured": {...}, "error", "tolerance", "verdict"}}}
+// {"scenario", "verdict", "metrics": {name: {"predicted", "measured": {...}, "error", "tolerance",
+// "verdict"}}}
 nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c);
 
 }  // namespace poolsim::validate

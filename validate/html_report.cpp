@@ -22,7 +22,6 @@
 // Deliberately left out: interactivity (zoom, tooltips) and any JavaScript;
 // for exploring a schedule, --trace-dir writes Perfetto traces.
 #include "validate/html_report.hpp"
-#include "validate/speed_report.hpp"
 
 #include <fmt/format.h>
 
@@ -34,6 +33,7 @@
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "validate/output.hpp"
+#include "validate/speed_report.hpp"
 #include "validate/svg_chart.hpp"
 
 namespace poolsim::validate {
@@ -536,8 +536,9 @@ std::string render_html_report(const ReportInput& in) {
                          escape_xml(speed));
   }
   if (c.overall == Verdict::disturbed)
-    out += "<p class=\"speed\">No verdict is drawn: too few repetitions ran at the machine's "
-           "calibrated speed (docs/validation.md, \"Disturbed runs\").</p>\n";
+    out +=
+        "<p class=\"speed\">No verdict is drawn: too few repetitions ran at the machine's "
+        "calibrated speed (docs/validation.md, \"Disturbed runs\").</p>\n";
   if (c.rows.empty())
     out += absent("No metric was compared (every metric is ignored by the tolerance).");
   else

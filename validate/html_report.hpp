@@ -18,11 +18,12 @@ struct ReportInput {
   const Scenario* scenario = nullptr;
   const Workload* workload = nullptr;
   const Comparison* comparison = nullptr;
-  const RunResult* predicted = nullptr;            // the simulation (with its trace if one was taken)
-  const std::vector<RunResult>* measured = nullptr; // the measured repetitions (the first one's trace, if any)
-  std::string scenario_yaml;                        // the scenario file's text, shown verbatim
-  std::string generated_at;                         // timestamp line for the header
-  std::string host;                                 // kernel and CPU model of the measuring machine
+  const RunResult* predicted = nullptr;  // the simulation (with its trace if one was taken)
+  const std::vector<RunResult>* measured =
+      nullptr;                // the measured repetitions (the first one's trace, if any)
+  std::string scenario_yaml;  // the scenario file's text, shown verbatim
+  std::string generated_at;   // timestamp line for the header
+  std::string host;           // kernel and CPU model of the measuring machine
 };
 
 // The whole HTML document.

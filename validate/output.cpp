@@ -12,11 +12,8 @@
 #include <type_traits>
 #include <variant>
 
-#include <fmt/format.h>
-
 #include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
-
 #include "validate/sizing.hpp"
 #include "validate/table.hpp"
 
@@ -100,13 +97,16 @@ ordered_json workload_json(const Workload& w) {
   if (w.graph) {
     double length = 0;
     for (const auto& t : w.tasks) length += to_seconds(w.length_of(t));
-    j["useful_threads_max"] = graph_bounds(1, to_seconds(w.total_work), length, to_seconds(w.critical_path)).useful_threads;
+    j["useful_threads_max"] =
+        graph_bounds(1, to_seconds(w.total_work), length, to_seconds(w.critical_path))
+            .useful_threads;
   }
   return j;
 }
 }  // namespace
 
-ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics& m, const RunResult& r) {
+ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics& m,
+                            const RunResult& r) {
   ordered_json j = header(s, "simulated");
   j["workload"] = workload_json(w);
   ordered_json mj;
@@ -131,10 +131,12 @@ ordered_json stats_json(const MetricStats& s) {
 }
 
 ordered_json measured_json(const Scenario& s, const std::array<MetricStats, kMetricCount>& st,
-                           const std::vector<RunResult>& reps, const std::vector<Warning>& warnings) {
+                           const std::vector<RunResult>& reps,
+                           const std::vector<Warning>& warnings) {
   ordered_json j = header(s, "measured");
   ordered_json mj;
-  for (std::size_t i = 0; i < kMetricCount; ++i) mj[std::string(kMetricNames[i])] = stats_json(st[i]);
+  for (std::size_t i = 0; i < kMetricCount; ++i)
+    mj[std::string(kMetricNames[i])] = stats_json(st[i]);
   j["metrics"] = mj;
   // Runtime-specific counters, averaged over repetitions.
   std::map<std::string, double> extra;
@@ -163,7 +165,8 @@ std::string format_metric(Metric m, double v) {
   if (unit == "B") return format_bytes(v);
   if (unit == "/s") return fmt::format("{:.4g}/s", v);
   if (unit == "fraction") return fmt::format("{:.1f}%", v * 100);
-  if (std::fabs(v - std::round(v)) < 1e-9) return fmt::format("{}", static_cast<long long>(std::llround(v)));
+  if (std::fabs(v - std::round(v)) < 1e-9)
+    return fmt::format("{}", static_cast<long long>(std::llround(v)));
   return fmt::format("{:.1f}", v);
 }
 
@@ -186,8 +189,9 @@ std::string measured_table(const std::array<MetricStats, kMetricCount>& st) {
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const auto metric = static_cast<Metric>(i);
     const auto& s = st[i];
-    t.add_row({std::string(kMetricNames[i]), format_metric(metric, s.mean), format_metric(metric, s.sd),
-               format_metric(metric, s.min), format_metric(metric, s.max), std::to_string(s.n)});
+    t.add_row({std::string(kMetricNames[i]), format_metric(metric, s.mean),
+               format_metric(metric, s.sd), format_metric(metric, s.min),
+               format_metric(metric, s.max), std::to_string(s.n)});
   }
   return t.str();
 }
@@ -220,9 +224,11 @@ std::string describe_workload(const Scenario& s, const Workload& w) {
   if (w.graph) {
     double length = 0;
     for (const auto& t : w.tasks) length += to_seconds(w.length_of(t));
-    const auto b = graph_bounds(s.capacity(), to_seconds(w.total_work), length, to_seconds(w.critical_path));
-    out += fmt::format(", critical path {}, makespan >= {}, useful threads <= {}", format_duration(w.critical_path),
-                       format_seconds(b.makespan_bound), b.useful_threads);
+    const auto b =
+        graph_bounds(s.capacity(), to_seconds(w.total_work), length, to_seconds(w.critical_path));
+    out += fmt::format(", critical path {}, makespan >= {}, useful threads <= {}",
+                       format_duration(w.critical_path), format_seconds(b.makespan_bound),
+                       b.useful_threads);
   }
   return out;
 }

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/metrics.hpp"
 #include "models/scenario.hpp"
@@ -26,7 +25,8 @@ nlohmann::ordered_json limits_json(const Limits& l);
 nlohmann::ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics& m,
                                       const RunResult& r);
 // run: every metric is {"mean", "sd", "min", "max", "n"}; `warnings` as given.
-nlohmann::ordered_json measured_json(const Scenario& s, const std::array<MetricStats, kMetricCount>& st,
+nlohmann::ordered_json measured_json(const Scenario& s,
+                                     const std::array<MetricStats, kMetricCount>& st,
                                      const std::vector<RunResult>& reps,
                                      const std::vector<Warning>& warnings = {});
 nlohmann::ordered_json stats_json(const MetricStats& s);

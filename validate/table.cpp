@@ -1,10 +1,10 @@
 #include "validate/table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <ostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace poolsim::validate {
 namespace {

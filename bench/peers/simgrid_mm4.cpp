@@ -11,8 +11,6 @@
 // Output: one line "jobs=N cpu_s=.. wall_s=.. mean_wait_s=.." (mean wait
 // from arrival to service start; Erlang C gives 2.0455 ms at rho 0.9).
 // Built apart from poolsim (bench/peers/CMakeLists.txt); see compare-simgrid.
-#include <simgrid/s4u.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include <ctime>
 #include <deque>
 #include <random>
+#include <simgrid/s4u.hpp>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;

@@ -100,7 +100,8 @@ TEST_CASE("closed_clients: the next task is due think after, until closed_durati
   CHECK(closed_unowned_tasks(w) == 1);
 }
 
-TEST_CASE("outcome_counts: they agree with the records only when every task is final", "[completion]") {
+TEST_CASE("outcome_counts: they agree with the records only when every task is final",
+          "[completion]") {
   std::vector<TaskRecord> records(3);
   records[0].outcome = TaskOutcome::completed;
   records[1].outcome = TaskOutcome::rejected;

@@ -1104,9 +1104,9 @@ TEST_CASE("loader_errors: run and tolerance", "[loader][errors]") {
                          "tolerance.default", "the default tolerance cannot be off");
   }
   SECTION("run is a scalar") {
-    CHECK_SCENARIO_ERROR(
-        error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
-        "expected run options (a map with keys reps, warmup, timeout, max_threads, speed_band, speed_retries, speed_wait), got 'fast'");
+    CHECK_SCENARIO_ERROR(error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
+                         "expected run options (a map with keys reps, warmup, timeout, "
+                         "max_threads, speed_band, speed_retries, speed_wait), got 'fast'");
   }
 }
 
@@ -1141,8 +1141,8 @@ TEST_CASE("loader_errors: machine profiles", "[loader][errors]") {
   }
   SECTION("runtime cost not a duration") {
     CHECK_SCENARIO_ERROR(
-        error_of("name: t\nmachine: {base: default, queue_handover: fast}\n" + rest),
-        "t.yaml:2:42", "machine.queue_handover", "a duration");
+        error_of("name: t\nmachine: {base: default, queue_handover: fast}\n" + rest), "t.yaml:2:42",
+        "machine.queue_handover", "a duration");
   }
   SECTION("runtime cost negative") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, timer_arm: -1us}\n" + rest),
@@ -1150,13 +1150,13 @@ TEST_CASE("loader_errors: machine profiles", "[loader][errors]") {
   }
   SECTION("wake packing not a fraction") {
     CHECK_SCENARIO_ERROR(
-        error_of("name: t\nmachine: {base: default, wake_pack_util: lots}\n" + rest),
-        "t.yaml:2:42", "machine.wake_pack_util", "a fraction");
+        error_of("name: t\nmachine: {base: default, wake_pack_util: lots}\n" + rest), "t.yaml:2:42",
+        "machine.wake_pack_util", "a fraction");
   }
   SECTION("wake packing above 100%") {
     CHECK_SCENARIO_ERROR(
-        error_of("name: t\nmachine: {base: default, wake_pack_util: 150%}\n" + rest),
-        "t.yaml:2:42", "machine.wake_pack_util", "");
+        error_of("name: t\nmachine: {base: default, wake_pack_util: 150%}\n" + rest), "t.yaml:2:42",
+        "machine.wake_pack_util", "");
   }
   SECTION("stack cache not a size") {
     CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: {base: default, stack_cache: 40}\n" + rest),

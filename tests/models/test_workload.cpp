@@ -32,8 +32,8 @@ Arrival batch(std::int64_t n) {
 bool same_bytes(const Workload& a, const Workload& b) {
   if (a.tasks.size() != b.tasks.size() || a.phases.size() != b.phases.size()) return false;
   auto task_fields = [](const Task& t) {
-    return std::tuple(t.id, t.cls, t.arrival.count(), t.think.count(), t.client, t.first_phase, t.phase_count,
-                      t.first_succ, t.succ_count, t.pred_count);
+    return std::tuple(t.id, t.cls, t.arrival.count(), t.think.count(), t.client, t.first_phase,
+                      t.phase_count, t.first_succ, t.succ_count, t.pred_count);
   };
   auto phase_fields = [](const Phase& p) {
     return std::tuple(static_cast<int>(p.kind), p.lock, p.duration.count(), p.wait_inside.count());
@@ -46,13 +46,15 @@ bool same_bytes(const Workload& a, const Workload& b) {
 }
 }  // namespace
 
-TEST_CASE("workload: the same scenario and seed give the same task list, bit for bit", "[workload]") {
+TEST_CASE("workload: the same scenario and seed give the same task list, bit for bit",
+          "[workload]") {
   Arrival a;
   a.kind = ArrivalKind::poisson;
   a.rate = 5000;
   a.count = 20000;
-  auto s = base(a, {CpuPhase{Distribution::exponential(2ms)}, WaitPhase{Distribution::lognormal(1ms, 10ms)},
-                    LockPhase{"rows", 1000, Distribution::fixed(20us), std::nullopt}});
+  auto s = base(
+      a, {CpuPhase{Distribution::exponential(2ms)}, WaitPhase{Distribution::lognormal(1ms, 10ms)},
+          LockPhase{"rows", 1000, Distribution::fixed(20us), std::nullopt}});
   const auto w1 = generate_workload(s, 42);
   const auto w2 = generate_workload(s, 42);
   const auto w3 = generate_workload(s, 43);
@@ -125,15 +127,18 @@ TEST_CASE("workload: periodic arrivals are evenly spaced, a batch arrives at onc
   CHECK(w.tasks[99].arrival == 99ms);
   const auto b = generate_workload(base(batch(1000), {CpuPhase{Distribution::fixed(10us)}}), 1);
   CHECK(b.tasks.size() == 1000);
-  CHECK(std::all_of(b.tasks.begin(), b.tasks.end(), [](const Task& t) { return t.arrival == 0ns; }));
+  CHECK(
+      std::all_of(b.tasks.begin(), b.tasks.end(), [](const Task& t) { return t.arrival == 0ns; }));
   CHECK(b.total_work == 10ms);
   CHECK(b.critical_path == 10us);
 }
 
-TEST_CASE("workload.classes: classes follow their weights and phases are sampled in order", "[workload]") {
+TEST_CASE("workload.classes: classes follow their weights and phases are sampled in order",
+          "[workload]") {
   auto s = base(batch(100000), {});
-  s.workload.classes = {{0.7, {CpuPhase{Distribution::fixed(1ms)}}},
-                        {0.3, {CpuPhase{Distribution::fixed(200us)}, WaitPhase{Distribution::fixed(20ms)}}}};
+  s.workload.classes = {
+      {0.7, {CpuPhase{Distribution::fixed(1ms)}}},
+      {0.3, {CpuPhase{Distribution::fixed(200us)}, WaitPhase{Distribution::fixed(20ms)}}}};
   const auto w = generate_workload(s, 5);
   int c1 = 0;
   for (const auto& t : w.tasks) {
@@ -152,9 +157,11 @@ TEST_CASE("workload.classes: classes follow their weights and phases are sampled
   CHECK(c1 / 100000.0 == Approx(0.3).epsilon(0.02));
 }
 
-TEST_CASE("workload.locks: sharded locks spread over their shards, plain locks share one index", "[workload]") {
-  auto s = base(batch(50000), {LockPhase{"stock", 1, Distribution::fixed(50us), std::nullopt},
-                               LockPhase{"rows", 100, Distribution::fixed(20us), Distribution::fixed(5ms)}});
+TEST_CASE("workload.locks: sharded locks spread over their shards, plain locks share one index",
+          "[workload]") {
+  auto s = base(batch(50000),
+                {LockPhase{"stock", 1, Distribution::fixed(50us), std::nullopt},
+                 LockPhase{"rows", 100, Distribution::fixed(20us), Distribution::fixed(5ms)}});
   const auto w = generate_workload(s, 9);
   REQUIRE(w.lock_names.size() == 101);
   CHECK(w.lock_names[0] == "stock");
@@ -192,7 +199,8 @@ TEST_CASE("workload.closed: clients own fixed task sequences", "[workload]") {
     }
 }
 
-TEST_CASE("workload.graph: explicit graphs are numbered topologically with their edges", "[workload]") {
+TEST_CASE("workload.graph: explicit graphs are numbered topologically with their edges",
+          "[workload]") {
   auto s = base(batch(1), {});
   s.workload.arrival.reset();
   s.workload.classes.clear();

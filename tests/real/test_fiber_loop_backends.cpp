@@ -132,8 +132,7 @@ TEST_CASE("libraries.poisson: open arrivals, every task once", "[real][libraries
   }
 }
 
-TEST_CASE("libraries.closed: clients resubmit from the runtime's threads",
-          "[real][libraries]") {
+TEST_CASE("libraries.closed: clients resubmit from the runtime's threads", "[real][libraries]") {
   for (const LibraryBackend& b : kLibraryBackends) {
     INFO(b.yaml);
     // think 0: the next task is submitted inline by the completing thread

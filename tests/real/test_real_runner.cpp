@@ -304,8 +304,8 @@ TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 i
     FakeHierarchy v2("v2");
     v2.write("cgroup.controllers", "cpuset cpu io memory pids\n");
     v2.write("cgroup.subtree_control", "memory\n");
-    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.5,
-                                          milliseconds(100), 7);
+    CpuCgroup g =
+        CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.5, milliseconds(100), 7);
     REQUIRE(g.version() == 2);
     REQUIRE(std::filesystem::path(g.path()).parent_path() == v2.root);
     REQUIRE(v2.read(std::filesystem::path(g.path()) / "cpu.max") == "150000 100000");
@@ -327,8 +327,8 @@ TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 i
     FakeHierarchy v2("v2-nocpu");
     v2.write("cgroup.controllers", "hugetlb\n");
     FakeHierarchy v1("v1");
-    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), v1.root.string(), 0.5,
-                                          milliseconds(50), 3);
+    CpuCgroup g =
+        CpuCgroup::create_under(v2.root.string(), v1.root.string(), 0.5, milliseconds(50), 3);
     REQUIRE(g.version() == 1);
     REQUIRE(v1.read(std::filesystem::path(g.path()) / "cpu.cfs_period_us") == "50000");
     REQUIRE(v1.read(std::filesystem::path(g.path()) / "cpu.cfs_quota_us") == "25000");
@@ -344,8 +344,8 @@ TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 i
     FakeHierarchy v2("v2-min");
     v2.write("cgroup.controllers", "cpu\n");
     v2.write("cgroup.subtree_control", "cpu\n");
-    CpuCgroup g = CpuCgroup::create_under(v2.root.string(), std::nullopt, 0.001,
-                                          milliseconds(100), 1);
+    CpuCgroup g =
+        CpuCgroup::create_under(v2.root.string(), std::nullopt, 0.001, milliseconds(100), 1);
     REQUIRE(v2.read(std::filesystem::path(g.path()) / "cpu.max") == "1000 100000");
     REQUIRE(v2.read(v2.root / "cgroup.subtree_control") == "cpu\n");  // already enabled
     FakeHierarchy::empty(g.path());

@@ -4,10 +4,9 @@
 // through the real generator, and a machine with every cost non-zero.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <functional>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "sim_fixtures.hpp"
 
@@ -48,8 +47,7 @@ inline Scenario backend_scenario(const MachineProfile& m, BackendKind kind, int 
 }
 
 // n batch tasks; phases(i) gives task i's phases. Locks: `locks` names.
-inline Workload phased(int n, const std::function<std::vector<Phase>(int)>& phases,
-                       int locks = 0) {
+inline Workload phased(int n, const std::function<std::vector<Phase>(int)>& phases, int locks = 0) {
   Workload w;
   w.arrival = ArrivalKind::batch;
   for (int i = 0; i < locks; ++i) w.lock_names.push_back("lock#" + std::to_string(i));

@@ -94,8 +94,12 @@ inline double mean_of(const RunResult& r, Duration TaskRecord::*a, Duration Task
     }
   return n ? sum / n : 0;
 }
-inline double mean_wait(const RunResult& r) { return mean_of(r, &TaskRecord::start, &TaskRecord::submit); }
-inline double mean_response(const RunResult& r) { return mean_of(r, &TaskRecord::end, &TaskRecord::submit); }
+inline double mean_wait(const RunResult& r) {
+  return mean_of(r, &TaskRecord::start, &TaskRecord::submit);
+}
+inline double mean_response(const RunResult& r) {
+  return mean_of(r, &TaskRecord::end, &TaskRecord::submit);
+}
 inline double makespan(const RunResult& r) {
   Duration m{0};
   for (const TaskRecord& t : r.records) m = std::max(m, t.end);

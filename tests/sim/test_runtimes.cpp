@@ -176,4 +176,3 @@ TEST_CASE("driver.graph: releases successors", "[runtime]") {
   CHECK(makespan(r) == Approx(0.022));
   CHECK(r.records[3].start == Duration(21ms));
 }
-

@@ -1,12 +1,11 @@
 // Runtimes of issue 4, user-level: virtual threads (unmount on wait, pinning
 // inside a lock, a million of them in bounded memory) and event loops (waits
 // as timers, a block stalls the loop).
-#include <catch2/catch.hpp>
-
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 
 #include "runtime_fixtures.hpp"
@@ -45,7 +44,8 @@ TEST_CASE("virtual_threads.wait_inside_lock: pins the carrier", "[runtime][vt]")
   // Pinned, each wait holds a carrier: throughput carriers / wait = 200/s,
   // makespan 1000 * 10 ms / 2 = 5 s (unpinned it would be 10 ms).
   const Workload sharded = phased(
-      1000, [](int i) { return std::vector<Phase>{locked(static_cast<std::uint32_t>(i), 0ns, 10ms)}; },
+      1000,
+      [](int i) { return std::vector<Phase>{locked(static_cast<std::uint32_t>(i), 0ns, 10ms)}; },
       1000);
   const RunResult r =
       sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), sharded);
@@ -61,7 +61,8 @@ TEST_CASE("virtual_threads.wait_inside_lock: pins the carrier", "[runtime][vt]")
       sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), outside);
   CHECK(makespan(u) == Approx(0.010));
   // One shared lock instead: contention, not pinning, limits (1 / wait).
-  const Workload shared = phased(1000, [](int) { return std::vector<Phase>{locked(0, 0ns, 10ms)}; }, 1);
+  const Workload shared = phased(
+      1000, [](int) { return std::vector<Phase>{locked(0, 0ns, 10ms)}; }, 1);
   const RunResult c =
       sim::simulate(backend_scenario(zero_machine(4), BackendKind::virtual_threads, 2), shared);
   CHECK(makespan(c) == Approx(10.0));
@@ -70,8 +71,9 @@ TEST_CASE("virtual_threads.wait_inside_lock: pins the carrier", "[runtime][vt]")
 TEST_CASE("virtual_threads.resume: any carrier", "[runtime][vt]") {
   // A virtual thread that waited may resume on the other carrier: cpu,
   // wait, cpu on 2 carriers, 4 tasks, the CPU phases share the carriers.
-  const Workload w =
-      phased(4, [](int) { return std::vector<Phase>{cpu(1ms), wait(5ms), cpu(1ms)}; });
+  const Workload w = phased(4, [](int) {
+    return std::vector<Phase>{cpu(1ms), wait(5ms), cpu(1ms)};
+  });
   const RunResult r =
       sim::simulate(backend_scenario(zero_machine(2), BackendKind::virtual_threads, 2), w);
   CHECK(count_outcome(r, TaskOutcome::completed) == 4);
@@ -117,8 +119,8 @@ TEST_CASE("virtual_threads.scale: a million live under 1 GiB", "[runtime][vt][sc
   const double peak = in[3];
   const double per_thread = (in[3] - in[2]) / kThreads;
   WARN("1M virtual threads: peak RSS " << peak / (1 << 20) << " MiB, workload before "
-                                       << in[2] / (1 << 20) << " MiB, "
-                                       << per_thread << " bytes per simulated virtual thread");
+                                       << in[2] / (1 << 20) << " MiB, " << per_thread
+                                       << " bytes per simulated virtual thread");
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer's redzones and quarantine inflate every allocation
   // (about 2.4x here): the memory bound is the Release suite's to check.
@@ -131,9 +133,9 @@ TEST_CASE("virtual_threads.scale: a million live under 1 GiB", "[runtime][vt][sc
 TEST_CASE("event_loop.wait: is a timer that frees the loop", "[runtime][el]") {
   // One loop, 100 tasks of 10 ms wait + 100 us CPU: the waits overlap, the
   // CPU phases run one after another: 10 ms + 100 * 100 us = 20 ms.
-  const Workload w =
-      phased(100, [](int) { return std::vector<Phase>{wait(10ms), cpu(100us)}; });
-  const RunResult r = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
+  const Workload w = phased(100, [](int) { return std::vector<Phase>{wait(10ms), cpu(100us)}; });
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
   CHECK(count_outcome(r, TaskOutcome::completed) == 100);
   CHECK(makespan(r) == Approx(0.020));
   CHECK(extra(r, "timers") == 100);
@@ -150,7 +152,8 @@ TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runti
         return i == 0 ? std::vector<Phase>{locked(0, 0ns, 100ms)} : std::vector<Phase>{cpu(1ms)};
       },
       1);
-  const RunResult one = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
+  const RunResult one =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
   for (std::size_t i = 1; i < 10; ++i)
     CHECK(one.records[i].end == Duration(100ms) + Duration(1ms) * static_cast<int>(i));
   CHECK(extra(one, "blocking_waits") == 1);
@@ -159,11 +162,13 @@ TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runti
   const Workload free = phased(10, [](int i) {
     return i == 0 ? std::vector<Phase>{wait(100ms)} : std::vector<Phase>{cpu(1ms)};
   });
-  const RunResult f = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), free);
+  const RunResult f =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), free);
   for (std::size_t i = 1; i < 10; ++i)
     CHECK(f.records[i].end == Duration(1ms) * static_cast<int>(i));
   // Two loops, round-robin: only the blocked loop's tasks (even ones) wait.
-  const RunResult two = sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 2), w);
+  const RunResult two =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 2), w);
   for (std::size_t i = 1; i < 10; ++i) {
     if (i % 2 == 0)
       CHECK(two.records[i].end > Duration(100ms));

@@ -1,8 +1,7 @@
 // Runtimes of issue 4, thread-based: work stealing, oneTBB model, injecting
 // pool, asio-pool, and the makespan bound of task graphs on every runtime.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "runtime_fixtures.hpp"
@@ -54,9 +53,8 @@ TEST_CASE("work_stealing.fork_join: near ideal speedup", "[runtime][ws]") {
 TEST_CASE("work_stealing.spawned: run on spawner unless stolen", "[runtime][ws]") {
   // One worker: every child runs on the root's worker, newest first (LIFO).
   {
-    const RunResult r =
-        sim::simulate(backend_scenario(zero_machine(4), BackendKind::work_stealing, 1),
-                      star(8, 1ms, 1ms));
+    const RunResult r = sim::simulate(
+        backend_scenario(zero_machine(4), BackendKind::work_stealing, 1), star(8, 1ms, 1ms));
     for (std::size_t i = 1; i <= 8; ++i) CHECK(r.records[i].worker == r.records[0].worker);
     for (std::size_t i = 1; i < 8; ++i) CHECK(r.records[i].start > r.records[i + 1].start);
     CHECK(extra(r, "steals") == 0);
@@ -108,7 +106,8 @@ TEST_CASE("tbb.workers: chain reaction start", "[runtime][tbb]") {
   // the submitter creates two, each new worker two more: 9 threads at 4 ms.
   MachineProfile m = zero_machine(16);
   m.thread_create = 1ms;
-  const RunResult ws = sim::simulate(backend_scenario(m, BackendKind::work_stealing, 8), batch(16, 10ms));
+  const RunResult ws =
+      sim::simulate(backend_scenario(m, BackendKind::work_stealing, 8), batch(16, 10ms));
   const RunResult tbb = sim::simulate(backend_scenario(m, BackendKind::tbb, 8), batch(16, 10ms));
   CHECK(first_reaching(ws, 9) == Duration(8ms));
   CHECK(first_reaching(tbb, 9) == Duration(4ms));
@@ -232,7 +231,8 @@ TEST_CASE("graph.makespan: never below bound and reaches it when wide", "[runtim
         INFO(to_string(kind) << " on " << m.name);
         CHECK(count_outcome(r, TaskOutcome::completed) == static_cast<int>(w->tasks.size()));
         const double bound = extra(r, "bound_makespan");
-        CHECK(bound == Approx(std::max(to_seconds(w->total_work) / 4, to_seconds(w->critical_path))));
+        CHECK(bound ==
+              Approx(std::max(to_seconds(w->total_work) / 4, to_seconds(w->critical_path))));
         CHECK(makespan(r) >= bound * (1 - 1e-9));
       }
     }

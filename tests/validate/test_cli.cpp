@@ -59,7 +59,8 @@ TEST_CASE("cli: usage errors and bad scenarios exit 2 with a located message", "
   const auto missing = run("simulate /nonexistent/scenario.yaml");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.out, Catch::Contains("/nonexistent/scenario.yaml"));
-  const auto bad = dir.file("bad.yaml", std::string(kSmall) + "tolerance: {default: 10%, latency_p95: 20%}\n");
+  const auto bad =
+      dir.file("bad.yaml", std::string(kSmall) + "tolerance: {default: 10%, latency_p95: 20%}\n");
   const auto r = run("simulate " + bad);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::Contains("bad.yaml:9:27:"));
@@ -115,7 +116,8 @@ TEST_CASE("cli: validate runs both halves and reports per metric", "[cli]") {
 
 TEST_CASE("cli: an inconsistent thread budget is bad input (exit 2)", "[cli]") {
   TempDir dir;
-  const auto r = run("run " + dir.file("s.yaml", kSmall) + " --set run.max_threads=2 --set backend.threads=4 -q");
+  const auto r = run("run " + dir.file("s.yaml", kSmall) +
+                     " --set run.max_threads=2 --set backend.threads=4 -q");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Catch::Contains("max_threads"));
 }
@@ -124,7 +126,8 @@ TEST_CASE("cli: the machine refusing exits 3", "[cli]") {
   TempDir dir;
   const auto file = dir.file("s.yaml", kSmall);
   // A thread per task, 40 at once, under a cap of 5 OS threads.
-  const auto r = run("run " + file + " --set 'backend={kind: thread-per-task}' --set run.max_threads=5 -q");
+  const auto r =
+      run("run " + file + " --set 'backend={kind: thread-per-task}' --set run.max_threads=5 -q");
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.out, Catch::Contains("max_threads"));
 }

@@ -144,9 +144,9 @@ TEST_CASE("sweep.hostile: workers that cannot be created reduce the parallelism,
   TempDir d;
   const auto base = d.file("base.yaml", kBase);
   // Issue 20 #1: 200 workers under a 1 GB address-space cap.
-  const auto r =
-      shell("(ulimit -v 1000000; " + std::string(POOLSIM_BINARY) + " sweep " + base +
-            " -j 200 --vary backend.threads=1..200 --csv " + d.file("out.csv") + " >/dev/null) 2>&1");
+  const auto r = shell("(ulimit -v 1000000; " + std::string(POOLSIM_BINARY) + " sweep " + base +
+                       " -j 200 --vary backend.threads=1..200 --csv " + d.file("out.csv") +
+                       " >/dev/null) 2>&1");
   INFO(r.out);
   CHECK((r.exit_code == 0 || r.exit_code == 3));
   CHECK_THAT(r.out, !Catch::Contains("terminate called"));
