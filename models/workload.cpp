@@ -78,8 +78,16 @@ std::pair<Duration, Duration> sample_phases(const TaskSpec& spec, const LockTabl
       ph.duration = l.hold.sample(rng);
       if (l.wait_inside) ph.wait_inside = l.wait_inside->sample(rng);
     }
+    // Sums in checked arithmetic: a task whose phases together pass the
+    // simulated horizon is refused, never wrapped (docs/scenarios.md, Limits).
+    std::int64_t len = 0;
+    if (__builtin_add_overflow(length.count(), ph.duration.count(), &len) ||
+        __builtin_add_overflow(len, ph.wait_inside.count(), &len) || len > kMaxDuration.count())
+      throw std::invalid_argument(
+          "a task's sampled phases pass the simulated horizon of 3155760000s (100 years); see "
+          "docs/scenarios.md, Limits");
     if (ph.kind != PhaseKind::wait) cpu += ph.duration;
-    length += ph.duration + ph.wait_inside;
+    length = Duration{len};
     out.push_back(ph);
   }
   return {cpu, length};
@@ -456,6 +464,10 @@ bool TaskStream::next(Task& t, std::vector<Phase>& phases) {
   phases.clear();
   const auto [cpu, length] = sample_phases(st.classes[t.cls].task, st.locks, st.shapes, phases);
   t.phase_count = static_cast<std::uint32_t>(phases.size());
+  // Checked like the list's serial length (check_horizon): the total work of
+  // the tasks drawn so far stays within the simulated horizon.
+  if (cpu > kMaxDuration - total_work_)
+    past_horizon("the workload's total work (up to task " + std::to_string(drawn_) + ")");
   total_work_ += cpu;
   longest_ = std::max(longest_, length);
   ++drawn_;
