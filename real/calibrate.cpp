@@ -125,6 +125,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
   step("OS noise (fixed work quanta on every CPU)");
+  // The experiments above pinned this thread; the spinners take every CPU.
+  unpin_self(cpus);
   for (Measurement& m :
        measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
     ms.push_back(std::move(m));
