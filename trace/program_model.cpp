@@ -145,11 +145,7 @@ void ProgramImporter::on(const Transition& t) {
   }
 }
 
-namespace {
-
-int bucket(std::size_t n) { return n == 0 ? 0 : n == 1 ? 1 : 2; }
-
-std::string sanitize(const std::string& s) {
+std::string name_slug(const std::string& s, const std::string& fallback) {
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -159,8 +155,14 @@ std::string sanitize(const std::string& s) {
       out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "thread" : out;
+  return out.empty() ? fallback : out;
 }
+
+namespace {
+
+int bucket(std::size_t n) { return n == 0 ? 0 : n == 1 ? 1 : 2; }
+
+std::string sanitize(const std::string& s) { return name_slug(s, "thread"); }
 
 }  // namespace
 

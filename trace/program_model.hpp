@@ -222,4 +222,8 @@ class ProgramImporter {
 // The group name of a comm: the numeric suffix and its separators stripped.
 std::string base_name(const std::string& comm);
 
+// `s` lower-cased with every run of other characters as one '-' (scenario
+// and group names: [a-z0-9-]); `fallback` when nothing is left.
+std::string name_slug(const std::string& s, const std::string& fallback);
+
 }  // namespace poolsim::trace

@@ -30,18 +30,7 @@ double mean_s(const std::vector<std::int64_t>& v) {
          static_cast<double>(v.size()) * 1e-9;
 }
 
-std::string sanitize_name(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u))
-      out += static_cast<char>(std::tolower(u));
-    else if (!out.empty() && out.back() != '-')
-      out += '-';
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "imported" : out;
-}
+std::string sanitize_name(const std::string& s) { return name_slug(s, "imported"); }
 
 // Wait count -> units, with at most kMaxClasses entries: a rarer count joins
 // the kept count nearest to it.

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../sim/runtime_fixtures.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/scenario_loader.hpp"
@@ -75,38 +76,15 @@ inline Scenario scenario(const std::string& body) {
       "<conformance>");
 }
 
-inline double extra(const RunResult& r, const char* key) {
-  const auto it = r.extra.find(key);
-  INFO("extra counter " << key);
-  REQUIRE(it != r.extra.end());
-  return it->second;
-}
+// The workload builders and counters of the simulator's runtime tests,
+// shared rather than copied (tests/sim/runtime_fixtures.hpp).
+using test::extra;
+using test::locked;
+using test::phased;
+using test::wait;
 
 inline double count(const RunResult& r, TaskOutcome o) {
-  double n = 0;
-  for (const TaskRecord& rec : r.records) n += rec.outcome == o ? 1 : 0;
-  return n;
-}
-
-// n batch tasks; phases(i) gives task i's phases; `locks` lock names.
-inline Workload phased(int n, const std::function<std::vector<Phase>(int)>& phases, int locks = 0) {
-  Workload w;
-  w.arrival = ArrivalKind::batch;
-  for (int i = 0; i < locks; ++i) w.lock_names.push_back("lock#" + std::to_string(i));
-  for (int i = 0; i < n; ++i) {
-    Task t;
-    t.id = static_cast<std::uint32_t>(i);
-    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
-    for (const Phase& p : phases(i)) w.phases.push_back(p);
-    t.phase_count = static_cast<std::uint32_t>(w.phases.size()) - t.first_phase;
-    w.tasks.push_back(t);
-  }
-  return w;
-}
-
-inline Phase wait(Duration d) { return {PhaseKind::wait, 0, d, Duration{0}}; }
-inline Phase locked(std::uint32_t lock, Duration hold, Duration inside) {
-  return {PhaseKind::lock, lock, hold, inside};
+  return static_cast<double>(test::count_outcome(r, o));
 }
 
 }  // namespace poolsim::conformance
