@@ -56,7 +56,8 @@ void record_empty_tasks(benchmark::State& state, bool per_task_cpu, bool trace) 
     b.start(ctx);
     ctx.set_origin_now();
     state.ResumeTiming();
-    for (std::uint32_t i = 0; i < kTasks; ++i) ctx.submit_now(i);
+    for (std::uint32_t i = 0; i < kTasks; ++i)
+      ctx.submit_now(i, Duration{0});  // a batch: due at the origin
     state.PauseTiming();
     if (!ctx.all_done()) state.SkipWithError("not every task finalized");
     ctx.unregister_current_thread();
