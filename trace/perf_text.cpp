@@ -99,9 +99,18 @@ bool plugin_task(std::string_view s, std::string& comm, int& tid, std::string_vi
   return true;
 }
 
-// "comm[tid]" or "comm[tid/pid]" (timehist task names).
+// "comm[tid]" or "comm[tid/pid]" (timehist task names), or ":tid" for a
+// task whose name perf never saw.
 bool timehist_task(std::string_view s, std::string& comm, int& tid, int& pid) {
   s = trim(s);
+  if (!s.empty() && s.front() == ':' && s.find('[') == std::string_view::npos) {
+    const auto t = to_int(s.substr(1));
+    if (!t) return false;
+    comm.clear();
+    tid = static_cast<int>(*t);
+    pid = -1;
+    return true;
+  }
   if (s.empty() || s.back() != ']') return false;
   const auto open = s.rfind('[');
   if (open == std::string_view::npos || open == 0) return false;
@@ -146,6 +155,27 @@ int& TraceReader::current(int cpu) {
   if (cpu >= static_cast<int>(current_.size())) current_.resize(cpu + 1, -1);
   return current_[cpu];
 }
+std::int64_t& TraceReader::cpu_last_time(int cpu) {
+  if (cpu >= static_cast<int>(cpu_last_time_.size())) cpu_last_time_.resize(cpu + 1, -1);
+  return cpu_last_time_[cpu];
+}
+
+void TraceReader::context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time) {
+  if (tid < 0) return;  // perf prints -1 for a thread that has exited
+  context_seen_.insert(tid);
+  int& cur = current(cpu);
+  if (cur >= 0 && cur != tid) {
+    ++missing_[cur];
+    // A switch to `tid` was not recorded: it runs now, and cannot have
+    // started before the CPU's last recorded event.
+    if (tid != 0) {
+      const std::int64_t since = cpu_last_time(cpu) >= 0 ? cpu_last_time(cpu) : time;
+      sink_(Transition{Transition::Kind::on_cpu, since, cpu, tid, comm, 0, pid});
+    }
+  }
+  cur = tid;
+}
+
 int& TraceReader::irq_depth(int cpu) {
   if (cpu >= static_cast<int>(irq_depth_.size())) irq_depth_.resize(cpu + 1, 0);
   return irq_depth_[cpu];
@@ -233,7 +263,6 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
   if (!event.empty() && event.back() == ':') event.remove_suffix(1);
   std::string_view fields = ev_end == std::string_view::npos ? "" : trim(rest.substr(ev_end + 2));
   note_time(time, cpu);
-  if (current(cpu) < 0) current(cpu) = tid;
 
   auto bad = [&](const char* what) {
     fail(lineno, std::string(event) + ": expected " + what + ", got `" + std::string(fields) + "`");
@@ -263,9 +292,9 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
           !plugin_task(fields.substr(arrow + 3), next_comm, next, nullptr))
         bad("`prev_comm=... ==> next_comm=...` or `comm:tid [prio] S ==> comm:tid [prio]`");
     }
-    int& cur = current(cpu);
-    if (cur >= 0 && cur != prev) ++stats_.inconsistent;
-    cur = next;
+    context(cpu, prev, prev_comm, pid, time);
+    current(cpu) = next;
+    cpu_last_time(cpu) = time;
     if (prev != 0) {
       Transition off{Transition::Kind::off_cpu, time, cpu, prev, prev_comm, 0, pid,
                      off_state(state)};
@@ -274,6 +303,8 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
     if (next != 0) sink_(Transition{Transition::Kind::on_cpu, time, cpu, next, next_comm, 0, -1});
     return;
   }
+  context(cpu, tid, comm, pid, time);
+  cpu_last_time(cpu) = time;
   if (event == "sched:sched_waking" || event == "sched:sched_wakeup" ||
       event == "sched:sched_wakeup_new") {
     const auto c = field(fields, "comm=", " pid=");
@@ -326,7 +357,6 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
   }
   if (event.find(':') == std::string_view::npos) fail(lineno, expected + " (no SYS:EVENT name)");
   ++stats_.other_events;
-  (void)comm;
 }
 
 // timehist: `TIME [CPU] COMM[TID] WAIT SCHDELAY RUN [STATE]` or
@@ -347,25 +377,32 @@ void TraceReader::timehist_line(std::string_view line, std::int64_t lineno) {
   const auto cpu_v = to_int(parts[1].substr(1, parts[1].size() - 2));
   if (!cpu_v) fail(lineno, expected);
   const int cpu = static_cast<int>(*cpu_v);
-  // The task name may hold spaces: it ends at the "]" that closes "[TID]".
-  const auto task_start = line.find(parts[2]);
-  std::size_t task_end = line.find(']', task_start);
-  while (task_end != std::string_view::npos) {
-    const auto open = line.rfind('[', task_end);
-    if (open != std::string_view::npos && open > task_start) {
-      std::string cm;
-      int t = 0, p = 0;
-      if (timehist_task(line.substr(task_start, task_end + 1 - task_start), cm, t, p)) break;
-    }
-    task_end = line.find(']', task_end + 1);
-  }
-  if (task_end == std::string_view::npos) fail(lineno, expected + " (no COMM[TID])");
+  // The task name may hold spaces: it ends at the "]" that closes "[TID]";
+  // the idle task is `<idle>`, without a TID.
+  const auto task_start = static_cast<std::size_t>(parts[2].data() - line.data());
   std::string comm;
   int tid = 0, pid = -1;
-  timehist_task(line.substr(task_start, task_end + 1 - task_start), comm, tid, pid);
+  std::size_t task_end = std::string_view::npos;
+  if (parts[2] == "<idle>" ||
+      (parts[2].front() == ':' && timehist_task(parts[2], comm, tid, pid))) {
+    if (parts[2] == "<idle>") comm = "<idle>";
+    task_end = task_start + parts[2].size() - 1;
+  } else {
+    task_end = line.find(']', task_start);
+    while (task_end != std::string_view::npos) {
+      const auto open = line.rfind('[', task_end);
+      if (open != std::string_view::npos && open > task_start &&
+          timehist_task(line.substr(task_start, task_end + 1 - task_start), comm, tid, pid))
+        break;
+      task_end = line.find(']', task_end + 1);
+    }
+    if (task_end == std::string_view::npos) fail(lineno, expected + " (no COMM[TID])");
+  }
   note_time(*time, cpu);
   const auto rest_parts = split_ws(line.substr(task_end + 1));
+  if (!rest_parts.empty() && rest_parts[0] == "migrated:") return;  // timehist -M
   if (!rest_parts.empty() && rest_parts[0] == "awakened:") {
+    timehist_wakers_ = true;
     std::string wcomm;
     int wtid = 0, wpid = -1;
     const auto aw = line.find("awakened:", task_end);
@@ -381,7 +418,7 @@ void TraceReader::timehist_line(std::string_view line, std::int64_t lineno) {
   const auto run = millis_to_ns(rest_parts[2]);
   if (!wait || !delay || !run) fail(lineno, expected + " (WAIT SCHDELAY RUN in msec)");
   ++stats_.switches;
-  if (tid == 0) return;  // the idle task
+  if (tid <= 0) return;  // the idle task, or a thread that has exited (`:-1[-1/PID]`)
   OffState st = OffState::unknown;
   if (rest_parts.size() >= 4 && rest_parts[3].size() == 1) st = off_state(rest_parts[3]);
   // The run interval ends at TIME; a wait before it means the thread had
@@ -399,6 +436,13 @@ void TraceReader::finish(bool last_line_complete, std::string_view last_line) {
                                std::string(last_line.substr(0, 80)) + "`)");
   if (format_ == TextFormat::undecided)
     throw TraceError(source_ + ": empty trace: no perf script or timehist lines");
+  stats_.inconsistent = stats_.hidden_switches = 0;
+  for (const auto& [tid, n] : missing_)
+    (context_seen_.count(tid) ? stats_.inconsistent : stats_.hidden_switches) += n;
+  if (format_ == TextFormat::timehist && stats_.switches > 0 && !timehist_wakers_)
+    throw TraceError(source_ +
+                     ": timehist text without wake-ups: the import finds hand-offs by who woke "
+                     "whom, which `perf sched timehist -w` (or `perf script`) shows");
   if (stats_.switches == 0)
     throw TraceError(source_ +
                      ": no sched_switch events: record with `perf sched record` (or "

@@ -14,9 +14,21 @@
 // Invariants: the lines come in time order per CPU (perf's own order); the
 // reader keeps O(CPUs) state and never the events themselves.
 // Checks (TraceError, exit 2): an unknown format, a malformed line (file:line:
-// what was expected), a truncated last line, perf's LOST records. A switch
-// whose prev is not the thread the previous switch on that CPU put there is
-// counted (stats().inconsistent); the importer refuses a trace with many.
+// what was expected), a truncated last line, perf's LOST records.
+// Consistency: each CPU's events are in order in perf's per-CPU buffer, so
+// the context of every event (a switch's prev, any other event's task) must
+// be the thread the last switch on that CPU put there. Where it is not, a
+// switch was not recorded. That is normal for a task whose own events are
+// never recorded (on this VM the host agent's threads, `tokio-rt-worker`,
+// are switched in by recorded switches, but nothing they do appears, their
+// switch-outs included; a per-task `perf record` sees only its own tasks'
+// side too): such a mismatch counts as hidden (stats().hidden_switches). A
+// mismatch whose missing thread does appear as an event's context elsewhere
+// in the trace is a real gap (stats().inconsistent: lost or cut-out events);
+// the importer refuses a trace with many. Both are decided in finish(), when
+// the whole trace has shown which threads' events are recorded. After a
+// mismatch the context thread is running: it gets an on-CPU transition at
+// the last recorded event of that CPU (the latest moment it can have started).
 // Left out: perf script's other output forms (--fields without tid or time).
 #pragma once
 
@@ -25,6 +37,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "trace/sched_events.hpp"
@@ -46,7 +60,11 @@ struct ReadStats {
   std::int64_t forks = 0;
   std::int64_t exits = 0;
   std::int64_t other_events = 0;  // events the import does not use
-  std::int64_t inconsistent = 0;  // switches whose prev was not the CPU's current thread
+  // Mismatches between an event's context and the CPU's current thread (see
+  // the file comment): where the missing thread's events are recorded
+  // elsewhere (lost or cut-out events), and where they never are (hidden).
+  std::int64_t inconsistent = 0;
+  std::int64_t hidden_switches = 0;
   std::int64_t first_time = -1, last_time = -1;
   int max_cpu = -1;
   bool irq_context_events = false;  // irq/softirq/hrtimer events present
@@ -71,14 +89,22 @@ class TraceReader {
   void note_time(std::int64_t t, int cpu);
   int& current(int cpu);
   int& irq_depth(int cpu);
+  std::int64_t& cpu_last_time(int cpu);
+  // The context thread of an event on `cpu` at `time`: checks it against the
+  // CPU's current thread (see the file comment).
+  void context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time);
 
   std::string source_;
   Sink sink_;
   TextFormat format_ = TextFormat::undecided;
   ReadStats stats_;
-  std::vector<int> current_;    // per CPU: tid running (-1 unknown)
-  std::vector<int> irq_depth_;  // per CPU: interrupt handler nesting
+  std::vector<int> current_;                       // per CPU: tid running (-1 unknown)
+  std::vector<int> irq_depth_;                     // per CPU: interrupt handler nesting
+  std::vector<std::int64_t> cpu_last_time_;        // per CPU: time of its last event (-1 none)
+  std::unordered_set<int> context_seen_;           // threads some recorded event ran in
+  std::unordered_map<int, std::int64_t> missing_;  // mismatches by the thread expected
   std::int64_t last_lineno_ = 0;
+  bool timehist_wakers_ = false;  // `awakened:` lines seen (timehist -w)
 };
 
 // Reads a whole text file through a TraceReader (streamed, line by line).

@@ -85,19 +85,25 @@ void ProgramImporter::on(const Transition& t) {
   switch (t.kind) {
     case Transition::Kind::on_cpu: {
       if (th->running) break;  // a lost switch-out: keep the earlier start
+      // A switch-in the trace did not show comes with the earliest time it
+      // can have happened (perf_text.hpp): not before the thread left the
+      // CPU or was woken.
+      std::int64_t at = t.time;
+      if (th->off_valid) at = std::max(at, th->off_at);
+      if (th->woken) at = std::max(at, th->woken_at);
       if (th->off_valid) {
         OffState st = th->off_state;
         if (st == OffState::unknown) st = th->woken ? OffState::blocked : OffState::preempted;
         if (st == OffState::preempted) {
-          th->seg_runq += t.time - th->off_at;
+          th->seg_runq += at - th->off_at;
         } else if (th->woken) {
-          th->seg_runq += t.time - th->woken_at;
+          th->seg_runq += at - th->woken_at;
         } else {  // its wake-up is not in the trace: the block ends now
-          block_ends(*th, t.time, kWakerUnknown);
+          block_ends(*th, at, kWakerUnknown);
         }
       }
       th->running = true;
-      th->on_since = t.time;
+      th->on_since = at;
       th->woken = false;
       th->off_valid = false;
       break;

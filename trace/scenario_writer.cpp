@@ -96,15 +96,17 @@ std::string scenario_text(const ProgramModel& m, const std::string& stem, const 
   auto c = [&](const std::string& line) { y += "# " + line + "\n"; };
   c("Imported by poolsim from " + o.source +
     (o.command.empty() ? "" : " (recorded: " + o.command + ")"));
-  c(fmt::format(
-      "Trace: {} lines, {} switches ({} inconsistent), {} wake-ups ({} in interrupt "
-      "context{}), {} forks; {} transitions of the program's {} threads; span {}.",
-      m.read.lines, m.read.switches, m.read.inconsistent, m.read.wakes, m.read.interrupt_wakes,
-      m.read.irq_context_events ? ""
-                                : ": no irq/timer events, so a timer that "
-                                  "interrupts a thread counts as its waker",
-      m.read.forks, m.program_transitions, m.program_threads,
-      human(static_cast<double>(m.read.last_time - m.read.first_time) * 1e-9)));
+  c(
+      fmt::format("Trace: {} lines, {} switches ({} missing, {} hidden with unrecorded tasks), {} "
+                  "wake-ups ({} in interrupt "
+                  "context{}), {} forks; {} transitions of the program's {} threads; span {}.",
+                  m.read.lines, m.read.switches, m.read.inconsistent, m.read.hidden_switches,
+                  m.read.wakes, m.read.interrupt_wakes,
+                  m.read.irq_context_events ? ""
+                                            : ": no irq/timer events, so a timer that "
+                                              "interrupts a thread counts as its waker",
+                  m.read.forks, m.program_transitions, m.program_threads,
+                  human(static_cast<double>(m.read.last_time - m.read.first_time) * 1e-9)));
   c("Program: " + m.root + " and its descendants.");
   c("A unit of work starts when a thread of the pool is woken by a thread of the program");
   c("outside the pool (a hand-off) and ends when it blocks to wait for the next one; timer");

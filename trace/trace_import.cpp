@@ -23,7 +23,8 @@ ProgramModel import_trace(const std::string& path, const ProgramSelector& sel,
           kMaxInconsistentShare * static_cast<double>(st.switches))
     throw TraceError(path + ": the trace lost events: " + std::to_string(st.inconsistent) + " of " +
                      std::to_string(st.switches) +
-                     " switches leave a CPU from a thread the previous switch did not put there; "
+                     " switches are missing (a thread whose events are recorded left a CPU without "
+                     "a recorded switch); "
                      "record again with a larger buffer (perf sched record -m) or a shorter run");
   return importer.finish(st, path);
 }

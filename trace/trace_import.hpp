@@ -5,8 +5,8 @@
 // any other file as text; lines stream through TraceReader into
 // ProgramImporter, so memory stays O(threads + units). After the read, the
 // CPU-switch consistency count decides whether events were lost: more than
-// kMaxInconsistentShare of switches naming a prev that was not running there
-// is refused (exit 2).
+// kMaxInconsistentShare of switches missing for threads whose events are
+// recorded is refused (exit 2).
 // Left out: traces of several programs at once (one program per import).
 #pragma once
 
@@ -16,11 +16,13 @@
 
 namespace poolsim::trace {
 
-// A share of inconsistent switches above which the trace is refused as
-// having lost events. perf reports its own losses (PERF_RECORD_LOST, refused
-// whatever their number); this catches a text trace cut in pieces. A few are
-// normal: on this VM a host-side task (tokio-rt-worker) is switched in but its
-// switch-outs never appear (0.3-0.6% of switches in recordings here).
+// A share of inconsistent switches (a switch missing although the missing
+// thread's events are recorded elsewhere: perf_text.hpp) above which the
+// trace is refused as having lost events. perf reports its own losses
+// (PERF_RECORD_LOST, "lost N chunks": refused whatever their number); this
+// catches a text trace cut in pieces. Switches hidden with a task whose
+// events are never recorded (this VM's host agent) are not counted: they were
+// up to half of a quiet machine's switches and refused good recordings.
 inline constexpr double kMaxInconsistentShare = 0.05;
 
 // `scratch` is a folder for perf's stderr (perf.data input only).
