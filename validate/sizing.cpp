@@ -753,6 +753,11 @@ std::string sizing_text(const SizingReport& r) {
         secs(r.bounded->response_p99));
 
   if (!r.simulated.empty()) simulated_sizes_text(o, r);
+  if (in.target_p99 && *in.target_p99 != r.target_p99)
+    o << fmt::format(
+        "\nNOT within --target-p99 {}: no size reaches it (see the queueing model line); the "
+        "recommendation below is for the default target {}\n",
+        secs(*in.target_p99), secs(r.target_p99));
   o << fmt::format("\nrecommended: {} {} ({})\n", r.recommended, unit_of(in),
                    r.recommendation_basis);
   o << fmt::format(
@@ -762,7 +767,14 @@ std::string sizing_text(const SizingReport& r) {
       std::isfinite(r.predicted_mean) ? secs(r.predicted_mean) : "unstable", r.predicted_prob_wait,
       unit_of(in), r.thread_utilization * 100);
 
-  if (r.container) container_text(o, r);
+  if (r.container)
+    container_text(o, r);
+  else if (in.cpus && *in.cpus < in.cores)
+    o << fmt::format(
+        "\n(sized inside the {:.4g}-CPU quota; for the container advice, what a pool sized by "
+        "the host's {} CPUs or by the quota does in it, add --host-cores {} or --host-cores {} "
+        "--container)\n",
+        *in.cpus, in.cores, in.cores, in.cores);
   return o.str();
 }
 

@@ -324,3 +324,23 @@ TEST_CASE("size.wait_distribution: a lognormal wait sizes on its mean and its p9
   const auto low = size_pool(in);
   CHECK(low.target_origin == "default (the --target-p99 given is unreachable)");
 }
+
+TEST_CASE("size.text: an unreachable target and a quota without --host-cores are said plainly",
+          "[sizing]") {
+  SizingInputs in;
+  in.rate = 300;
+  in.cpu = 0.004;
+  in.wait = 0.030;
+  in.cores = 16;
+  in.cpus = 1.5;
+  in.target_p99 = 0.050;
+  in.service = queueing::ServiceShape::exponential;
+  in.simulate = false;
+  const std::string text = sizing_text(size_pool(in));
+  CHECK(text.find("\nNOT within --target-p99 50 ms: no size reaches it (see the queueing model "
+                  "line); the recommendation below is for the default target 196 ms\n") !=
+        std::string::npos);
+  CHECK(text.find("\n(sized inside the 1.5-CPU quota; for the container advice, what a pool sized "
+                  "by the host's 16 CPUs or by the quota does in it, add --host-cores 16 or "
+                  "--host-cores 16 --container)\n") != std::string::npos);
+}
