@@ -55,7 +55,8 @@ const Metric kColumns[] = {Metric::makespan,           Metric::throughput,
 void register_compare(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");
-  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", flags->file, "Scenario YAML file (format: docs/scenarios.md)")
+      ->required();
   cmd->add_option("--backends", flags->backends,
                   "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. "
                   "pool:threads=200,virtual-threads")

@@ -139,7 +139,7 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
   auto f = std::make_shared<SweepFlags>();
   auto* cmd =
       app.add_subcommand("sweep", "Run a scenario over a grid of values; CSV, JSON and a chart");
-  cmd->add_option("FILE", f->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", f->file, "Scenario YAML file (format: docs/scenarios.md)")->required();
   cmd->add_option("--vary", f->vary,
                   "KEY=VALUES, repeatable (grid = cartesian product): a list 1,2,4,8 or 1ms,2ms; a "
                   "range 1..64 or "

@@ -116,3 +116,30 @@ TEST_CASE("cli: size --backend and --wait distributions name the flag on bad val
   CHECK(j["inputs"]["backend"] == "virtual-threads");
   CHECK(j["recommended_threads"] == 2);
 }
+
+TEST_CASE("cli: compare shows throughput, CPU utilisation, throttling and the defaults it applied",
+          "[cli][compare]") {
+  const auto r =
+      run("compare " + kService + " --backends pool:threads=12,virtual-threads -q", false);
+  REQUIRE(r.exit_code == 0);
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  for (const char* column : {"throughput", "cpu_utilization", "throttled_time"})
+    CHECK(header.find(column) != std::string::npos);
+  CHECK(r.out.find("\nbackends as simulated (defaults applied):\n") != std::string::npos);
+  CHECK(r.out.find("\n  virtual-threads: {\"kind\":\"virtual-threads\",\"carriers\":2}\n") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(
+      run("compare " + kService + " --backends virtual-threads --json - -q", false).out);
+  CHECK(j["backends"][0]["simulated"].contains("throughput"));
+  CHECK(j["backends"][0]["simulated"].contains("cpu_utilization"));
+  CHECK(j["backends"][0]["simulated"].contains("throttled_time"));
+  CHECK(j["backends"][0]["backend"]["carriers"] == 2);
+}
+
+TEST_CASE("cli: every scenario command's help names the scenario format's page", "[cli][help]") {
+  for (const char* cmd : {"simulate", "run", "validate", "compare", "sweep"}) {
+    INFO(cmd);
+    CHECK(run(std::string(cmd) + " --help")
+              .out.find("Scenario YAML file (format: docs/scenarios.md)") != std::string::npos);
+  }
+}
