@@ -44,21 +44,19 @@ std::string backend_override(const std::string& entry) {
   return "backend=" + yaml + "}";
 }
 
-const Metric kColumns[] = {Metric::makespan,
-                           Metric::latency_mean,
-                           Metric::latency_p99,
-                           Metric::threads_peak,
-                           Metric::memory_peak,
-                           Metric::switches_voluntary,
-                           Metric::switches_involuntary,
-                           Metric::completed,
-                           Metric::rejected};
+const Metric kColumns[] = {Metric::makespan,           Metric::throughput,
+                           Metric::latency_mean,       Metric::latency_p99,
+                           Metric::cpu_utilization,    Metric::throttled_time,
+                           Metric::threads_peak,       Metric::memory_peak,
+                           Metric::switches_voluntary, Metric::switches_involuntary,
+                           Metric::completed,          Metric::rejected};
 }  // namespace
 
 void register_compare(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");
-  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", flags->file, "Scenario YAML file (format: docs/scenarios.md)")
+      ->required();
   cmd->add_option("--backends", flags->backends,
                   "Comma-separated backends, each KIND[:KEY=VALUE...], e.g. "
                   "pool:threads=200,virtual-threads")
@@ -87,7 +85,7 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       }
       validate::Table table(header, right);
       nlohmann::ordered_json out;
-      std::string scenario_name, footnotes;
+      std::string scenario_name, footnotes, applied;
       out["warnings"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < flags->backends.size(); ++i)
         for (std::size_t k = 0; k < i; ++k)
@@ -121,6 +119,8 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
         }
         nlohmann::ordered_json e;
         e["backend"] = validate::backend_json(s.backend);
+        // Every parameter as simulated, the defaults the loader applied included.
+        applied += fmt::format("  {}: {}\n", entry, e["backend"].dump());
         for (auto m : kColumns) {
           row.push_back(validate::format_with_ci(m, pm[m], rep.ci[static_cast<std::size_t>(m)]));
           e["simulated"][std::string(to_string(m))] = pm[m];
@@ -138,6 +138,8 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
       out["scenario"] = scenario_name;
       if (flags->common.json != "-")
         std::cout << table.str() << (footnotes.empty() ? "" : "\n" + footnotes)
+                  << "\nbackends as simulated (defaults applied):\n"
+                  << applied
                   << (flags->replications > 1
                           ? fmt::format("\nmeans over {} replications [95% CI]\n",
                                         flags->replications)

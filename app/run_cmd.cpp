@@ -35,7 +35,8 @@ void register_run(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<RunFlags>();
   auto* cmd = app.add_subcommand(
       "run", "Execute the scenario on the real backend on this machine, run.reps times");
-  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", flags->file, "Scenario YAML file (format: docs/scenarios.md)")
+      ->required();
   cmd->add_option("--trace", flags->trace,
                   "Write the first measured repetition's schedule as Chrome trace-event JSON")
       ->type_name("PATH");

@@ -113,7 +113,8 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<SimulateFlags>();
   auto* cmd = app.add_subcommand(
       "simulate", "Predict the scenario with the simulator; prints the metrics table");
-  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", flags->file, "Scenario YAML file (format: docs/scenarios.md)")
+      ->required();
   cmd->add_option("--trace", flags->trace,
                   "Write the simulated schedule as Chrome trace-event JSON (opens in Perfetto)")
       ->type_name("PATH");

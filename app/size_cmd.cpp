@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "app/common.hpp"
+#include "models/backend_registry.hpp"
 #include "models/units.hpp"
 #include "validate/container_sizing.hpp"
 #include "validate/output.hpp"
@@ -22,7 +23,7 @@ namespace poolsim::app {
 namespace {
 struct SizeFlags {
   CommonFlags common;
-  std::string rate, cpu, wait, target_p99, service = "deterministic", graph;
+  std::string rate, cpu, wait, target_p99, service = "deterministic", graph, backend = "pool";
   std::optional<int> cores, host_cores;
   std::optional<double> cpus;
   std::optional<std::int64_t> queue;
@@ -65,6 +66,43 @@ auto flag_value(const char* flag, const std::string& text, Parse parse) {
   } catch (const UnitError& e) {
     throw Usage(std::string(flag) + " " + text + ": " + e.what());
   }
+}
+
+// "thread-per-task, pool, ...": the kinds of backend_registry.hpp.
+std::string kind_names() {
+  std::string out;
+  for (const auto& b : kBackends) out += (out.empty() ? "" : ", ") + std::string(b.name);
+  return out;
+}
+
+// --wait as a distribution in the scenario syntax ("{dist: lognormal, median:
+// 20ms, p99: 200ms}"), read by the scenario loader inside a one-task scenario
+// so that its checks and messages are the loader's; sets wait (the mean),
+// wait_dist and wait_p99.
+void read_wait_distribution(const std::string& text, validate::SizingInputs& in) {
+  const std::string prefix = "workload.task[1].wait";
+  Scenario s;
+  try {
+    s = load_scenario_text(
+        "name: size-wait\nmachine: {base: default, cores: 1}\nworkload:\n  arrival: {kind: "
+        "batch, count: 1}\n  task:\n    - {cpu: 1ms}\n    - wait: " +
+            text + "\nbackend: {kind: pool, threads: 1}\n",
+        "--wait", in.load);
+  } catch (const ScenarioError& e) {
+    std::string key = e.key();
+    key = key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : std::string();
+    if (!key.empty() && key.front() == '.') key.erase(0, 1);
+    throw Usage("--wait " + text + ": " + (key.empty() ? "" : key + ": ") + e.message());
+  }
+  const auto& task = s.workload.classes.at(0).task;
+  if (task.size() != 2 || !std::holds_alternative<WaitPhase>(task[1]))
+    throw Usage("--wait " + text +
+                ": expected a duration or one distribution, e.g. '{dist: lognormal, median: "
+                "20ms, p99: 200ms}'");
+  const Distribution& d = std::get<WaitPhase>(task[1]).time;
+  in.wait = d.mean_seconds();
+  in.wait_p99 = d.quantile_seconds(0.99);
+  in.wait_dist = text;
 }
 
 // size builds a scenario of `requests` tasks on a pool of up to this many
@@ -115,7 +153,19 @@ int run_size(const SizeFlags& f) {
   in.cpu = flag_value("--cpu", f.cpu, seconds);
   if (in.cpu <= 0)
     throw Usage("--cpu " + f.cpu + ": the CPU time per request must be greater than 0");
-  in.wait = f.wait.empty() ? 0.0 : flag_value("--wait", f.wait, seconds);
+  in.load = load_options(f.common);
+  in.load.sets.clear();
+  in.load.machine.reset();
+  in.load.seed.reset();
+  if (const auto kind = backend_kind_from(f.backend))
+    in.backend = *kind;
+  else
+    throw Usage("--backend " + f.backend + ": not a backend kind (" + kind_names() + ")");
+  const auto brace = f.wait.find_first_not_of(" \t");
+  if (brace != std::string::npos && f.wait[brace] == '{')
+    read_wait_distribution(f.wait, in);
+  else
+    in.wait = f.wait.empty() ? 0.0 : flag_value("--wait", f.wait, seconds);
   in.cores = f.cores ? *f.cores : *f.host_cores;
   in.cpus = f.cpus;
   in.host_cores = f.host_cores;
@@ -139,10 +189,6 @@ int run_size(const SizeFlags& f) {
   in.seed = f.common.seed.value_or(1);
   if (!f.common.machine.empty()) in.machine = f.common.machine;
   in.jobs = f.jobs;
-  in.load = load_options(f.common);
-  in.load.sets.clear();
-  in.load.machine.reset();
-  in.load.seed.reset();
 
   if (!f.container && (!f.burst.empty() || !f.cpuset.empty()))
     throw Usage("--burst and --cpuset describe the container of size --container");
@@ -194,8 +240,15 @@ void register_size(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--rate", f->rate, "Arrival rate, e.g. 1500/s")->type_name("RATE");
   cmd->add_option("--cpu", f->cpu, "CPU time per request, e.g. 2ms")->type_name("DURATION");
   cmd->add_option("--wait", f->wait,
-                  "Blocking wait per request (I/O, sleeps), e.g. 38ms (default 0)")
-      ->type_name("DURATION");
+                  "Blocking wait per request (I/O, sleeps), e.g. 38ms (default 0), or a "
+                  "distribution as in a scenario (docs/scenarios.md): '{dist: lognormal, median: "
+                  "20ms, p99: 200ms}'")
+      ->type_name("DURATION|DIST");
+  cmd->add_option("--backend", f->backend,
+                  "The runtime to size (default pool): pool, work-stealing, tbb, asio-pool "
+                  "(threads), injecting-pool (min_threads), virtual-threads (carriers), "
+                  "event-loop (loops); docs/sizing.md")
+      ->type_name("KIND");
   cmd->add_option("--cores", f->cores, "CPUs of the machine the pool runs on")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--cpus", f->cpus, "CPU quota (container cpu.max / --cpus), e.g. 1.5")

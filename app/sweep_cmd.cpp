@@ -33,6 +33,7 @@ struct SweepFlags {
   bool usl = false;
   std::string usl_key;
   int jobs = 0;
+  int replications = 1;
   std::string shard;
 };
 
@@ -47,6 +48,7 @@ nlohmann::ordered_json sweep_identity(const SweepFlags& f, const SweepOutputs& o
   id["machine"] = f.common.machine;
   id["vary"] = f.vary;
   id["measure"] = f.measure;
+  id["replications"] = f.replications;
   id["plot_metrics"] = out.plot_metrics;
   id["usl_key"] = out.usl_key;
   return id;
@@ -84,6 +86,11 @@ int run_sweep_cmd(const SweepFlags& f) {
   SweepOutputs out{f.csv, f.plot, f.common.json, f.plot_metrics, f.usl_key, f.common.quiet};
   if (f.usl && out.usl_key.empty()) out.usl_key = axes.front().key;
   (void)check_sweep_outputs(out, axes);
+  if (f.replications > 1 && f.measure)
+    throw Usage(fmt::format(
+        "--replications {} with --measure: replications repeat simulations with other seeds; a "
+        "measured point repeats run.reps times (set it with --set run.reps=N)",
+        f.replications));
   if (shard && (f.common.json.empty() || f.common.json == "-"))
     throw Usage("--shard " + f.shard +
                 ": write the part to a file with --json PATH (poolsim merge PATH... joins them)");
@@ -98,6 +105,7 @@ int run_sweep_cmd(const SweepFlags& f) {
   so.load = load_options(f.common);
   so.axes = axes;
   so.measure = f.measure;
+  so.replications = f.replications;
   so.jobs = f.jobs;
   so.shard = shard;
   so.max_points = cap;
@@ -131,7 +139,7 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
   auto f = std::make_shared<SweepFlags>();
   auto* cmd =
       app.add_subcommand("sweep", "Run a scenario over a grid of values; CSV, JSON and a chart");
-  cmd->add_option("FILE", f->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", f->file, "Scenario YAML file (format: docs/scenarios.md)")->required();
   cmd->add_option("--vary", f->vary,
                   "KEY=VALUES, repeatable (grid = cartesian product): a list 1,2,4,8 or 1ms,2ms; a "
                   "range 1..64 or "
@@ -159,6 +167,10 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
                   "Simulations in parallel (default: the CPUs this process may use: its affinity "
                   "mask and cgroup CPU quota)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--replications", f->replications,
+                  "Simulate every point with N seeds (seed, seed+1, ...): each metric is the "
+                  "mean, with its 95% CI in the table, CSV, JSON and HTML")
+      ->check(CLI::PositiveNumber);
   cmd->add_option(
          "--shard", f->shard,
          "Run only part K of N of the grid (points i with i mod N = K-1) and write it with "

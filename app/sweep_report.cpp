@@ -10,6 +10,7 @@
 
 #include "models/metric_names.hpp"
 #include "validate/output.hpp"
+#include "validate/replications.hpp"
 #include "validate/table.hpp"
 
 namespace poolsim::app {
@@ -20,6 +21,11 @@ namespace {
 const Metric kColumns[] = {Metric::throughput,     Metric::makespan,        Metric::latency_mean,
                            Metric::latency_p99,    Metric::cpu_utilization, Metric::threads_peak,
                            Metric::throttled_time, Metric::rejected};
+
+// With --replications, these columns show the mean and its 95% CI.
+bool with_ci(Metric m) {
+  return m == Metric::throughput || m == Metric::latency_mean || m == Metric::latency_p99;
+}
 
 void print_table(const validate::SweepResult& r) {
   std::vector<std::string> header;
@@ -36,17 +42,45 @@ void print_table(const validate::SweepResult& r) {
     header.emplace_back("latency_p99 predicted");
     right.push_back(true);
   }
+  header.emplace_back("warning");
+  right.push_back(false);
   validate::Table table(header, right);
+  std::size_t overloaded = 0;
   for (const auto& p : r.points) {
     std::vector<std::string> row = p.values;
-    for (auto m : kColumns) row.push_back(validate::format_metric(m, p.value(m)));
+    for (auto m : kColumns)
+      row.push_back(
+          p.spread && with_ci(m)
+              ? validate::format_with_ci(m, p.value(m),
+                                         validate::ci95((*p.spread)[static_cast<std::size_t>(m)]))
+              : validate::format_metric(m, p.value(m)));
     if (r.measured)
       row.push_back(validate::format_metric(Metric::latency_p99, p.predicted[Metric::latency_p99]));
+    row.emplace_back(p.overloaded() ? "OVERLOAD" : "");
+    overloaded += p.overloaded() ? 1 : 0;
     table.add_row(row);
   }
   std::cout << fmt::format("sweep {}: {} points, {} in {:.1f} s\n\n", r.scenario, r.points.size(),
-                           r.measured ? "simulated and measured" : "simulated", r.seconds)
+                           r.measured ? "simulated and measured"
+                           : r.replications > 1
+                               ? fmt::format("simulated {} times each (seeds seed.."
+                                             "seed+{}; mean [95% CI])",
+                                             r.replications, r.replications - 1)
+                               : "simulated",
+                           r.seconds)
             << table.str();
+  if (overloaded > 0) {
+    const auto first = std::find_if(r.points.begin(), r.points.end(),
+                                    [](const validate::SweepPoint& p) { return p.overloaded(); });
+    std::string first_message;
+    for (const auto& w : first->warnings)
+      if (w.kind == "overload") first_message = w.message;
+    std::cout << fmt::format(
+        "\nwarning: {} of {} points are overloaded (OVERLOAD: arrivals outpace completions, the "
+        "queue grows with the run, their latencies are not steady-state figures); the first, "
+        "{}: {}\n",
+        overloaded, r.points.size(), validate::point_label(r.axes, first->values), first_message);
+  }
 }
 
 void print_fits(const std::vector<validate::UslSeriesFit>& fits, const std::string& usl_key) {

@@ -57,7 +57,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand(
       "validate",
       "Simulate, measure, and report the divergence per metric (exit 0 all match, 1 any diverges)");
-  cmd->add_option("FILE", flags->file, "Scenario YAML file")->required();
+  cmd->add_option("FILE", flags->file, "Scenario YAML file (format: docs/scenarios.md)")
+      ->required();
   cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")
       ->type_name("PATH");
   cmd->add_option("--trace-dir", flags->trace_dir,

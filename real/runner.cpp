@@ -26,8 +26,9 @@
 //    sampler's reserved series are not the workload's) and after a reset
 //    of the high-water mark (writing 5 to
 //    /proc/self/clear_refs; the fork itself also resets it); the records
-//    array is allocated before the baseline and is not counted; trace spans
-//    are, when tracing;
+//    array is allocated before the baseline and is not counted; with
+//    RealOptions::trace, no measured repetition records trace spans: one
+//    extra repetition after them does, unmeasured (run_scenario);
 //  - threads_series / runnable_series: a sampler thread (outside the counts;
 //    on cgroup v1 it also leaves the quota group, so that the harness does
 //    not spend the scenario's quota)
@@ -479,6 +480,8 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   units_per_ns();
   SignalGuard guard;
   std::vector<RunResult> out;
+  RealOptions untraced = opt;
+  untraced.trace = false;
   const int total = s.run.warmup + s.run.reps;
   for (int i = 0; i < total; ++i) {
     const bool warmup = i < s.run.warmup;
@@ -486,10 +489,17 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
     const int of = warmup ? s.run.warmup : s.run.reps;
     if (opt.progress) opt.progress(number, of, warmup);
     if (warmup) {
-      run_in_child(s, w, opt, i);
+      run_in_child(s, w, untraced, i);
       continue;
     }
-    out.push_back(run_checked(s, w, opt, i, fmt::format("repetition {}/{}", number, of)));
+    out.push_back(run_checked(s, w, untraced, i, fmt::format("repetition {}/{}", number, of)));
+  }
+  // The trace comes from one more repetition after the measured ones: its
+  // spans are memory the workload does not use (memory_peak) and time it does
+  // not spend, so no measured repetition records them.
+  if (opt.trace && !out.empty()) {
+    if (opt.note) opt.note("one more repetition, traced (not measured)");
+    out.front().trace = run_in_child(s, w, opt, total).trace;
   }
   return out;
 }

@@ -42,7 +42,10 @@ struct RealOptions {
 };
 
 // Runs run.warmup + run.reps repetitions and returns the measured ones
-// (warmups dropped), each with mode "measured". Throws MachineRefused when
+// (warmups dropped), each with mode "measured". With opt.trace, the measured
+// repetitions record no trace (its spans would count in memory_peak and cost
+// time): one more repetition after them runs traced, unmeasured, and its
+// trace is the first result's `trace`. Throws MachineRefused when
 // the machine refuses (thread limit, cgroup permission, timeout) and
 // std::runtime_error when a child crashes.
 std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w,

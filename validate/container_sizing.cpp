@@ -67,7 +67,7 @@ ContainerSizing size_container(const ContainerInputs& in, const SizingProgress& 
   SweepOptions so;
   so.text = container_yaml(in);
   so.load = b.load;
-  VaryAxis axis{"backend.threads", {}};
+  VaryAxis axis{sizing_worker_key(b.backend), {}};
   for (int n : sizes) axis.values.push_back(std::to_string(n));
   so.axes = {axis};
   so.jobs = b.jobs;

@@ -61,6 +61,92 @@ double model_mean(int c, double rate, double mu, ServiceShape shape) {
          1.0 / mu;
 }
 
+// ---- the backend and the wait distribution (sizing.hpp, steps 9 and 10) ----
+
+bool holds(const SizingInputs& in) { return wait_holds_worker(in.backend); }
+// The mean time a request holds its worker: the queueing model's service time.
+double held_time(const SizingInputs& in) { return in.cpu + (holds(in) ? in.wait : 0.0); }
+double wait_p99_of(const SizingInputs& in) { return in.wait_dist.empty() ? in.wait : in.wait_p99; }
+// The service time is a distribution the closed forms do not cover: M/G/c.
+bool general_service(const SizingInputs& in) { return !in.wait_dist.empty() && holds(in); }
+
+// What a request takes at p99 with no queueing at all: no size does better.
+double alone_p99(const SizingInputs& in) {
+  if (in.wait_dist.empty() && holds(in)) return service_alone_p99(in.cpu + in.wait, in.service);
+  return service_alone_p99(in.cpu, in.service) + wait_p99_of(in);
+}
+
+// The queueing model's p99 and mean response time with c workers.
+double p99_at(const SizingInputs& in, int c) {
+  const double mu = 1.0 / held_time(in);
+  if (general_service(in)) {
+    if (!queueing::mmc_stable(c, in.rate, mu)) return std::numeric_limits<double>::infinity();
+    return queueing::mmc_wait_quantile(c, in.rate, mu, 0.99) + alone_p99(in);
+  }
+  return model_p99(c, in.rate, mu, in.service) + (holds(in) ? 0.0 : wait_p99_of(in));
+}
+double mean_at(const SizingInputs& in, int c) {
+  const double mu = 1.0 / held_time(in);
+  if (general_service(in)) {
+    if (!queueing::mmc_stable(c, in.rate, mu)) return std::numeric_limits<double>::infinity();
+    return queueing::mmc(c, in.rate, mu).mean_wait + held_time(in);
+  }
+  return model_mean(c, in.rate, mu, in.service) + (holds(in) ? 0.0 : in.wait);
+}
+
+std::string model_name(const SizingInputs& in) {
+  if (general_service(in))
+    return "M/G/c (the M/M/c queue wait at the mean service time, plus the service time's own "
+           "p99)";
+  return in.service == ServiceShape::deterministic ? "M/D/c (Allen-Cunneen approximation)"
+                                                   : "M/M/c (Erlang C)";
+}
+
+// The smallest worker count whose model p99 is within `target`.
+std::optional<int> smallest_meeting(const SizingInputs& in, double target) {
+  if (in.wait_dist.empty() && holds(in))
+    return queueing::smallest_servers_for(
+        in.rate, 1.0 / held_time(in),
+        queueing::ResponseTarget::at_quantile(0.99, target, in.service));
+  if (target <= alone_p99(in)) return std::nullopt;
+  const int from = std::max(1, static_cast<int>(std::ceil(in.rate * held_time(in))));
+  for (int c = from; c <= kMaxPoolThreads; ++c)
+    if (p99_at(in, c) <= target) return c;
+  return std::nullopt;
+}
+
+// "threads", "carriers", "loops": what the report counts.
+std::string unit_of(const SizingInputs& in) {
+  switch (in.backend) {
+    case BackendKind::virtual_threads:
+      return "carriers";
+    case BackendKind::event_loop:
+      return "loops";
+    default:
+      return "threads";
+  }
+}
+
+// The header's note on what is sized, for a backend other than the pool.
+std::string sized_note(const SizingInputs& in) {
+  const std::string key = sizing_worker_key(in.backend);
+  switch (in.backend) {
+    case BackendKind::pool:
+      return "";
+    case BackendKind::injecting_pool:
+      return fmt::format(
+          ", backend injecting-pool: sizing {} (the threads it starts with; below the need it "
+          "adds one per injection_delay without progress)",
+          key);
+    case BackendKind::tbb:
+      return fmt::format(", backend tbb: sizing {} (simulated as work-stealing)", key);
+    case BackendKind::asio_pool:
+      return fmt::format(", backend asio-pool: sizing {} (simulated as a pool)", key);
+    default:
+      return fmt::format(", backend {}: sizing {}", to_string(in.backend), key);
+  }
+}
+
 nlohmann::ordered_json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
@@ -84,9 +170,10 @@ void simulate_sizes(const SizingInputs& in, const std::vector<int>& threads, dou
   }
   if (todo.empty()) return;
   SweepOptions so;
-  so.text = sizing_scenario_yaml(in, todo.front());
+  // The largest size first: an injecting pool's max_threads is raised to it.
+  so.text = sizing_scenario_yaml(in, *std::max_element(todo.begin(), todo.end()));
   so.load = in.load;
-  VaryAxis axis{"backend.threads", {}};
+  VaryAxis axis{sizing_worker_key(in.backend), {}};
   for (int t : todo) axis.values.push_back(std::to_string(t));
   so.axes = {axis};
   so.jobs = in.jobs;
@@ -137,9 +224,30 @@ void check_inputs(const SizingInputs& in) {
   if (in.requests < kMinRequests)
     throw SizingRefused(
         fmt::format("--requests must be at least {} (a p99 needs tail samples)", kMinRequests));
+  if (in.backend == BackendKind::thread_per_task)
+    throw SizingRefused(fmt::format(
+        "--backend thread-per-task: nothing to size, it starts one thread per request (Little's "
+        "law: {:.4g}/s x {} = {:.4g} threads alive on average); size a pool, work-stealing, "
+        "injecting-pool, virtual-threads or event-loop instead",
+        in.rate, secs(in.cpu + in.wait), in.rate * (in.cpu + in.wait)));
+  if (in.queue && in.backend != BackendKind::pool)
+    throw SizingRefused(fmt::format("--queue: {} has no bounded queue (only --backend pool has)",
+                                    to_string(in.backend)));
 }
 
 }  // namespace
+
+bool wait_holds_worker(BackendKind kind) {
+  return kind != BackendKind::virtual_threads && kind != BackendKind::event_loop;
+}
+
+std::string sizing_worker_key(BackendKind kind) {
+  const std::string_view w = backend_info(kind).workers;
+  if (w.empty())
+    throw SizingRefused(
+        fmt::format("--backend {}: it has no worker count to size", to_string(kind)));
+  return "backend." + std::string(w);
+}
 
 std::string sizing_scenario_yaml(const SizingInputs& in, int threads) {
   // Durations in whole nanoseconds (at least 1), rates and quotas with every
@@ -159,9 +267,9 @@ std::string sizing_scenario_yaml(const SizingInputs& in, int threads) {
   };
   YAML::Node y;
   y["name"] = "size-pool";
-  y["description"] =
-      fmt::format("poolsim size, {} requests at {}, {} CPU + {} wait ({})", in.requests,
-                  rate_text(in.rate), secs(in.cpu), secs(in.wait), shape_name(in.service));
+  y["description"] = fmt::format(
+      "poolsim size, {} requests at {}, {} CPU + {} wait ({})", in.requests, rate_text(in.rate),
+      secs(in.cpu), in.wait_dist.empty() ? secs(in.wait) : in.wait_dist, shape_name(in.service));
   y["seed"] = in.seed;
   y["machine"]["base"] = in.machine;
   y["machine"]["cores"] = in.cores;
@@ -170,9 +278,21 @@ std::string sizing_scenario_yaml(const SizingInputs& in, int threads) {
   y["workload"]["arrival"]["rate"] = fmt::format("{:.17g}/s", in.rate);
   y["workload"]["arrival"]["count"] = in.requests;
   y["workload"]["task"].push_back(phase("cpu", in.cpu));
-  if (in.wait > 0) y["workload"]["task"].push_back(phase("wait", in.wait));
-  y["backend"]["kind"] = std::string(to_string(BackendKind::pool));
-  y["backend"]["threads"] = threads;
+  if (!in.wait_dist.empty()) {
+    YAML::Node p;
+    p["wait"] = YAML::Load(in.wait_dist);
+    y["workload"]["task"].push_back(p);
+  } else if (in.wait > 0) {
+    y["workload"]["task"].push_back(phase("wait", in.wait));
+  }
+  y["backend"]["kind"] = std::string(to_string(in.backend));
+  y["backend"][std::string(backend_info(in.backend).workers)] = threads;
+  // An injecting pool starting above its default max_threads gets that many.
+  if (in.backend == BackendKind::injecting_pool) {
+    for (const auto& p : backend_info(in.backend).params)
+      if (p.key == "max_threads" && threads > std::stoi(std::string(p.default_text)))
+        y["backend"]["max_threads"] = threads;
+  }
   if (in.queue) y["backend"]["queue"] = *in.queue;
   y["run"]["max_threads"] = kMaxPoolThreads + 1;
   YAML::Emitter out;
@@ -207,30 +327,26 @@ void analytic_sizing(const SizingInputs& in, SizingReport& r) {
   r.cpus_needed = queueing::cpus_needed(in.rate, in.cpu);
   r.cpu_utilization = queueing::cpu_utilization(in.rate, in.cpu, r.capacity);
   if (r.cpu_utilization >= 1.0) throw SizingRefused(overload_message(in, r));
-  r.service_time = in.cpu + in.wait;
-  const double mu = 1.0 / r.service_time;
-  r.littles_law_concurrency = queueing::littles_law_concurrency(in.rate, r.service_time);
-  r.formula_exact = queueing::goetz_pool_size(r.capacity, in.target_utilization, in.wait, in.cpu);
+  r.service_time = held_time(in);
+  r.littles_law_concurrency = queueing::littles_law_concurrency(in.rate, in.cpu + in.wait);
+  r.formula_exact = queueing::goetz_pool_size(r.capacity, in.target_utilization,
+                                              holds(in) ? in.wait : 0.0, in.cpu);
   r.formula_threads = std::max(1, static_cast<int>(std::ceil(r.formula_exact - 1e-9)));
 
   // The latency target and the analytic size.
-  const double alone = service_alone_p99(r.service_time, in.service);
+  const double alone = alone_p99(in);
   const double default_target = kDefaultTargetFactor * alone;
   if (in.target_p99) {
     r.target_p99 = *in.target_p99;
     r.target_origin = "--target-p99";
   } else {
     r.target_p99 = default_target;
-    r.target_origin = fmt::format("default: {:.2f} x the p99 of the service time alone ({}, {})",
-                                  kDefaultTargetFactor, secs(alone), shape_name(in.service));
+    r.target_origin = fmt::format(
+        "default: {:.2f} x the p99 of the service time alone ({}, {})", kDefaultTargetFactor,
+        secs(alone), in.wait_dist.empty() ? shape_name(in.service) : "C + the wait's p99");
   }
-  const auto target_of = [&](double t) {
-    return queueing::ResponseTarget::at_quantile(0.99, t, in.service);
-  };
-  r.erlang_c_threads = queueing::smallest_servers_for(in.rate, mu, target_of(r.target_p99));
-  const std::string model = in.service == ServiceShape::deterministic
-                                ? "M/D/c (Allen-Cunneen approximation)"
-                                : "M/M/c (Erlang C)";
+  r.erlang_c_threads = smallest_meeting(in, r.target_p99);
+  const std::string model = model_name(in);
   if (!r.erlang_c_threads) {
     r.erlang_c_note = fmt::format(
         "no pool meets p99 <= {} under {}: the service time alone takes {} at p99 ({} service){}; "
@@ -242,14 +358,23 @@ void analytic_sizing(const SizingInputs& in, SizingReport& r) {
         secs(default_target), kDefaultTargetFactor);
     r.target_p99 = default_target;
     r.target_origin = "default (the --target-p99 given is unreachable)";
-    r.erlang_c_threads = queueing::smallest_servers_for(in.rate, mu, target_of(r.target_p99));
+    r.erlang_c_threads = smallest_meeting(in, r.target_p99);
+  } else if (!holds(in)) {
+    r.erlang_c_note = fmt::format(
+        "{} on the {}: a request holds one for its CPU time C = {} only ({} the wait), then "
+        "waits {} (p99 {}) off it",
+        model, unit_of(in), secs(in.cpu),
+        in.backend == BackendKind::virtual_threads ? "virtual threads unmount on"
+                                                   : "the loop parks the request on a timer for",
+        secs(in.wait), secs(wait_p99_of(in)));
   } else {
-    r.erlang_c_note = fmt::format("{}, service time S = C + W = {} held per request", model,
-                                  secs(r.service_time));
+    r.erlang_c_note = fmt::format(
+        "{}, service time S = C + W = {} held per request{}", model, secs(r.service_time),
+        in.wait_dist.empty() ? "" : fmt::format(" on average (p99 {})", secs(alone)));
   }
   // smallest_servers_for only fails beyond kMaxServersSearched for a reachable target.
   r.analytic_threads =
-      r.erlang_c_threads.value_or(static_cast<int>(std::ceil(r.littles_law_concurrency)) + 1);
+      r.erlang_c_threads.value_or(static_cast<int>(std::ceil(in.rate * r.service_time)) + 1);
   r.recommended = r.analytic_threads;
   r.recommendation_basis = "analytic (" + model + "); not simulated (--no-simulate)";
 }
@@ -326,10 +451,10 @@ void recommend_from_simulation(SizingReport& r) {
 void predict_at_recommended(const SizingInputs& in, SizingReport& r) {
   const double mu = 1.0 / r.service_time;
   const int c = r.recommended;
-  r.predicted_p99 = model_p99(c, in.rate, mu, in.service);
-  r.predicted_mean = model_mean(c, in.rate, mu, in.service);
-  r.predicted_prob_wait = queueing::erlang_c(c, r.littles_law_concurrency);
-  r.thread_utilization = r.littles_law_concurrency / c;
+  r.predicted_p99 = p99_at(in, c);
+  r.predicted_mean = mean_at(in, c);
+  r.predicted_prob_wait = queueing::erlang_c(c, in.rate * r.service_time);
+  r.thread_utilization = in.rate * r.service_time / c;
   if (in.queue) {
     const auto m = queueing::mmck(c, c + static_cast<int>(*in.queue), in.rate, mu);
     SizingReport::Bounded b;
@@ -351,12 +476,13 @@ ContainerAdvice container_advice(const SizingInputs& in, const SizingReport& r,
   a.host_cores = *in.host_cores;
   a.quota = *in.cpus;
   a.by_host = std::max(
-      1,
-      static_cast<int>(std::ceil(
-          queueing::goetz_pool_size(a.host_cores, in.target_utilization, in.wait, in.cpu) - 1e-9)));
+      1, static_cast<int>(std::ceil(queueing::goetz_pool_size(a.host_cores, in.target_utilization,
+                                                              holds(in) ? in.wait : 0.0, in.cpu) -
+                                    1e-9)));
   a.by_quota = std::max(
-      1, static_cast<int>(std::ceil(
-             queueing::goetz_pool_size(a.quota, in.target_utilization, in.wait, in.cpu) - 1e-9)));
+      1, static_cast<int>(std::ceil(queueing::goetz_pool_size(a.quota, in.target_utilization,
+                                                              holds(in) ? in.wait : 0.0, in.cpu) -
+                                    1e-9)));
   if (in.simulate) {
     std::vector<SimulatedSize> both;
     simulate_sizes(in, {a.by_quota, a.by_host}, r.target_p99, both, progress);
@@ -396,6 +522,12 @@ nlohmann::ordered_json sizing_json(const SizingReport& r) {
   if (r.in.queue) in["queue"] = *r.in.queue;
   in["service"] = shape_name(r.in.service);
   in["target_utilization"] = r.in.target_utilization;
+  in["backend"] = std::string(to_string(r.in.backend));
+  if (!r.in.wait_dist.empty()) {
+    in["wait_dist"] = r.in.wait_dist;
+    in["wait_p99"] = r.in.wait_p99;
+  }
+  j["sized"] = sizing_worker_key(r.in.backend);
   j["cpu_utilization"] = r.cpu_utilization;
   j["littles_law_concurrency"] = r.littles_law_concurrency;
   j["formula_threads"] = r.formula_threads;
@@ -409,7 +541,9 @@ nlohmann::ordered_json sizing_json(const SizingReport& r) {
   p["cpu_utilization"] = r.cpu_utilization;
   p["prob_wait"] = r.predicted_prob_wait;
   p["thread_utilization"] = r.thread_utilization;
-  p["model"] = r.in.service == ServiceShape::deterministic ? "M/D/c" : "M/M/c";
+  p["model"] = general_service(r.in)                         ? "M/G/c"
+               : r.in.service == ServiceShape::deterministic ? "M/D/c"
+                                                             : "M/M/c";
   auto& s = j["simulated"];
   s["threads"] = nlohmann::ordered_json::array();
   s["latency_p99"] = nlohmann::ordered_json::array();
@@ -471,18 +605,18 @@ namespace {
 void simulated_sizes_text(std::ostringstream& o, const SizingReport& r) {
   const auto& in = r.in;
   o << fmt::format(
-      "\nSimulated sweep ({} Poisson requests per size, pool backend, machine '{}' with {} "
+      "\nSimulated sweep ({} Poisson requests per size, {} backend, machine '{}' with {} "
       "cores{}). The simulator "
-      "models the CPUs: the pool's threads compete for them, so CPU queueing, slices and "
+      "models the CPUs: the {} compete for them, so CPU queueing, slices and "
       "switches are in these "
       "p99s and not in the queueing model's.\n",
-      in.requests, in.machine, in.cores,
-      in.cpus ? fmt::format(", quota {:.4g} CPUs", *in.cpus) : "");
-  Table t({"threads", "p99 sim", "p99 model", "mean sim", "cpu util", "rejected", "meets p99"},
+      in.requests, to_string(in.backend), in.machine, in.cores,
+      in.cpus ? fmt::format(", quota {:.4g} CPUs", *in.cpus) : "",
+      in.backend == BackendKind::pool ? std::string("pool's threads") : unit_of(in));
+  Table t({unit_of(in), "p99 sim", "p99 model", "mean sim", "cpu util", "rejected", "meets p99"},
           {true, true, true, true, true, true, false});
-  const double mu = 1.0 / r.service_time;
   for (const auto& s : r.simulated) {
-    const double mp = model_p99(s.threads, in.rate, mu, in.service);
+    const double mp = p99_at(in, s.threads);
     std::string note = s.meets ? "yes" : "no";
     if (s.threads == r.recommended)
       note += "  <- recommended";
@@ -563,28 +697,50 @@ std::string sizing_text(const SizingReport& r) {
           : fmt::format("{} cores", in.cores);
   o << fmt::format(
       "poolsim size: {} requests, {} CPU + {} wait each ({} service), {} (capacity {:.4g} "
-      "CPUs)\n\n",
-      rate_text(in.rate), secs(in.cpu), secs(in.wait), shape_name(in.service), cap_text,
-      r.capacity);
+      "CPUs){}\n\n",
+      rate_text(in.rate), secs(in.cpu),
+      in.wait_dist.empty()
+          ? secs(in.wait)
+          : fmt::format("{} (mean {}, p99 {})", in.wait_dist, secs(in.wait), secs(in.wait_p99)),
+      shape_name(in.service), cap_text, r.capacity, sized_note(in));
   o << fmt::format(
       "  CPU utilisation       {:>8.1f}%   lambda x C / capacity = {} x {} / {:.4g} CPUs "
       "({:.3g} CPUs busy on average)\n",
       r.cpu_utilization * 100, rate_text(in.rate), secs(in.cpu), r.capacity, r.cpus_needed);
-  o << fmt::format(
-      "  Little's law L        {:>9.1f}   lambda x (C + W) = {} x {}: requests in flight, so "
-      "threads "
-      "busy on average\n",
-      r.littles_law_concurrency, rate_text(in.rate), secs(r.service_time));
-  o << fmt::format(
-      "  Goetz's formula       {:>9}   capacity x U x (1 + W/C) = {:.4g} x {:.2f} x (1 + {}/{}) = "
-      "{:.1f} "
-      "(Java Concurrency in Practice 8.2; sizes for saturation, ignores the rate)\n",
-      r.formula_threads, r.capacity, in.target_utilization, secs(in.wait), secs(in.cpu),
-      r.formula_exact);
+  if (holds(in))
+    o << fmt::format(
+        "  Little's law L        {:>9.1f}   lambda x (C + W) = {} x {}: requests in flight, so "
+        "threads "
+        "busy on average\n",
+        r.littles_law_concurrency, rate_text(in.rate), secs(in.cpu + in.wait));
+  else
+    o << fmt::format(
+        "  Little's law L        {:>9.1f}   lambda x (C + W) = {} x {}: requests in flight ({}), "
+        "of which lambda x C = {:.3g} hold a {} on average\n",
+        r.littles_law_concurrency, rate_text(in.rate), secs(in.cpu + in.wait),
+        in.backend == BackendKind::virtual_threads ? "virtual threads" : "pending callbacks",
+        in.rate * in.cpu, unit_of(in) == "carriers" ? "carrier" : "loop");
+  if (holds(in))
+    o << fmt::format(
+        "  Goetz's formula       {:>9}   capacity x U x (1 + W/C) = {:.4g} x {:.2f} x (1 + {}/{}) "
+        "= "
+        "{:.1f} "
+        "(Java Concurrency in Practice 8.2; sizes for saturation, ignores the rate)\n",
+        r.formula_threads, r.capacity, in.target_utilization, secs(in.wait), secs(in.cpu),
+        r.formula_exact);
+  else
+    o << fmt::format(
+        "  Goetz's formula       {:>9}   capacity x U = {:.4g} x {:.2f} = {:.1f}: the wait holds "
+        "no "
+        "{} (Java Concurrency in Practice 8.2 with W = 0)\n",
+        r.formula_threads, r.capacity, in.target_utilization, r.formula_exact,
+        unit_of(in) == "carriers" ? "carrier" : "loop");
   o << fmt::format("  latency target p99    {:>9}   {}\n", secs(r.target_p99), r.target_origin);
   if (r.erlang_c_threads)
-    o << fmt::format("  queueing model        {:>9}   smallest pool with p99 <= {}: {}\n",
-                     *r.erlang_c_threads, secs(r.target_p99), r.erlang_c_note);
+    o << fmt::format("  queueing model        {:>9}   smallest {} with p99 <= {}: {}\n",
+                     *r.erlang_c_threads,
+                     in.backend == BackendKind::pool ? std::string("pool") : unit_of(in),
+                     secs(r.target_p99), r.erlang_c_note);
   else
     o << fmt::format("  queueing model        {:>9}   {}\n", "-", r.erlang_c_note);
   if (r.bounded)
@@ -597,14 +753,28 @@ std::string sizing_text(const SizingReport& r) {
         secs(r.bounded->response_p99));
 
   if (!r.simulated.empty()) simulated_sizes_text(o, r);
-  o << fmt::format("\nrecommended: {} threads ({})\n", r.recommended, r.recommendation_basis);
+  if (in.target_p99 && *in.target_p99 != r.target_p99)
+    o << fmt::format(
+        "\nNOT within --target-p99 {}: no size reaches it (see the queueing model line); the "
+        "recommendation below is for the default target {}\n",
+        secs(*in.target_p99), secs(r.target_p99));
+  o << fmt::format("\nrecommended: {} {} ({})\n", r.recommended, unit_of(in),
+                   r.recommendation_basis);
   o << fmt::format(
-      "  at {} threads the model predicts p99 {}, mean {}, P(wait) {:.3f}, threads busy {:.1f}%\n",
-      r.recommended, std::isfinite(r.predicted_p99) ? secs(r.predicted_p99) : "unstable",
+      "  at {} {} the model predicts p99 {}, mean {}, P(wait) {:.3f}, {} busy {:.1f}%\n",
+      r.recommended, unit_of(in),
+      std::isfinite(r.predicted_p99) ? secs(r.predicted_p99) : "unstable",
       std::isfinite(r.predicted_mean) ? secs(r.predicted_mean) : "unstable", r.predicted_prob_wait,
-      r.thread_utilization * 100);
+      unit_of(in), r.thread_utilization * 100);
 
-  if (r.container) container_text(o, r);
+  if (r.container)
+    container_text(o, r);
+  else if (in.cpus && *in.cpus < in.cores)
+    o << fmt::format(
+        "\n(sized inside the {:.4g}-CPU quota; for the container advice, what a pool sized by "
+        "the host's {} CPUs or by the quota does in it, add --host-cores {} or --host-cores {} "
+        "--container)\n",
+        *in.cpus, in.cores, in.cores, in.cores);
   return o.str();
 }
 

@@ -50,9 +50,28 @@
 //      parallelism T1 / Tinf); then a simulated sweep of the scenario's thread
 //      count over powers of two up to that bound, recommending the smallest
 //      within kGraphMakespanSlack of the best makespan.
-// Left out: retries of rejected requests, timeouts, service-time
-// distributions other than fixed and exponential, several request classes
-// (use a scenario and `poolsim sweep`).
+//   9. Backends (--backend): what is sized is the backend's worker parameter
+//      (backend_registry.hpp, BackendInfo::workers): `threads` for pool,
+//      work-stealing, tbb and asio-pool, `min_threads` for injecting-pool
+//      (the threads it starts with, .NET's SetMinThreads: below the need it
+//      adds one thread per injection_delay without progress; max_threads is
+//      raised to it when the default 512 is lower), `carriers` for
+//      virtual-threads and `loops` for event-loop. The thread backends hold
+//      their thread through the wait: servers c, service S = C + W, as above.
+//      Virtual threads unmount and an event loop parks the request on a
+//      timer: a carrier (loop) is held for C only, so the queueing model has
+//      service C, and the wait adds W (its p99 with a distribution) after
+//      it; Goetz's formula is then capacity x U (waits hold no carrier).
+//      thread-per-task has nothing to size (refused, with Little's law).
+//  10. A wait distribution (--wait '{dist: lognormal, ...}'): Little's law
+//      and Goetz use its mean; the service time's own p99 is C + the wait's
+//      p99; when the wait holds the thread, the queueing model is M/G/c
+//      approximated as the M/M/c queue wait at the mean service time plus
+//      the service time's own p99; the simulation draws from the
+//      distribution.
+// Left out: retries of rejected requests, timeouts, CPU-time distributions
+// other than fixed and exponential, several request classes (use a scenario
+// and `poolsim sweep`).
 #pragma once
 
 #include <cstdint>
@@ -95,6 +114,13 @@ struct SizingInputs {
   std::optional<std::int64_t> queue;  // bounded queue slots
   queueing::ServiceShape service = queueing::ServiceShape::deterministic;
   double target_utilization = 1.0;  // Goetz's U
+  // --backend: the runtime sized (step 9); its worker parameter is varied.
+  BackendKind backend = BackendKind::pool;
+  // --wait as a distribution, in the scenario syntax ("{dist: lognormal,
+  // median: 20ms, p99: 200ms}"); empty: `wait` is a fixed time. `wait` is
+  // then its mean and `wait_p99` its 99th percentile (seconds).
+  std::string wait_dist;
+  double wait_p99 = 0;
   // Simulation.
   bool simulate = true;
   std::int64_t requests = 20000;  // arrivals per simulated point
@@ -149,8 +175,14 @@ struct SizingReport {
 };
 
 // The scenario YAML `size` simulates for `threads` (Poisson arrivals,
-// [cpu, wait], pool); `host_machine` uses host_cores as the machine's cores.
+// [cpu, wait], the backend with its worker parameter = threads).
 std::string sizing_scenario_yaml(const SizingInputs& in, int threads);
+// The scenario key `size` varies for this backend ("backend.threads",
+// "backend.carriers", ...); throws SizingRefused for thread-per-task.
+std::string sizing_worker_key(BackendKind kind);
+// True when a request holds its worker through the wait (OS-thread
+// backends); false for virtual-threads and event-loop.
+bool wait_holds_worker(BackendKind kind);
 
 // Runs the chain above. Throws SizingRefused on an overloaded or meaningless
 // input. `on_phase`/`on_point` report simulation progress (see SweepOptions).

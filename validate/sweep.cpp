@@ -13,6 +13,7 @@
 
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
+#include "validate/replications.hpp"
 #include "validate/usable_cpus.hpp"
 #include "validate/worker_pool.hpp"
 
@@ -162,8 +163,18 @@ SweepPoint make_point(const SweepOptions& opt, std::size_t index, const Scenario
 
 void simulate_point(const SweepOptions& opt, const Scenario& s, SweepPoint& p) {
   try {
+    if (opt.replications > 1) {
+      // One worker per point already: the replications run on this thread.
+      const Replicated rep = replicate(s, opt.replications, 1);
+      p.predicted = rep.mean();
+      p.spread = rep.stats;
+      p.warnings = rep.warnings;
+      return;
+    }
     const Workload w = generate_workload(s);
-    p.predicted = compute_metrics(sim::simulate(s, w));
+    const RunResult run = sim::simulate(s, w);
+    p.predicted = compute_metrics(run);
+    p.warnings = overload_warnings(s, w, run, p.predicted);
   } catch (const std::invalid_argument& e) {
     // Generation refuses a workload over the task cap: say which point.
     throw std::invalid_argument("sweep point " + point_label(opt.axes, p.values) + ": " + e.what());
@@ -183,6 +194,7 @@ SweepResult sweep_header(const SweepOptions& opt) {
   SweepResult r;
   r.axes = opt.axes;
   r.measured = opt.measure;
+  r.replications = opt.replications;
   r.source = opt.file;
   r.grid_points = grid_size(opt.axes, opt.max_points);
   const Scenario first = load_point(opt, grid_point(opt.axes, 0));

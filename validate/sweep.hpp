@@ -29,8 +29,14 @@
 //      result's header (scenario name, arrival kind) always comes from grid
 //      point 0, so every shard and the whole grid agree on it.
 //
-// Left out: adaptive grids (refining where a metric bends), repeating a
-// simulated point with other seeds (use --vary seed=1..5).
+//   4. --replications N: each point is simulated with N seeds
+//      (replications.hpp, on the point's own worker); its metrics are the
+//      means and `spread` keeps mean, sd, min and max for the 95% CIs. Each
+//      point's overload warnings (merged over its replications) are kept so
+//      that every output marks the point.
+//
+// Left out: adaptive grids (refining where a metric bends), replications of
+// measured points (run.reps is that).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +60,8 @@ struct SweepOptions {
   LoadOptions load;  // the command's --set, --seed, --machine
   std::vector<VaryAxis> axes;
   bool measure = false;
+  // Seeds per simulated point (replications.hpp's rule: seed, seed + 1, ...).
+  int replications = 1;
   int jobs = 0;                             // simulation workers; 0: usable_cpus()
   real::RealOptions real;                   // for --measure
   std::optional<Shard> shard;               // run only this shard's points

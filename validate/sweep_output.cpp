@@ -13,6 +13,7 @@
 
 #include "models/units.hpp"
 #include "validate/output.hpp"
+#include "validate/replications.hpp"
 
 namespace poolsim::validate {
 
@@ -63,6 +64,11 @@ double SweepPoint::value(Metric m) const {
   return measured ? (*measured)[static_cast<std::size_t>(m)].mean : predicted[m];
 }
 
+bool SweepPoint::overloaded() const {
+  return std::any_of(warnings.begin(), warnings.end(),
+                     [](const Warning& w) { return w.kind == "overload"; });
+}
+
 std::string sweep_csv(const SweepResult& r) {
   std::ostringstream out;
   std::vector<std::string> header;
@@ -72,6 +78,11 @@ std::string sweep_csv(const SweepResult& r) {
     for (auto name : kMetricNames) header.push_back(std::string(name) + "_sd");
     for (auto name : kMetricNames) header.push_back(std::string(name) + "_predicted");
   }
+  if (r.replications > 1) {
+    for (auto name : kMetricNames) header.push_back(std::string(name) + "_ci95_low");
+    for (auto name : kMetricNames) header.push_back(std::string(name) + "_ci95_high");
+  }
+  header.emplace_back("overload");
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << '\n';
   for (const auto& p : r.points) {
@@ -88,6 +99,13 @@ std::string sweep_csv(const SweepResult& r) {
         cell(csv_number(p.measured ? (*p.measured)[m].sd : 0));
       for (std::size_t m = 0; m < kMetricCount; ++m) cell(csv_number(p.predicted.values[m]));
     }
+    if (r.replications > 1) {
+      for (std::size_t m = 0; m < kMetricCount; ++m)
+        cell(csv_number(p.spread ? ci95((*p.spread)[m]).low : p.predicted.values[m]));
+      for (std::size_t m = 0; m < kMetricCount; ++m)
+        cell(csv_number(p.spread ? ci95((*p.spread)[m]).high : p.predicted.values[m]));
+    }
+    cell(p.overloaded() ? "1" : "0");
     out << '\n';
   }
   return out.str();
@@ -98,6 +116,7 @@ nlohmann::ordered_json sweep_json(const SweepResult& r) {
   j["scenario"] = r.scenario;
   if (!r.source.empty()) j["file"] = r.source;
   j["mode"] = r.measured ? "measured" : "simulated";
+  j["replications"] = r.replications;
   j["vary"] = nlohmann::ordered_json::array();
   for (const auto& a : r.axes) {
     nlohmann::ordered_json aj;
@@ -124,6 +143,20 @@ nlohmann::ordered_json sweep_json(const SweepResult& r) {
     } else {
       pj["metrics"] = pred;
     }
+    if (p.spread) {
+      // replications.hpp's per-metric object: mean, sd, min, max, n, ci95.
+      nlohmann::ordered_json rj;
+      rj["n"] = r.replications;
+      for (std::size_t m = 0; m < kMetricCount; ++m) {
+        const auto& st = (*p.spread)[m];
+        auto e = stats_json(st);
+        const auto ci = ci95(st);
+        e["ci95"] = {ci.low, ci.high};
+        rj["metrics"][std::string(kMetricNames[m])] = e;
+      }
+      pj["replications"] = rj;
+    }
+    pj["warnings"] = warnings_json(p.warnings);
     j["points"].push_back(pj);
   }
   return j;
@@ -214,7 +247,9 @@ svg::LineChart sweep_chart(const SweepResult& r, Metric metric) {
       order.push_back(name);
       it->second.name = name.empty() ? mname : name;
     }
-    it->second.points.push_back({xs[x_index.at(p.values[0])], p.value(metric)});
+    const double x = xs[x_index.at(p.values[0])];
+    it->second.points.push_back({x, p.value(metric)});
+    if (p.overloaded()) it->second.saturated_x.push_back(x);
   }
   for (const auto& name : order) {
     auto s = by_name.at(name);
@@ -222,8 +257,10 @@ svg::LineChart sweep_chart(const SweepResult& r, Metric metric) {
                      [](const svg::Point& a, const svg::Point& b) { return a.x < b.x; });
     c.series.push_back(std::move(s));
   }
-  c.title = fmt::format("{}: {} vs {} ({})", r.scenario, mname, xa.key,
-                        r.measured ? "measured" : "simulated");
+  c.title = fmt::format(
+      "{}: {} vs {} ({}{})", r.scenario, mname, xa.key, r.measured ? "measured" : "simulated",
+      r.replications > 1 ? fmt::format(", mean of {} replications", r.replications)
+                         : std::string());
   return c;
 }
 
@@ -275,8 +312,21 @@ std::string sweep_html(const SweepResult& r, const std::vector<Metric>& metrics,
   h += "<p>" +
        escape_xml(fmt::format(
            "{} points, {}; varied: {}", r.points.size(),
-           r.measured ? "measured on this machine (predictions alongside)" : "simulated", varied)) +
+           r.measured           ? "measured on this machine (predictions alongside)"
+           : r.replications > 1 ? fmt::format("simulated, each the mean of {} replications (seed, "
+                                              "seed+1, ...) with its 95% confidence interval",
+                                              r.replications)
+                                : "simulated",
+           varied)) +
        "</p>\n";
+  const auto overloaded = std::count_if(r.points.begin(), r.points.end(),
+                                        [](const SweepPoint& p) { return p.overloaded(); });
+  if (overloaded > 0)
+    h += "<p>" +
+         escape_xml(fmt::format("{} of {} points are overloaded (arrivals outpace completions): "
+                                "marked 'overload' in the table and with triangles in the charts",
+                                overloaded, r.points.size())) +
+         "</p>\n";
   for (auto m : metrics) {
     h += "<figure>\n" + svg::render_line_chart(sweep_chart(r, m)).svg + "\n</figure>\n";
   }
@@ -286,15 +336,20 @@ std::string sweep_html(const SweepResult& r, const std::vector<Metric>& metrics,
   h += "<h2>Points</h2>\n<table>\n<tr>";
   for (const auto& a : r.axes) h += "<th>" + escape_xml(a.key) + "</th>";
   for (auto name : kMetricNames) h += "<th>" + escape_xml(std::string(name)) + "</th>";
-  h += "</tr>\n";
+  h += "<th>warning</th></tr>\n";
   for (const auto& p : r.points) {
     h += "<tr>";
     for (const auto& v : p.values) h += "<td>" + escape_xml(v) + "</td>";
-    for (std::size_t m = 0; m < kMetricCount; ++m)
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      const auto metric = static_cast<Metric>(m);
       h += "<td class=\"n\">" +
-           escape_xml(format_metric(static_cast<Metric>(m), p.value(static_cast<Metric>(m)))) +
+           escape_xml(p.spread ? format_with_ci(metric, p.value(metric), ci95((*p.spread)[m]))
+                               : format_metric(metric, p.value(metric))) +
            "</td>";
-    h += "</tr>\n";
+    }
+    std::string warn;
+    for (const auto& w : p.warnings) warn += (warn.empty() ? "" : "; ") + w.kind + ": " + w.message;
+    h += "<td>" + escape_xml(warn) + "</td></tr>\n";
   }
   h += "</table>\n</body>\n</html>\n";
   return h;

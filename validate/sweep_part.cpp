@@ -37,6 +37,7 @@ Json header_json(const SweepResult& r) {
   h["arrival"] = static_cast<int>(r.arrival);
   h["graph"] = r.graph;
   h["measured"] = r.measured;
+  h["replications"] = r.replications;
   h["grid_points"] = r.grid_points;
   h["axes"] = Json::array();
   for (const auto& a : r.axes) h["axes"].push_back({{"key", a.key}, {"values", a.values}});
@@ -50,6 +51,7 @@ SweepResult header_from(const Json& h) {
   r.arrival = static_cast<ArrivalKind>(h.at("arrival").get<int>());
   r.graph = h.at("graph").get<bool>();
   r.measured = h.at("measured").get<bool>();
+  r.replications = h.at("replications").get<int>();
   r.grid_points = h.at("grid_points").get<std::size_t>();
   for (const auto& a : h.at("axes"))
     r.axes.push_back(
@@ -82,6 +84,13 @@ Json point_json(const SweepPoint& p) {
     for (const auto& s : *p.measured)
       j["measured"].push_back({number(s.mean), number(s.sd), number(s.min), number(s.max), s.n});
   }
+  if (p.spread) {
+    j["spread"] = Json::array();
+    for (const auto& s : *p.spread)
+      j["spread"].push_back({number(s.mean), number(s.sd), number(s.min), number(s.max), s.n});
+  }
+  j["warnings"] = Json::array();
+  for (const auto& w : p.warnings) j["warnings"].push_back({w.kind, w.message});
   return j;
 }
 
@@ -95,16 +104,21 @@ SweepPoint point_from_json(const Json& j) {
     throw std::invalid_argument(
         fmt::format("a point has {} metrics, this poolsim has {}", pred.size(), kMetricCount));
   for (std::size_t m = 0; m < kMetricCount; ++m) p.predicted.values[m] = number_from(pred[m]);
-  if (j.contains("measured")) {
+  // Per-metric statistics: [mean, sd, min, max, n] each.
+  const auto stats = [&](const char* key) {
     std::array<MetricStats, kMetricCount> st{};
-    const auto& meas = j.at("measured");
-    if (meas.size() != kMetricCount)
-      throw std::invalid_argument("a point's measured metrics are cut");
+    const auto& a = j.at(key);
+    if (a.size() != kMetricCount)
+      throw std::invalid_argument(fmt::format("a point's {} metrics are cut", key));
     for (std::size_t m = 0; m < kMetricCount; ++m)
-      st[m] = {number_from(meas[m][0]), number_from(meas[m][1]), number_from(meas[m][2]),
-               number_from(meas[m][3]), meas[m][4].get<int>()};
-    p.measured = st;
-  }
+      st[m] = {number_from(a[m][0]), number_from(a[m][1]), number_from(a[m][2]),
+               number_from(a[m][3]), a[m][4].get<int>()};
+    return st;
+  };
+  if (j.contains("measured")) p.measured = stats("measured");
+  if (j.contains("spread")) p.spread = stats("spread");
+  for (const auto& w : j.at("warnings"))
+    p.warnings.push_back({w.at(0).get<std::string>(), w.at(1).get<std::string>()});
   return p;
 }
 

@@ -11,9 +11,10 @@
 //     flags merge must repeat) and its fingerprint (FNV-1a 64 of the identity
 //     and the grid), and every point it ran: grid index, values, backend
 //     JSON, the predicted metrics and, with --measure, the measured
-//     statistics. Doubles are written by nlohmann::json with round-trip
-//     precision and non-finite ones as the strings "nan", "inf", "-inf", so a
-//     merged point is the same double as the one simulated.
+//     statistics, with --replications each metric's spread over the seeds
+//     (mean, sd, min, max, n), and the point's warnings. Doubles are written by nlohmann::json with
+//     round-trip precision and non-finite ones as the strings "nan", "inf", "-inf", so a merged
+//     point is the same double as the one simulated.
 //   - merge_parts checks, before merging: every file is a part (format
 //     version), every part has the first part's fingerprint and N, no shard
 //     appears twice, none is missing, and each holds exactly the grid
@@ -32,7 +33,7 @@
 
 namespace poolsim::validate {
 
-inline constexpr int kSweepPartVersion = 1;
+inline constexpr int kSweepPartVersion = 2;  // 2: replications, spread and warnings
 
 // The part file of shard `s`: the header and points of `r` plus `identity`.
 nlohmann::ordered_json part_json(const SweepResult& r, Shard s,

@@ -13,6 +13,7 @@
 
 #include "models/metrics.hpp"
 #include "models/scenario.hpp"
+#include "models/warnings.hpp"
 #include "validate/sweep_grid.hpp"
 
 namespace poolsim::validate {
@@ -22,6 +23,13 @@ struct SweepPoint {
   std::vector<std::string> values;  // one per axis
   Metrics predicted;                // simulated
   std::optional<std::array<MetricStats, kMetricCount>> measured;
+  // With --replications N > 1: each metric's mean, sd, min and max over the
+  // N seeds (`predicted` then holds the means); the 95% CI is ci95() of it.
+  std::optional<std::array<MetricStats, kMetricCount>> spread;
+  // The overload warning (models/warnings.hpp) of this point's simulation,
+  // merged over the replications: the point is marked in every output.
+  std::vector<Warning> warnings;
+  bool overloaded() const;
   BackendSpec backend;  // as loaded for this point
   // The JSON output's "backend" of this point: set from a shard file when the
   // point was merged (its BackendSpec is then default); else null and the
@@ -37,6 +45,7 @@ struct SweepResult {
   ArrivalKind arrival = ArrivalKind::batch;
   bool graph = false;
   bool measured = false;
+  int replications = 1;  // seeds per simulated point (--replications)
   std::vector<VaryAxis> axes;
   std::size_t grid_points = 0;     // the whole grid's size
   std::vector<SweepPoint> points;  // grid order

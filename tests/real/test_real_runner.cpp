@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -191,6 +193,33 @@ TEST_CASE("runner.reps: warmups are dropped, measured repetitions returned", "[r
   REQUIRE(calls == 3);
   REQUIRE(warmups == 1);
   REQUIRE(labels == std::vector<std::string>{"warmup 1/1", "repetition 1/2", "repetition 2/2"});
+}
+
+TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[real][runner]") {
+  // 20000 tasks record at least 40000 spans when traced (over 1 MiB): a
+  // measured repetition that recorded them would count them in memory_peak.
+  // The measured repetitions record none; one more, unmeasured, gives the trace.
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 20000}\n  task: [{cpu: 1us}]\n"
+      "backend: {kind: pool, threads: 1}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
+      /*default_run=*/false);
+  const Workload w = generate_workload(s);
+  RealOptions traced;
+  traced.trace = true;
+  std::vector<std::string> notes;
+  traced.note = [&](const std::string& n) { notes.push_back(n); };
+  const auto with = run_scenario(s, w, traced);
+  const auto without = run_scenario(s, w, RealOptions{});
+  REQUIRE(with.size() == 1);
+  REQUIRE(with.front().trace.spans.size() >= 40000);
+  REQUIRE(without.front().trace.empty());
+  REQUIRE(std::find(notes.begin(), notes.end(), "one more repetition, traced (not measured)") !=
+          notes.end());
+  const auto peak_with = with.front().counters.memory_peak;
+  const auto peak_without = without.front().counters.memory_peak;
+  INFO("memory_peak traced " << peak_with << " B, untraced " << peak_without << " B");
+  REQUIRE(std::llabs(static_cast<long long>(peak_with) - static_cast<long long>(peak_without)) <
+          256 * 1024);
 }
 
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {

@@ -223,3 +223,124 @@ TEST_CASE("size.graph: work/span bounds and the useful thread count", "[sizing][
   CHECK_THROWS_AS(size_graph(plain.string(), LoadOptions{}, false, 1), SizingRefused);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("size.backends: virtual threads and an event loop size carriers for the CPU time only",
+          "[sizing]") {
+  // 300/s of 4 ms CPU + 30 ms wait on 1.5 CPUs: a pool needs Little's law's
+  // 10.2 threads and more; a carrier is held for the 4 ms only (1.2 busy).
+  SizingInputs in;
+  in.rate = 300;
+  in.cpu = 0.004;
+  in.wait = 0.030;
+  in.cores = 16;
+  in.cpus = 1.5;
+  in.target_p99 = 0.100;
+  in.simulate = false;
+  const auto pool = size_pool(in);
+  for (auto kind : {BackendKind::virtual_threads, BackendKind::event_loop}) {
+    in.backend = kind;
+    const auto r = size_pool(in);
+    CHECK(r.service_time == Approx(0.004));
+    CHECK(r.littles_law_concurrency == Approx(10.2));
+    CHECK(r.formula_threads == 2);  // capacity x U: the wait holds no carrier
+    REQUIRE(r.erlang_c_threads);
+    CHECK(*r.erlang_c_threads == 2);
+    CHECK(*r.erlang_c_threads < *pool.erlang_c_threads);
+    // p99 = the carriers' M/D/c response + the 30 ms wait after it.
+    CHECK(r.predicted_p99 > 0.034);
+    CHECK(r.predicted_p99 < 0.100);
+    const auto j = sizing_json(r);
+    CHECK(j["sized"] ==
+          (kind == BackendKind::virtual_threads ? "backend.carriers" : "backend.loops"));
+  }
+  CHECK(sizing_worker_key(BackendKind::pool) == "backend.threads");
+  CHECK(sizing_worker_key(BackendKind::work_stealing) == "backend.threads");
+  CHECK(sizing_worker_key(BackendKind::injecting_pool) == "backend.min_threads");
+  CHECK(sizing_worker_key(BackendKind::tbb) == "backend.threads");
+  CHECK(sizing_worker_key(BackendKind::asio_pool) == "backend.threads");
+  CHECK_THROWS_AS(sizing_worker_key(BackendKind::thread_per_task), SizingRefused);
+  in.backend = BackendKind::thread_per_task;
+  CHECK_THROWS_WITH(size_pool(in),
+                    "--backend thread-per-task: nothing to size, it starts one thread per request "
+                    "(Little's law: 300/s x 34 ms = 10.2 threads alive on average); size a pool, "
+                    "work-stealing, injecting-pool, virtual-threads or event-loop instead");
+}
+
+TEST_CASE("size.backends: every sizable backend's recommendation meets its target in simulation",
+          "[sizing][sim]") {
+  SizingInputs in;
+  in.rate = 300;
+  in.cpu = 0.004;
+  in.wait = 0.030;
+  in.cores = 16;
+  in.cpus = 1.5;
+  in.target_p99 = 0.100;
+  in.requests = 3000;
+  in.jobs = 2;
+  for (auto kind : {BackendKind::pool, BackendKind::work_stealing, BackendKind::injecting_pool,
+                    BackendKind::virtual_threads, BackendKind::event_loop, BackendKind::tbb,
+                    BackendKind::asio_pool}) {
+    INFO(to_string(kind));
+    in.backend = kind;
+    const auto r = size_pool(in);
+    REQUIRE(r.simulated_meets);
+    // The scenario varies the backend's own worker key, and an independent
+    // simulation at the recommendation meets the target.
+    const Scenario s = load_scenario_text(sizing_scenario_yaml(in, r.recommended), "<test>");
+    CHECK(s.backend.kind == kind);
+    CHECK(s.backend.thread_bound() >= r.recommended);
+    CHECK(simulated_p99(in, r.recommended) <= 0.100);
+  }
+}
+
+TEST_CASE("size.wait_distribution: a lognormal wait sizes on its mean and its p99", "[sizing]") {
+  SizingInputs in;
+  in.rate = 300;
+  in.cpu = 0.004;
+  in.cores = 16;
+  in.cpus = 1.5;
+  in.target_p99 = 0.300;
+  in.simulate = false;
+  in.wait_dist = "{dist: lognormal, median: 20ms, p99: 200ms}";
+  const Distribution d =
+      Distribution::lognormal(std::chrono::milliseconds(20), std::chrono::milliseconds(200));
+  in.wait = d.mean_seconds();
+  in.wait_p99 = d.quantile_seconds(0.99);
+  const auto r = size_pool(in);
+  CHECK(r.littles_law_concurrency == Approx(300 * (0.004 + in.wait)));
+  REQUIRE(r.erlang_c_threads);
+  // The M/G/c approximation: at the analytic size the p99 is within the
+  // target, one below it is not, and no size does better than C + the wait's p99.
+  CHECK(r.predicted_p99 >= 0.004 + in.wait_p99);
+  CHECK(sizing_json(r)["predicted"]["model"] == "M/G/c");
+  CHECK(sizing_json(r)["inputs"]["wait_p99"].get<double>() == Approx(0.2));
+  // The simulated scenario draws from the distribution.
+  const Scenario s = load_scenario_text(sizing_scenario_yaml(in, 12), "<test>");
+  const auto& task = s.workload.classes.at(0).task;
+  REQUIRE(task.size() == 2);
+  CHECK(std::get<WaitPhase>(task[1]).time.quantile_seconds(0.99) == Approx(0.2));
+  // A target below what the service alone takes at p99 is unreachable.
+  in.target_p99 = 0.150;
+  const auto low = size_pool(in);
+  CHECK(low.target_origin == "default (the --target-p99 given is unreachable)");
+}
+
+TEST_CASE("size.text: an unreachable target and a quota without --host-cores are said plainly",
+          "[sizing]") {
+  SizingInputs in;
+  in.rate = 300;
+  in.cpu = 0.004;
+  in.wait = 0.030;
+  in.cores = 16;
+  in.cpus = 1.5;
+  in.target_p99 = 0.050;
+  in.service = queueing::ServiceShape::exponential;
+  in.simulate = false;
+  const std::string text = sizing_text(size_pool(in));
+  CHECK(text.find("\nNOT within --target-p99 50 ms: no size reaches it (see the queueing model "
+                  "line); the recommendation below is for the default target 196 ms\n") !=
+        std::string::npos);
+  CHECK(text.find("\n(sized inside the 1.5-CPU quota; for the container advice, what a pool sized "
+                  "by the host's 16 CPUs or by the quota does in it, add --host-cores 16 or "
+                  "--host-cores 16 --container)\n") != std::string::npos);
+}

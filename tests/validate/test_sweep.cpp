@@ -183,8 +183,11 @@ TEST_CASE("sweep.output: csv shape", "[sweep]") {
   const auto& h = rows[0];
   CHECK(h[0] == "backend.threads");
   CHECK(h[1] == "workload.task[0]");
-  REQUIRE(h.size() == 2 + kMetricCount);
+  // The keys, every metric, then the overload mark (0 or 1).
+  REQUIRE(h.size() == 2 + kMetricCount + 1);
   for (std::size_t m = 0; m < kMetricCount; ++m) CHECK(h[2 + m] == kMetricNames[m]);
+  CHECK(h.back() == "overload");
+  CHECK((rows[1].back() == "0" || rows[1].back() == "1"));
   // The flow-map value holds no comma here; the threads column is as written.
   CHECK(rows[1][0] == "1");
   CHECK(rows[2][0] == "2");

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -77,6 +78,66 @@ TEST_CASE("sweep.shard: 3 shards merged write the single sweep's CSV, JSON, HTML
   const auto p2 = poolsim::validate::read_part(slurp(d.file("part2.json")), "part2.json");
   REQUIRE(p2.result.points.size() == 3);
   CHECK(p2.result.points[1].index == 4);
+}
+
+TEST_CASE(
+    "sweep.shard: with --replications the merged parts carry the CIs and overload marks, byte "
+    "for byte",
+    "[sweep][dist][replications]") {
+  TempDir d;
+  const auto base = d.file("base.yaml", kBase);
+  const std::string flags = base + " -q " + kVary + " --replications 3";
+  REQUIRE(run("sweep " + flags + " --csv " + d.file("one.csv") + " --json " + d.file("one.json") +
+              " --plot " + d.file("one.html"))
+              .exit_code == 0);
+  REQUIRE(run("sweep " + flags + " --plot " + d.file("one.svg")).exit_code == 0);
+  for (int k = 1; k <= 2; ++k)
+    REQUIRE(run("sweep " + flags + " --shard " + std::to_string(k) + "/2 --json " +
+                d.file("part" + std::to_string(k) + ".json"))
+                .exit_code == 0);
+  const std::string parts = d.file("part2.json") + " " + d.file("part1.json");
+  REQUIRE(run("merge -q " + parts + " --csv " + d.file("m.csv") + " --json " + d.file("m.json") +
+              " --plot " + d.file("m.html"))
+              .exit_code == 0);
+  REQUIRE(run("merge -q " + parts + " --plot " + d.file("m.svg")).exit_code == 0);
+  CHECK(slurp(d.file("m.csv")) == slurp(d.file("one.csv")));
+  CHECK(slurp(d.file("m.json")) == slurp(d.file("one.json")));
+  CHECK(slurp(d.file("m.html")) == slurp(d.file("one.html")));
+  CHECK(slurp(d.file("m.svg")) == slurp(d.file("one.svg")));
+  // 400/s of 2 ms CPU + 2 or 5 ms wait: 1 thread is overloaded at both waits and 2 threads at
+  // 5 ms (2.8 threads busy); 5 threads are not.
+  const std::string csv = slurp(d.file("one.csv"));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(header.find(",latency_p99_ci95_low,") != std::string::npos);
+  CHECK(header.find(",latency_p99_ci95_high,") != std::string::npos);
+  CHECK(header.ends_with(",overload"));
+  const auto j = nlohmann::json::parse(slurp(d.file("one.json")));
+  CHECK(j["replications"] == 3);
+  const auto& first = j["points"][0];
+  CHECK(first["values"]["backend.threads"] == 1);
+  CHECK(first["warnings"][0]["kind"] == "overload");
+  CHECK(first["replications"]["n"] == 3);
+  const auto ci = first["replications"]["metrics"]["latency_p99"]["ci95"];
+  CHECK(ci[0].get<double>() <= first["metrics"]["latency_p99"].get<double>());
+  CHECK(ci[1].get<double>() >= first["metrics"]["latency_p99"].get<double>());
+  const auto& last = j["points"][j["points"].size() - 1];
+  CHECK(last["values"]["backend.threads"] == 5);
+  CHECK(last["warnings"].empty());
+  CHECK(slurp(d.file("one.html")).find("overloaded (arrivals outpace completions)") !=
+        std::string::npos);
+  CHECK(slurp(d.file("one.svg")).find("triangles: saturated (overloaded) runs") !=
+        std::string::npos);
+  // The table marks the rows and says how many replications.
+  const auto table = run("sweep " + base + " " + kVary + " --replications 3", false);
+  CHECK(table.out.find("simulated 3 times each (seeds seed..seed+2; mean [95% CI])") !=
+        std::string::npos);
+  CHECK(table.out.find("OVERLOAD") != std::string::npos);
+  CHECK(table.out.find("warning: 3 of 10 points are overloaded") != std::string::npos);
+  const auto measured = run("sweep " + base + " " + kVary + " --replications 3 --measure -q");
+  CHECK(measured.exit_code == 2);
+  CHECK(measured.out ==
+        "poolsim: --replications 3 with --measure: replications repeat simulations with other "
+        "seeds; a measured point repeats run.reps times (set it with --set run.reps=N)\n");
 }
 
 TEST_CASE("sweep.shard: merge refuses missing, duplicated and foreign parts with exit 2",

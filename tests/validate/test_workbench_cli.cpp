@@ -84,3 +84,62 @@ TEST_CASE("cli: metric names and backend kinds are discoverable", "[cli][metric_
   for (auto kind : poolsim::kAllBackends)
     CHECK(compare.out.find(std::string(poolsim::to_string(kind))) != std::string::npos);
 }
+
+TEST_CASE("cli: size --backend and --wait distributions name the flag on bad values",
+          "[cli][sizing]") {
+  const std::string base = "size --rate 300/s --cpu 4ms --cores 16 --no-simulate ";
+  const auto lognormal = run(base + "--wait '{dist: lognormal, median: 20ms, p99: 10ms}'");
+  CHECK(lognormal.exit_code == 2);
+  CHECK(lognormal.out ==
+        "poolsim: --wait {dist: lognormal, median: 20ms, p99: 10ms}: p99: lognormal needs "
+        "median < p99 (median 20 ms, p99 10 ms)\n");
+  const auto missing = run(base + "--wait '{dist: lognormal, median: 20ms}'");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out ==
+        "poolsim: --wait {dist: lognormal, median: 20ms}: p99: missing required key 'p99'\n");
+  const auto kind = run(base + "--wait 30ms --backend fibers");
+  CHECK(kind.exit_code == 2);
+  CHECK(kind.out ==
+        "poolsim: --backend fibers: not a backend kind (thread-per-task, pool, work-stealing, "
+        "injecting-pool, virtual-threads, event-loop, tbb, asio-pool)\n");
+  const auto queue = run(base + "--wait 30ms --backend event-loop --queue 10");
+  CHECK(queue.exit_code == 2);
+  CHECK(queue.out ==
+        "poolsim: --queue: event-loop has no bounded queue (only --backend pool has)\n");
+  const auto vt = run(base +
+                          "--wait '{dist: lognormal, median: 20ms, p99: 200ms}' --backend "
+                          "virtual-threads --target-p99 300ms --json - -q",
+                      false);
+  REQUIRE(vt.exit_code == 0);
+  const auto j = nlohmann::json::parse(vt.out);
+  CHECK(j["sized"] == "backend.carriers");
+  CHECK(j["inputs"]["backend"] == "virtual-threads");
+  CHECK(j["recommended_threads"] == 2);
+}
+
+TEST_CASE("cli: compare shows throughput, CPU utilisation, throttling and the defaults it applied",
+          "[cli][compare]") {
+  const auto r =
+      run("compare " + kService + " --backends pool:threads=12,virtual-threads -q", false);
+  REQUIRE(r.exit_code == 0);
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  for (const char* column : {"throughput", "cpu_utilization", "throttled_time"})
+    CHECK(header.find(column) != std::string::npos);
+  CHECK(r.out.find("\nbackends as simulated (defaults applied):\n") != std::string::npos);
+  CHECK(r.out.find("\n  virtual-threads: {\"kind\":\"virtual-threads\",\"carriers\":2}\n") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(
+      run("compare " + kService + " --backends virtual-threads --json - -q", false).out);
+  CHECK(j["backends"][0]["simulated"].contains("throughput"));
+  CHECK(j["backends"][0]["simulated"].contains("cpu_utilization"));
+  CHECK(j["backends"][0]["simulated"].contains("throttled_time"));
+  CHECK(j["backends"][0]["backend"]["carriers"] == 2);
+}
+
+TEST_CASE("cli: every scenario command's help names the scenario format's page", "[cli][help]") {
+  for (const char* cmd : {"simulate", "run", "validate", "compare", "sweep"}) {
+    INFO(cmd);
+    CHECK(run(std::string(cmd) + " --help")
+              .out.find("Scenario YAML file (format: docs/scenarios.md)") != std::string::npos);
+  }
+}
