@@ -108,19 +108,33 @@ ResourceSizing size_resources(const std::string& file, const LoadOptions& load,
     for (double f : {0.75, 1.0, 1.25, 1.5, 2.0})
       sizes.insert(std::max(1, static_cast<int>(std::ceil(base * f))));
     SweepOptions so = sweep_of(file, load, jobs, progress);
-    VaryAxis axis{r.thread_key, {}};
-    for (int t : sizes) axis.values.push_back(std::to_string(t));
-    so.axes = {axis};
-    const SweepResult sw = run_sweep(so);
-    auto size = sizes.begin();
-    for (const auto& p : sw.points) {
-      SimulatedSize sz;
-      sz.threads = *size++;
-      sz.metrics = p.predicted;
-      r.simulated.push_back(sz);
-    }
+    auto run = [&](const std::set<int>& counts) {
+      VaryAxis ax{r.thread_key, {}};
+      for (int t : counts) ax.values.push_back(std::to_string(t));
+      so.axes = {ax};
+      const SweepResult sw = run_sweep(so);
+      auto size = counts.begin();
+      for (const auto& p : sw.points) {
+        SimulatedSize sz;
+        sz.threads = *size++;
+        sz.metrics = p.predicted;
+        r.simulated.push_back(sz);
+      }
+      std::sort(
+          r.simulated.begin(), r.simulated.end(),
+          [](const SimulatedSize& a, const SimulatedSize& b) { return a.threads < b.threads; });
+    };
+    run(sizes);
     const double best = r.simulated.back().metrics[Metric::latency_p99];
     const double goal = target_p99 ? *target_p99 : best * (1 + kThreadP99Slack);
+    // While the smallest count still meets the goal, try fewer threads
+    // (x 0.75, at most kMaxSearchRounds rounds).
+    for (int round = 0; round < kMaxSearchRounds; ++round) {
+      const SimulatedSize& low = r.simulated.front();
+      const int fewer = static_cast<int>(std::floor(low.threads * 0.75));
+      if (low.metrics[Metric::latency_p99] > goal || fewer < 1 || fewer >= low.threads) break;
+      run({fewer});
+    }
     r.basis = target_p99
                   ? fmt::format("the smallest simulated count with p99 <= {}",
                                 format_seconds(*target_p99))

@@ -20,7 +20,8 @@
 //      request, the permit wait included: Little's law with Wq,
 //      lambda (L + sum of Wq), L the mean request length.
 //   5. Simulation (the scenario's own backend and machine): the thread count
-//      swept around step 4 (x 0.75 .. 2, and the declared count); the
+//      swept around step 4 (x 0.75 .. 2, and the declared count, then x 0.75
+//      while the smallest still meets the goal, kMaxSearchRounds times); the
 //      recommended count is the smallest simulated one whose p99 meets
 //      --target-p99, or, without a target, is within kThreadP99Slack of the
 //      p99 of the largest count (more threads no longer help: the permits
