@@ -48,7 +48,8 @@ void fifo_and_bound(const Twin& twin) {
                                  }));
     twin.expect("completed", count(r, TaskOutcome::completed), 6);
     twin.expect("acquisitions", extra(r, "resource.db.acquisitions"), 6);
-    twin.expect("waits", extra(r, "resource.db.waits"), 4);
+    // On a loaded machine a late start can change who finds a free permit.
+    twin.expect("waits", extra(r, "resource.db.waits"), 4, 1, 1);
     twin.expect("in_use_peak", extra(r, "resource.db.in_use_peak"), 2);
     for (std::size_t i = 1; i < 6; ++i) {
       INFO("task " << i);
