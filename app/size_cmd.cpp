@@ -18,12 +18,14 @@
 #include "validate/progress.hpp"
 #include "validate/replications.hpp"
 #include "validate/sizing.hpp"
+#include "validate/sizing_resources.hpp"
 
 namespace poolsim::app {
 namespace {
 struct SizeFlags {
   CommonFlags common;
   std::string rate, cpu, wait, target_p99, service = "deterministic", graph, backend = "pool";
+  std::string resources;  // --resources FILE (validate/sizing_resources.hpp)
   std::optional<int> cores, host_cores;
   std::optional<double> cpus;
   std::optional<std::int64_t> queue;
@@ -116,6 +118,26 @@ int run_size(const SizeFlags& f) {
   sp.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
   sp.on_point = [&](const std::string& label) { progress.step(label); };
   const bool to_stdout = f.common.json == "-";
+
+  if (!f.resources.empty()) {
+    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores ||
+        f.queue || !f.graph.empty() || f.container)
+      throw Usage(
+          "size --resources FILE takes the workload, machine and backend from the scenario: "
+          "--rate, --cpu, --wait, --cores, --host-cores, --queue, --graph and --container do not "
+          "apply (use --set, --machine)");
+    std::optional<double> target;
+    if (!f.target_p99.empty())
+      target = flag_value("--target-p99", f.target_p99,
+                          [](const std::string& t) { return to_seconds(parse_duration(t)); });
+    const auto r = validate::size_resources(f.resources, load_options(f.common), target,
+                                            !f.no_simulate, f.jobs, sp);
+    progress.finish();
+    if (!to_stdout) std::cout << validate::resource_sizing_text(r);
+    if (!f.common.json.empty())
+      validate::write_json(f.common.json, validate::resource_sizing_json(r));
+    return kExitOk;
+  }
 
   if (!f.graph.empty()) {
     if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores ||
@@ -276,6 +298,11 @@ void register_size(CLI::App& app, std::function<int()>& action) {
   cmd->add_flag("--no-simulate", f->no_simulate, "Theory only: skip the simulated sweep");
   cmd->add_option("--jobs,-j", f->jobs, "Simulations in parallel (default: this machine's CPUs)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--resources", f->resources,
+                  "A scenario with `resources:` and an open arrival rate: the permits each "
+                  "resource needs (Little's law, Erlang C) and the threads, confirmed by "
+                  "simulation (docs/sizing.md)")
+      ->type_name("FILE");
   cmd->add_option("--graph", f->graph,
                   "A scenario with workload.graph: report work, critical path and the bounds, and "
                   "sweep its threads")

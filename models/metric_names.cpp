@@ -115,6 +115,11 @@ constexpr std::array<MetricInfo, kMetricCount> kTable = {{
      "seconds",
      "CPU time run on burst beyond the quota",
      {"burst"}},
+    {Metric::resource_wait_mean,
+     "resource_wait_mean",
+     "seconds",
+     "mean wait for a permit of a bounded resource (`resources:`), per acquisition",
+     {"resource_wait", "permit_wait"}},
 }};
 
 std::string lower(std::string_view s) {

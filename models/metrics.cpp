@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/resource_pool.hpp"
+
 namespace poolsim {
 
 std::string_view to_string(Metric m) { return kMetricNames[static_cast<std::size_t>(m)]; }
@@ -29,6 +31,7 @@ std::string_view unit_of(Metric m) {
     case Metric::submit_lag_mean:
     case Metric::submit_lag_p99:
     case Metric::burst_time:
+    case Metric::resource_wait_mean:
       return "s";
     case Metric::throughput:
       return "/s";
@@ -189,6 +192,12 @@ Metrics metrics_from(const RecordSummary& s, const RunResult& r) {
   m[Metric::submit_lag_p99] = lag.p99;
   m[Metric::burst_periods] = static_cast<double>(r.counters.burst_periods);
   m[Metric::burst_time] = to_seconds(r.counters.burst_time);
+  const auto acq = r.extra.find(kExtraResourceAcquisitions);
+  const auto wait = r.extra.find(kExtraResourceWaitTotal);
+  if (acq != r.extra.end() && wait != r.extra.end()) {
+    m.resources = true;
+    m[Metric::resource_wait_mean] = acq->second > 0 ? wait->second / acq->second : 0;
+  }
   m.quantiles_exact = s.exact();
   m.quantile_relative_error = s.relative_error();
   return m;

@@ -21,6 +21,11 @@
 //   cpu_utilization   cpu_time / (makespan * cpus_available)
 //   counters          copied from RunCounters
 //   completed/rejected  counts of records by outcome
+//   resource_wait_mean  mean wait for a permit of a bounded resource over
+//                     every acquisition (0 for one granted at once), from
+//                     the counters both halves report (models/resource_pool.hpp);
+//                     a scenario without resources has none
+//                     (Metrics::applies: its outputs leave the row out)
 #pragma once
 
 #include <array>
@@ -58,6 +63,7 @@ enum class Metric : std::size_t {
   submit_lag_p99,
   burst_periods,
   burst_time,
+  resource_wait_mean,
   count_
 };
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::count_);
@@ -67,7 +73,7 @@ inline constexpr std::array<std::string_view, kMetricCount> kMetricNames = {
     "queue_wait_mean", "switches_voluntary", "switches_involuntary", "threads_peak",
     "memory_peak",     "cpu_utilization",    "throttled_periods",    "throttled_time",
     "completed",       "rejected",           "submit_lag_mean",      "submit_lag_p99",
-    "burst_periods",   "burst_time"};
+    "burst_periods",   "burst_time",         "resource_wait_mean"};
 std::string_view to_string(Metric m);
 std::optional<Metric> metric_from(std::string_view name);
 // "s", "/s", "B", "" (counts), "%"-like fraction: used by tables.
@@ -78,6 +84,10 @@ struct Metrics {
   // latency_p50/p90/p99: exact, or within quantile_relative_error of exact.
   bool quantiles_exact = true;
   double quantile_relative_error = 0;
+  // The run used bounded resources (Scenario::resources): resource_wait_mean
+  // means something. Without them the row is left out of a run's outputs.
+  bool resources = false;
+  bool applies(Metric m) const { return m != Metric::resource_wait_mean || resources; }
   double operator[](Metric m) const { return values[static_cast<std::size_t>(m)]; }
   double& operator[](Metric m) { return values[static_cast<std::size_t>(m)]; }
 };

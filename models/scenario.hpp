@@ -31,6 +31,12 @@ inline constexpr std::int64_t kMaxTasks = 50'000'000;
 // Mutex shards over all lock names: each is a named mutex in the workload and
 // a real mutex in a real run (~64 bytes each).
 inline constexpr std::int64_t kMaxLockShards = 1'000'000;
+// Bounded resources (`resources:`): names declared, and permits of one. A
+// permit is a counter, not an object, so the bound on permits only keeps a
+// typo (a missing unit, a stray digit) from reading as "unbounded"; the
+// number of names bounds the per-resource tables of both halves.
+inline constexpr std::int64_t kMaxResources = 1000;
+inline constexpr std::int64_t kMaxPermits = 1'000'000;
 // A scenario or machine-profile file, and an empirical samples file. yaml-cpp
 // keeps ~450 bytes per node, so a 2 MiB file (~40,000 lines, a graph of
 // ~35,000 nodes) can need up to ~500 MB while parsing; a samples file of
@@ -58,17 +64,22 @@ int effective_cores(const MachineProfile& m, const Limits& l);
 double cpu_capacity(const MachineProfile& m, const Limits& l);
 
 // ---- workload -------------------------------------------------------------
+// `holding: NAME` on any phase: the phase runs while its task holds one
+// permit of Scenario::resources[*holding] (models/resource_pool.hpp).
 struct CpuPhase {
   Distribution work;
+  std::optional<std::uint16_t> holding;
 };
 struct WaitPhase {
   Distribution time;
+  std::optional<std::uint16_t> holding;
 };
 struct LockPhase {
   std::string name;
   int shards = 1;
   Distribution hold;                        // CPU work while holding the lock
   std::optional<Distribution> wait_inside;  // blocking wait while holding it
+  std::optional<std::uint16_t> holding;
 };
 using PhaseSpec = std::variant<CpuPhase, WaitPhase, LockPhase>;
 using TaskSpec = std::vector<PhaseSpec>;
@@ -115,6 +126,15 @@ struct WorkloadSpec {
   std::vector<TaskClass> classes;  // one class (weight 1) for `task:`
   std::optional<GraphSpec> graph;
   bool is_graph() const { return graph.has_value(); }
+};
+
+// ---- resources ------------------------------------------------------------
+// A bounded resource that is not a thread: a connection pool, a semaphore
+// (docs/scenarios.md, "Resources"). Indexes into Scenario::resources are the
+// phases' `holding`.
+struct ResourceSpec {
+  std::string name;
+  int permits = 1;
 };
 
 // ---- backend --------------------------------------------------------------
@@ -192,6 +212,7 @@ struct Scenario {
   std::uint64_t seed = 1;
   MachineProfile machine;
   Limits limits;
+  std::vector<ResourceSpec> resources;  // in the order declared
   WorkloadSpec workload;
   BackendSpec backend;
   RunOptions run;

@@ -79,6 +79,7 @@
 #include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
+#include "models/scenario_resources.hpp"
 #include "models/workload.hpp"
 #include "models/yaml_reader.hpp"
 
@@ -363,8 +364,8 @@ bool is_profile_key(const std::string& k) {
   return k == "base";
 }
 bool is_scenario_key(const std::string& k) {
-  for (const char* f :
-       {"description", "seed", "machine", "limits", "workload", "backend", "run", "tolerance"})
+  for (const char* f : {"description", "seed", "machine", "limits", "resources", "workload",
+                        "backend", "run", "tolerance"})
     if (k == f) return true;
   return false;
 }
@@ -1031,8 +1032,8 @@ TaskSpec read_task(const Val& v) {
   TaskSpec task;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Val pv = v.at(i);
-    MapReader pr(pv, {"cpu", "wait", "lock"}, "a phase");
-    const auto keys = pr.keys();
+    MapReader pr(pv, {"cpu", "wait", "lock", "holding"}, "a phase");
+    const auto keys = loader::phase_kind_keys(pr);
     if (keys.size() != 1)
       pv.fail("a phase has exactly one of cpu, wait, lock; got " +
               (keys.empty() ? std::string("none") : yaml::join(keys)) +
@@ -1055,6 +1056,7 @@ TaskSpec read_task(const Val& v) {
       if (auto wi = lr.get("wait_inside")) lp.wait_inside = read_distribution(*wi);
       task.push_back(std::move(lp));
     }
+    loader::set_holding(task.back(), loader::read_holding(pr));
   }
   return task;
 }
@@ -1562,8 +1564,8 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   if (!root.IsDefined() || root.IsNull())
     rv.fail("the scenario is empty: expected a map with name, workload and backend");
   MapReader top(rv,
-                {"name", "description", "seed", "machine", "limits", "workload", "backend", "run",
-                 "tolerance"},
+                {"name", "description", "seed", "machine", "limits", "resources", "workload",
+                 "backend", "run", "tolerance"},
                 "a scenario", [](const std::string& key) -> std::string {
                   if (!is_profile_key(key)) return {};
                   return "'" + key +
@@ -1591,6 +1593,8 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   }
   if (auto l = top.get("limits")) s.limits = read_limits(*l, s.machine);
   if (auto r = top.get("run")) s.run = read_run(*r);
+  if (auto rs = top.get("resources")) s.resources = loader::read_resources(*rs);
+  const loader::HoldingScope holding_scope(s.resources);
   s.workload = read_workload(top.require("workload", "arrival + task, or graph"), s.limits);
   const auto bv = top.require("backend", "kind and its parameters");
   s.backend = read_backend(bv, effective_cores(s.machine, s.limits), s.machine.cores);

@@ -78,12 +78,16 @@ std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
   const double n = static_cast<double>(w.tasks.size());
   double cpu = 0, length = 0;
   std::vector<double> lock_hold(w.lock_names.size(), 0.0);
+  std::vector<double> permit_hold(s.resources.size(), 0.0);
   for (const Task& t : w.tasks) {
     cpu += to_seconds(w.cpu_of(t));
     length += to_seconds(w.length_of(t));
-    for (const Phase& p : w.phases_of(t))
+    for (const Phase& p : w.phases_of(t)) {
       if (p.kind == PhaseKind::lock && p.lock < lock_hold.size())
         lock_hold[p.lock] += to_seconds(p.duration + p.wait_inside);
+      if (p.resource < permit_hold.size())
+        permit_hold[p.resource] += to_seconds(p.duration + p.wait_inside);
+    }
   }
   cpu /= n;
   length /= n;
@@ -103,6 +107,10 @@ std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
   for (std::size_t i = 0; i < lock_hold.size(); ++i)
     if (lock_hold[i] > 0)
       out.push_back(make("lock '" + w.lock_names[i] + "'", 1, "holder", lock_hold[i] / n));
+  for (std::size_t i = 0; i < permit_hold.size(); ++i)
+    if (permit_hold[i] > 0)
+      out.push_back(make("resource '" + s.resources[i].name + "'", s.resources[i].permits,
+                         "permits", permit_hold[i] / n));
   return out;
 }
 

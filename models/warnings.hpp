@@ -27,7 +27,11 @@
 //        carriers / event loops  virtual threads and the event loop hold a
 //                   carrier / loop only for the CPU phases (waits unmount);
 //        lock L     each lock (each shard) is held by one request at a time,
-//                   hold = its mean hold (CPU + wait inside) per request.
+//                   hold = its mean hold (CPU + wait inside) per request;
+//        resource R a bounded resource (`resources:`) of `permits` permits,
+//                   hold = the mean time per request its phases hold one
+//                   (every phase `holding: R`, as sampled; the wait for the
+//                   permit itself is not part of the hold).
 //      The bottleneck is the resource with the lowest bound.
 //   3. Overload when either
 //        a. lambda >= the bottleneck's bound: no steady state exists (the
@@ -45,8 +49,7 @@
 //      without any backlog growth.
 // Invariants: a pure function of its inputs; never a warning for a workload
 // without an open arrival rate other than `rejected`.
-// Left out: bounded non-thread resources other than locks (their permits are
-// a scenario feature of their own); memory and thread limits (the run fails).
+// Left out: memory and thread limits (the run fails).
 #pragma once
 
 #include <optional>

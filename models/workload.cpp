@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace poolsim {
@@ -61,14 +62,18 @@ std::pair<Duration, Duration> sample_phases(const TaskSpec& spec, const LockTabl
   Duration cpu{0}, length{0};
   for (const auto& p : spec) {
     Phase ph;
+    std::optional<std::uint16_t> holding;
     if (auto* c = std::get_if<CpuPhase>(&p)) {
       ph.kind = PhaseKind::cpu;
       ph.duration = c->work.sample(rng);
+      holding = c->holding;
     } else if (auto* wt = std::get_if<WaitPhase>(&p)) {
       ph.kind = PhaseKind::wait;
       ph.duration = wt->time.sample(rng);
+      holding = wt->holding;
     } else {
       const auto& l = std::get<LockPhase>(p);
+      holding = l.holding;
       const auto [first, shards] = locks.base.at(l.name);
       ph.kind = PhaseKind::lock;
       ph.lock =
@@ -78,6 +83,7 @@ std::pair<Duration, Duration> sample_phases(const TaskSpec& spec, const LockTabl
       ph.duration = l.hold.sample(rng);
       if (l.wait_inside) ph.wait_inside = l.wait_inside->sample(rng);
     }
+    if (holding) ph.resource = *holding;  // no draw: the random streams stay as they were
     // Sums in checked arithmetic: a task whose phases together pass the
     // simulated horizon is refused, never wrapped (docs/scenarios.md, Limits).
     std::int64_t len = 0;

@@ -32,11 +32,18 @@ namespace poolsim {
 
 enum class PhaseKind : std::uint8_t { cpu, wait, lock };
 
+// Phase::resource of a phase that holds no resource.
+inline constexpr std::uint16_t kNoResource = 0xffff;
+
 struct Phase {
   PhaseKind kind = PhaseKind::cpu;
   std::uint32_t lock = 0;  // lock phases: index into Workload::lock_names
   Duration duration{};     // cpu: work; wait: wait time; lock: CPU work while holding
   Duration wait_inside{};  // lock: blocking wait while holding (0 = none)
+  // The resource it runs holding a permit of (index into
+  // Scenario::resources), or kNoResource; models/resource_pool.hpp says
+  // where a task acquires and releases it.
+  std::uint16_t resource = kNoResource;
 };
 
 struct Task {

@@ -30,6 +30,11 @@
 //   lock  PhaseOps::lock/unlock around run_cpu(hold) and, if wait_inside > 0,
 //         the wait of wait_effect(kind, inside_lock = true), block_thread for
 //         every runtime (a virtual thread is pinned).
+// A phase with `holding:` runs holding a permit of a bounded resource:
+// execute() asks models/resource_pool.hpp's holding_step() where to take it
+// (PhaseOps::acquire: a thread blocks in FIFO order, a fiber suspends) and
+// where to give it back (RunContext::release_resource); the event loop's step
+// code asks the same rule and parks a continuation (real/resources.hpp).
 //
 // Threads. Every OS thread a backend starts goes through spawn() (or, for a
 // library that creates its own threads, register_current_thread() on the
@@ -63,6 +68,7 @@
 #include "models/scenario.hpp"
 #include "models/units.hpp"
 #include "models/workload.hpp"
+#include "real/resources.hpp"
 
 namespace poolsim::real {
 
@@ -103,6 +109,9 @@ class PhaseOps {
   virtual void wait_releasing(RunContext& ctx, Duration d);
   virtual void lock(RunContext& ctx, std::uint32_t lock);
   virtual void unlock(RunContext& ctx, std::uint32_t lock);
+  // Takes one permit of resource r, waiting in FIFO order when none is free
+  // (default: the OS thread blocks, RunContext::acquire_blocking).
+  virtual void acquire(RunContext& ctx, std::uint16_t r);
 };
 
 class Backend {
@@ -198,6 +207,11 @@ class RunContext {
   void lock_mutex(std::uint32_t lock);  // blocks; contention is a `blocked` span
   void unlock_mutex(std::uint32_t lock);
   std::mutex& mutex(std::uint32_t lock) { return locks_[lock]; }
+  // Bounded resources (real/resources.hpp): the table, a thread runtime's
+  // blocking acquire (a `blocked` span while it waits), and the release.
+  ResourceTable& resources() { return resources_; }
+  void acquire_blocking(std::uint16_t r);
+  void release_resource(std::uint16_t r) { resources_.release(r); }
 
   // ---- trace: a span on the calling thread's track ------------------------
   void span(SpanKind kind, Duration begin, Duration end, std::uint32_t task = TraceSpan::kNoTask);
@@ -247,6 +261,7 @@ class RunContext {
 
   std::vector<TaskRecord> records_;
   std::unique_ptr<std::mutex[]> locks_;
+  ResourceTable resources_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;  // finalized once
   std::mutex graph_mu_;
   std::optional<GraphRelease> graph_;  // graph workloads, under graph_mu_

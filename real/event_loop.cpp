@@ -18,11 +18,19 @@
 //     section stalls every task of that loop (models/wait_policy.hpp:
 //     block_thread inside a lock). The mutex is released in the same
 //     handler, so no lock is ever held across a suspension.
+//   - a phase `holding:` a bounded resource takes a permit first
+//     (models/resource_pool.hpp's holding_step says where); when none is
+//     free the task's continuation waits in the resource's FIFO
+//     (real/resources.hpp) and the handler returns: the loop runs other
+//     handlers, and the releasing task posts the continuation to the
+//     task's loop when it hands the permit over (a callback deferred, as a
+//     pool of connections handing a connection to a queued callback).
 // Because a task is suspended between phases, it is driven by the context's
 // step functions (task_started, run_cpu, lock_mutex, sleep_blocking,
 // unlock_mutex, task_finished) instead of execute().
 //
-// Invariants: a task's state (next phase index, its timer) is touched only by
+// Invariants: a task's state (next phase index, its timer, its permit
+// flags) is touched only by
 // handlers of its own loop, which run one at a time, so it needs no lock;
 // the submit time is written before the post, which orders it before the
 // loop reads anything; every submitted task reaches task_finished exactly
@@ -47,6 +55,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/resource_pool.hpp"
 #include "models/wait_policy.hpp"
 #include "real/backend.hpp"
 
@@ -76,6 +85,7 @@ class EventLoop final : public Backend {
     ctx_ = &ctx;
     const std::size_t n = ctx.workload().tasks.size();
     next_phase_ = std::make_unique<std::uint32_t[]>(n);
+    permit_ = std::make_unique<PermitState[]>(n);
     timers_.resize(n);
     for (std::size_t i = 0; i < loops_.size(); ++i) {
       Loop& loop = *loops_[i];
@@ -126,14 +136,24 @@ class EventLoop final : public Backend {
     const Workload& w = ctx_->workload();
     const auto phases = w.phases_of(w.tasks[task]);
     std::uint32_t& k = next_phase_[task];
+    PermitState& permit = permit_[task];
+    if (permit.release_due) {  // the wait that ended held the last phase's permit
+      permit.release_due = false;
+      ctx_->release_resource(phases[k - 1].resource);
+    }
     while (k < phases.size()) {
-      const Phase& p = phases[k++];
+      const Phase& p = phases[k];
+      const HoldingStep hold = holding_step(phases, k);
+      if (hold.acquire_before && !permit.granted && !acquire(loop, task, p.resource)) return;
+      permit.granted = false;
+      ++k;
       switch (p.kind) {
         case PhaseKind::cpu:
           ctx_->run_cpu(p.duration);
           break;
         case PhaseKind::wait:
           if (p.duration.count() > 0) {
+            permit.release_due = hold.release_after;
             arm_timer(loop, task, p.duration);
             return;
           }
@@ -142,6 +162,7 @@ class EventLoop final : public Backend {
           run_lock_phase(loop, p);
           break;
       }
+      if (hold.release_after) ctx_->release_resource(p.resource);
     }
     timers_[task].reset();
     ctx_->task_finished(task);
@@ -168,6 +189,41 @@ class EventLoop final : public Backend {
     ctx_->unlock_mutex(p.lock);
   }
 
+  // A continuation waiting for a permit: grant() posts it to the task's
+  // loop (from the releasing thread), where it proceeds holding the permit.
+  struct LoopWaiter final : ResourceTable::Waiter {
+    EventLoop* el;
+    Loop* loop;
+    std::uint32_t task;
+    std::uint16_t resource;
+    Duration asked;
+    LoopWaiter(EventLoop* e, Loop* l, std::uint32_t t, std::uint16_t r, Duration a)
+        : el(e), loop(l), task(t), resource(r), asked(a) {}
+    void grant() override {
+      asio::post(loop->io, [el = el, loop = loop, task = task, r = resource, asked = asked] {
+        el->ctx_->resources().granted(r, RunContext::monotonic_now() - asked);
+        el->permit_[task].granted = true;
+        el->step(*loop, task);
+      });
+    }
+  };
+
+  // Takes a permit of r for the task (true), or leaves its continuation in
+  // the resource's queue (false: the handler returns, the loop goes on).
+  bool acquire(Loop& loop, std::uint32_t task, std::uint16_t r) {
+    ResourceTable& table = ctx_->resources();
+    if (table.try_acquire(r)) {
+      table.granted(r, Duration{0});
+      return true;
+    }
+    const Duration asked = RunContext::monotonic_now();
+    if (table.acquire(r, std::make_shared<LoopWaiter>(this, &loop, task, r, asked))) {
+      table.granted(r, RunContext::monotonic_now() - asked);
+      return true;
+    }
+    return false;
+  }
+
   void arm_timer(Loop& loop, std::uint32_t task, Duration d) {
     ++loop.timers;
     auto& timer = timers_[task];
@@ -188,6 +244,14 @@ class EventLoop final : public Backend {
   // Per task, touched only on the task's loop: the next phase to run, and
   // the timer of its waits (created at its first wait, freed at its end).
   std::unique_ptr<std::uint32_t[]> next_phase_;
+  // Per task, on its loop: a permit was handed to its waiting continuation;
+  // the wait now armed ends the last phase holding a permit (release it
+  // when the timer fires).
+  struct PermitState {
+    bool granted = false;
+    bool release_due = false;
+  };
+  std::unique_ptr<PermitState[]> permit_;
   std::vector<std::unique_ptr<asio::steady_timer>> timers_;
 };
 

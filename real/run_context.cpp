@@ -31,6 +31,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/resource_pool.hpp"
 #include "models/wait_policy.hpp"
 #include "real/backend.hpp"
 #include "real/cpu_work.hpp"
@@ -89,10 +90,11 @@ void PhaseOps::wait_blocking(RunContext& ctx, Duration d, bool inside_lock) {
 void PhaseOps::wait_releasing(RunContext& ctx, Duration d) { ctx.sleep_blocking(d); }
 void PhaseOps::lock(RunContext& ctx, std::uint32_t lock) { ctx.lock_mutex(lock); }
 void PhaseOps::unlock(RunContext& ctx, std::uint32_t lock) { ctx.unlock_mutex(lock); }
+void PhaseOps::acquire(RunContext& ctx, std::uint16_t r) { ctx.acquire_blocking(r); }
 
 // ---- construction -----------------------------------------------------------
 RunContext::RunContext(const Scenario& s, const Workload& w, ContextOptions opt)
-    : scenario_(s), workload_(w), opt_(opt) {
+    : scenario_(s), workload_(w), opt_(opt), resources_(s.resources) {
   const std::size_t n = w.tasks.size();
   records_.assign(n, TaskRecord{});
   locks_ = std::make_unique<std::mutex[]>(std::max<std::size_t>(1, w.lock_names.size()));
@@ -207,7 +209,11 @@ void RunContext::execute(std::uint32_t task) {
 
 void RunContext::execute(std::uint32_t task, PhaseOps& ops) {
   task_started(task);
-  for (const Phase& p : workload_.phases_of(workload_.tasks[task])) {
+  const auto phases = workload_.phases_of(workload_.tasks[task]);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const Phase& p = phases[i];
+    const HoldingStep hold = holding_step(phases, i);
+    if (hold.acquire_before) ops.acquire(*this, p.resource);
     switch (p.kind) {
       case PhaseKind::cpu:
         run_cpu(p.duration);
@@ -222,6 +228,7 @@ void RunContext::execute(std::uint32_t task, PhaseOps& ops) {
         ops.unlock(*this, p.lock);
         break;
     }
+    if (hold.release_after) release_resource(p.resource);
   }
   task_finished(task);
 }
@@ -307,6 +314,41 @@ void RunContext::lock_mutex(std::uint32_t lock) {
 }
 
 void RunContext::unlock_mutex(std::uint32_t lock) { locks_[lock].unlock(); }
+
+namespace {
+// A thread waiting for a permit: blocks on its own condition variable.
+struct ThreadWaiter final : ResourceTable::Waiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool granted = false;
+  // Notified under the lock: the waiter cannot return (and drop its
+  // reference) before this call has let go of the record.
+  void grant() override {
+    std::lock_guard lk(mu);
+    granted = true;
+    cv.notify_one();
+  }
+};
+}  // namespace
+
+void RunContext::acquire_blocking(std::uint16_t r) {
+  if (resources_.try_acquire(r)) {
+    resources_.granted(r, Duration{0});
+    return;
+  }
+  const Duration t0 = now();
+  auto w = std::make_shared<ThreadWaiter>();
+  if (!resources_.acquire(r, w)) {
+    std::unique_lock lk(w->mu);
+    w->cv.wait(lk, [&] { return w->granted; });
+  }
+  const Duration t1 = now();
+  resources_.granted(r, t1 - t0);
+  if (opt_.trace) {
+    ThreadSlot* slot = tl_slot;
+    span(SpanKind::blocked, t0, t1, slot ? slot->current_task : TraceSpan::kNoTask);
+  }
+}
 
 void RunContext::span(SpanKind kind, Duration begin, Duration end, std::uint32_t task) {
   ThreadSlot* slot = tl_slot;

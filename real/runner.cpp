@@ -401,6 +401,9 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.threads_peak = ctx.peak_threads();
   r.counters.memory_peak = std::max<Bytes>(0, hwm - file_end - anon0);
   backend->report(r.extra);
+  if (!ctx.resources().idle())
+    ctx.fail("a permit of a bounded resource was still held (or awaited) at the end of the run");
+  ctx.resources().report(s.resources, r.extra);
   if (probe.phases > 0 && probe.cpu_ns > 0) {
     r.speed.during_sampled = true;
     r.speed.during =

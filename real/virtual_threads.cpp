@@ -15,7 +15,11 @@
 //     thread is pinned, like a wait inside `synchronized` before JDK 24
 //     (JEP 491), and the carrier is lost to every other fiber meanwhile.
 //     There is no fiber suspension point between lock and unlock, so the
-//     fiber cannot migrate while it owns the (thread-owned) std::mutex.
+//     fiber cannot migrate while it owns the (thread-owned) std::mutex;
+//   - a wait for a permit of a bounded resource (`holding:`) is a
+//     Boost.Fiber promise the releasing task fulfils (real/resources.hpp):
+//     the fiber suspends (an unmount, counted in unmounts) and its carrier
+//     runs other fibers, as a virtual thread in Semaphore.acquire does.
 //
 // Hand-over. submit() may run on the submitter (not a carrier) or inside a
 // task fiber (a completion releasing successors). It only appends the task id
@@ -238,7 +242,14 @@ class CarrierAlgorithm final : public bf::algo::algorithm {
 
 class VirtualThreads;
 
-// Waits and locks of a virtual thread.
+// A virtual thread waiting for a permit: grant() fulfils the promise its
+// fiber waits on (from the releasing fiber, on any carrier).
+struct FiberWaiter final : ResourceTable::Waiter {
+  bf::promise<void> promise;
+  void grant() override { promise.set_value(); }
+};
+
+// Waits, locks and permits of a virtual thread.
 class FiberOps final : public PhaseOps {
  public:
   // wait_effect(virtual_threads, false): the virtual thread unmounts.
@@ -254,6 +265,21 @@ class FiberOps final : public PhaseOps {
     if (!inside_lock) return;
     pins.fetch_add(1, std::memory_order_relaxed);
     pinned_ns.fetch_add((RunContext::monotonic_now() - t0).count(), std::memory_order_relaxed);
+  }
+  void acquire(RunContext& ctx, std::uint16_t r) override {
+    ResourceTable& table = ctx.resources();
+    if (table.try_acquire(r)) {
+      table.granted(r, Duration{0});
+      return;
+    }
+    const Duration t0 = RunContext::monotonic_now();
+    auto w = std::make_shared<FiberWaiter>();
+    bf::future<void> granted = w->promise.get_future();
+    if (!table.acquire(r, w)) {
+      unmounts.fetch_add(1, std::memory_order_relaxed);
+      granted.get();  // the fiber suspends; the carrier runs others
+    }
+    table.granted(r, RunContext::monotonic_now() - t0);
   }
   void lock(RunContext& ctx, std::uint32_t lock) override {
     if (ctx.mutex(lock).try_lock()) return;

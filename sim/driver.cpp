@@ -19,6 +19,9 @@ Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workloa
       summary_(opt.quantiles),
       locks_(workload.lock_names.size()) {
   if (workload_.graph) graph_.emplace(workload_);
+  resources_.reserve(scenario.resources.size());
+  for (const ResourceSpec& r : scenario.resources)
+    resources_.push_back({FifoPermits<Parking*>(r.permits), {}});
 }
 
 void Driver::start() {
@@ -166,6 +169,18 @@ Co Driver::execute(std::uint32_t task) {
   const std::uint32_t phases = phase_count(task);
   for (std::uint32_t i = 0; i < phases; ++i) {
     const Phase p = phase(task, i);
+    const HoldingStep hold =
+        holding_step(i == 0 ? kNoResource : phase(task, i - 1).resource, p.resource,
+                     i + 1 == phases ? kNoResource : phase(task, i + 1).resource);
+    if (hold.acquire_before) {
+      // Parked right here, not in a nested coroutine: a user thread's
+      // unmount transfers to its host from execute's own frame, as a sleep.
+      Parking parking;  // in this frame until the permit is handed over
+      parking.task = task;
+      const Duration asked = k_.now();
+      if (!resources_[p.resource].permits.acquire(&parking)) co_await k_.park(parking);
+      granted(p.resource, k_.now() - asked);
+    }
     switch (p.kind) {
       case PhaseKind::cpu:
         co_await k_.compute(p.duration);
@@ -182,6 +197,7 @@ Co Driver::execute(std::uint32_t task) {
         break;
       }
     }
+    if (hold.release_after) release(p.resource);
   }
   TaskRecord& rec = record(task);
   rec.end = k_.now();
@@ -189,6 +205,15 @@ Co Driver::execute(std::uint32_t task) {
   rec.outcome = TaskOutcome::completed;
   k_.set_task(kNoTask);
   co_await completed(task);
+}
+
+void Driver::granted(std::uint16_t r, Duration waited) {
+  Resource& res = resources_[r];
+  res.use.granted(waited, res.permits.in_use());
+}
+
+void Driver::release(std::uint16_t r) {
+  if (const auto next = resources_[r].permits.release()) k_.unpark(**next);
 }
 
 Co Driver::completed(std::uint32_t task) {
@@ -276,6 +301,13 @@ void Driver::finish(RunResult& r) {
   else
     r.summary = std::move(summary_);
   for (auto& [name, value] : extra_) r.extra[name] += value;
+  std::vector<ResourceUse> use;
+  for (const Resource& res : resources_) {
+    POOLSIM_ASSERT(res.permits.in_use() == 0 && res.permits.waiting() == 0,
+                   "the run ended with a permit held or a task waiting for one");
+    use.push_back(res.use);
+  }
+  report_resources(scenario_.resources, use, r.extra);
 }
 
 }  // namespace poolsim::sim

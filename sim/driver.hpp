@@ -37,6 +37,14 @@
 // cpu = CPU time of that thread meanwhile (switch costs included); worker =
 // the OS thread's id. Phases: cpu -> compute; wait -> timed sleep; lock ->
 // lock, compute(hold), sleep(wait_inside), unlock.
+// Bounded resources (models/resource_pool.hpp, which says where a task
+// acquires and releases): acquiring a permit takes a free one or parks the
+// task in the resource's FIFO (Kernel::park: a thread blocks, a virtual
+// thread or an event-loop task unmounts); releasing hands the permit to the
+// oldest waiter and unparks it (the releaser pays the wake-up). The wait is
+// counted from the request to the instant the task proceeds (ResourceUse,
+// reported as resource.NAME.* in RunResult::extra). At the end every permit
+// is back and nobody waits (asserted in finish()).
 // Streaming (DriverOptions::records off): instead of one record per task,
 // the driver keeps a window of the tasks between the oldest one not yet
 // final and the newest one issued, and folds each record into a
@@ -59,6 +67,7 @@
 
 #include "models/assert.hpp"
 #include "models/completion.hpp"
+#include "models/resource_pool.hpp"
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
@@ -175,6 +184,10 @@ class Driver {
   // last client stopped).
   void wake_submitter_before(std::optional<std::int64_t> due);
   void check_done();
+  // A permit of resource r was granted after `waited` (accounting).
+  void granted(std::uint16_t r, Duration waited);
+  // Gives a permit of r back: to the oldest waiter (unparked) or free.
+  void release(std::uint16_t r);
 
   Kernel& k_;
   const Scenario& scenario_;
@@ -187,6 +200,11 @@ class Driver {
   Ring<Phase> phases_;  // streamed: phases of the tasks in live_
   bool stream_done_ = false;
   std::vector<Mutex> locks_;
+  struct Resource {
+    FifoPermits<Parking*> permits;
+    ResourceUse use;
+  };
+  std::vector<Resource> resources_;    // Scenario::resources, same order
   std::optional<GraphRelease> graph_;  // graph workloads only
   std::vector<std::uint32_t> not_run_scratch_;
   std::map<std::string, double> extra_;

@@ -15,6 +15,10 @@
 // - a `wait` is a timer (asio::steady_timer): the loop runs other handlers
 //   meanwhile; at deadline + timer_slack the continuation is queued on the
 //   task's own loop;
+// - a wait for a permit of a bounded resource (`holding:`) defers the
+//   task: its continuation is posted to its loop when a permit is handed
+//   over (the real twin's continuation queue; the loop pays queue_handover
+//   for it instead of timer_arm);
 // - a `wait_inside` a `lock` blocks the loop thread while it holds the lock,
 //   and a contended lock blocks it too: every task of that loop waits
 //   (models/wait_policy.hpp: block_thread inside a lock).
@@ -104,7 +108,11 @@ class EventLoop final : public Runtime {
         // timer completion's dispatch is in timer_arm, charged at the arm.
         if (!users_.started(task)) co_await k_.compute(k_.machine().queue_handover);
         const bool ended = co_await users_.run(*l.host, task);
-        if (!ended) co_await k_.compute(k_.machine().timer_arm);  // the wait armed a timer
+        // A wait armed a timer; a wait for a permit left a continuation
+        // that the releaser posts (a queue hand-over).
+        if (!ended)
+          co_await k_.compute(l.host->parked() ? k_.machine().queue_handover
+                                               : k_.machine().timer_arm);
         // Bound the native stack (Kernel::unwind_stack), in zero time.
         if (++since_unwind == kUnwindEvery) {
           since_unwind = 0;

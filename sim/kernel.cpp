@@ -190,6 +190,24 @@ std::coroutine_handle<> Kernel::user_sleep(std::coroutine_handle<> h, Duration d
   return t.user->on_sleep(h, at.count(), t.locks_held > 0);
 }
 
+std::coroutine_handle<> Kernel::user_park(std::coroutine_handle<> h, Parking& p) {
+  Thread& t = threads_[current_];
+  if (t.user == nullptr) return {};
+  std::coroutine_handle<> next = t.user->on_park(h, t.locks_held > 0);
+  if (next) p.user = t.user;
+  return next;
+}
+
+void Kernel::unpark(Parking& p) {
+  if (p.user != nullptr) {
+    p.user->on_unpark(p.task);
+    return;
+  }
+  const bool woke = notify_one(p.q);
+  POOLSIM_ASSERT(woke, "unpark of a thread that is not parked");
+  (void)woke;
+}
+
 bool Kernel::try_lock(Mutex& m) {
   if (m.owner_ != kNoThread) return false;
   m.owner_ = current_;

@@ -183,10 +183,15 @@ enum class ThreadState : std::uint8_t { runnable, running, blocked, throttled, e
 // the user-level thread unmounts and the OS thread does not block), or a
 // null handle: the sleep blocks the OS thread as usual (a pinned carrier, a
 // blocked loop). Waits on a WaitQueue and lock contention never consult it.
+// A park (Kernel::park, a wait for a permit of a bounded resource) goes to
+// on_park the same way, with no deadline: the user thread unmounts until
+// Kernel::unpark, which calls on_unpark with the task the parker named.
 class UserScheduler {
  public:
   virtual std::coroutine_handle<> on_sleep(std::coroutine_handle<> h, std::int64_t wake_at,
                                            bool pinned) = 0;
+  virtual std::coroutine_handle<> on_park(std::coroutine_handle<> h, bool pinned) = 0;
+  virtual void on_unpark(std::uint32_t task) = 0;
 
  protected:
   ~UserScheduler() = default;
@@ -216,6 +221,16 @@ class Mutex {
   friend class Kernel;
   ThreadId owner_ = kNoThread;
   WaitQueue waiters_;
+};
+
+// A thread (or a user thread) waiting to be handed something, such as a
+// permit (models/resource_pool.hpp): Kernel::park waits, Kernel::unpark ends
+// the wait. Lives where the parker keeps it (its coroutine frame) until
+// unparked. `task` names the user thread for the M:N hook.
+struct Parking {
+  std::uint32_t task = 0xffffffffu;
+  WaitQueue q;                    // the OS thread blocks here (no hook, or pinned)
+  UserScheduler* user = nullptr;  // set when the hook unmounted the user thread instead
 };
 
 struct KernelOptions {
@@ -270,6 +285,17 @@ class Kernel {
     }
     void await_resume() const noexcept {}
   };
+  struct ParkAwait {
+    Kernel& k;
+    Parking& p;
+    bool await_ready() const noexcept { return false; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+      if (std::coroutine_handle<> next = k.user_park(h, p)) return next;
+      k.request_block(h, &p.q, Duration{kNever});
+      return std::noop_coroutine();
+    }
+    void await_resume() const noexcept {}
+  };
   struct SpawnAwait {
     Kernel& k;
     Co body;
@@ -306,6 +332,10 @@ class Kernel {
   }
   WaitAwait wait_until(WaitQueue& q, Duration deadline) { return {*this, &q, deadline}; }
   LockAwait lock(Mutex& m) { return {*this, m}; }
+  // Waits until unpark(p): a user thread on a host with an M:N hook
+  // unmounts (UserScheduler::on_park), any other thread blocks (a voluntary
+  // switch; the unparker pays the wake-up as for notify_one).
+  ParkAwait park(Parking& p) { return {*this, p}; }
   // The current thread computes thread_create, then a new thread running
   // `body` exists and is placed on a CPU; returns its id.
   SpawnAwait spawn(Co body, const char* role) { return {*this, std::move(body), role}; }
@@ -314,6 +344,8 @@ class Kernel {
   bool notify_one(WaitQueue& q);
   int notify_all(WaitQueue& q);
   void unlock(Mutex& m);
+  // Ends the wait of a thread (or user thread) parked on p.
+  void unpark(Parking& p);
   // Creates a thread at no cost to anyone: the process's main thread. The
   // first one starts at once on the first CPU, later ones are placed like a
   // new thread.
@@ -410,6 +442,7 @@ class Kernel {
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
   std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, Duration deadline);
+  std::coroutine_handle<> user_park(std::coroutine_handle<> h, Parking& p);
 
   // events
   static void on_cpu_event(void* self, std::uint64_t cpu);

@@ -21,6 +21,13 @@
 // says whether the host holds a mutex; models/wait_policy.hpp's
 // wait_effect(kind, inside_lock) decides, the rule the real twins follow). Contended lock
 // acquisition always blocks the host (monitor enter pins in JDK 21).
+// A park (a wait for a permit of a bounded resource, Kernel::park) comes to
+// Host::on_park: the user thread unmounts like a sleep, without a timer, and
+// Kernel::unpark queues it again through the same ready() callback (a
+// virtual thread in Semaphore.acquire unmounts; an event-loop task's
+// continuation is deferred). A park while the host holds a mutex would
+// block the host (the same wait_effect rule); permits are taken between
+// phases, never inside a lock, so it does not happen today.
 // Memory: a user thread is its execute() coroutine frame (created at its
 // first mount, freed when it ends) plus one pending engine event while it
 // sleeps; user_threads_peak counts them. Nothing per task is a kernel
@@ -59,6 +66,7 @@ class UserThreads {
     std::int64_t unmounts = 0;        // sleeps that released the host
     std::int64_t pins = 0;            // sleeps inside a lock: the host blocked
     std::int64_t pinned_ns = 0;       // time hosts were blocked by those sleeps
+    std::int64_t parks = 0;           // parks that released the host (waits for a permit)
     std::int64_t live = 0, peak = 0;  // user threads alive now / at most
   };
 
@@ -76,8 +84,24 @@ class UserThreads {
       u.slots_[mounted_].at = h;
       u.k_.engine().at_ns(wake_at, &UserThreads::on_timer, &u, mounted_);
       u.k_.set_task(kNoTask);
+      parked_ = false;
       return std::exchange(loop_, {});
     }
+
+    std::coroutine_handle<> on_park(std::coroutine_handle<> h, bool pinned) override {
+      UserThreads& u = *users_;
+      if (wait_effect(u.kind_, pinned) == WaitEffect::block_thread) return {};
+      ++u.c_.parks;
+      u.slots_[mounted_].at = h;
+      u.k_.set_task(kNoTask);
+      parked_ = true;
+      return std::exchange(loop_, {});
+    }
+
+    void on_unpark(std::uint32_t task) override { users_->ready_(users_->ready_ctx_, task); }
+
+    // The last unmount on this host was a park (not a timed sleep).
+    bool parked() const { return parked_; }
 
    private:
     friend class UserThreads;
@@ -85,6 +109,7 @@ class UserThreads {
     UserThreads* users_;
     std::coroutine_handle<> loop_;  // where the host continues after an unmount
     std::uint32_t mounted_ = kNoTask;
+    bool parked_ = false;
   };
 
   struct RunAwait {

@@ -17,6 +17,9 @@
 //   carrier runs other virtual threads meanwhile, and when the timer fires
 //   (deadline + timer_slack) the virtual thread is queued and one idle
 //   carrier is woken (the kernel's wake-up costs apply to the carrier);
+// - a wait for a permit of a bounded resource (`holding:`) unmounts too
+//   (Semaphore.acquire parks the virtual thread), until the releasing task
+//   hands the permit over and queues it (Kernel::park/unpark);
 // - `lock` is a monitor: a contended enter blocks the carrier, and a
 //   `wait_inside` blocks it while the lock is held -- the virtual thread is
 //   pinned, as with `synchronized` before JDK 24 (JEP 491), and the carrier
@@ -77,7 +80,7 @@ class VirtualThreads final : public Runtime {
     const UserThreads::Counters& c = users_.counters();
     extra["carriers"] = carriers_;
     extra["mounts"] = static_cast<double>(c.mounts);
-    extra["unmounts"] = static_cast<double>(c.unmounts);
+    extra["unmounts"] = static_cast<double>(c.unmounts + c.parks);
     extra["pins"] = static_cast<double>(c.pins);
     extra["pinned_time"] = to_seconds(Duration{c.pinned_ns});
     extra["virtual_threads_peak"] = static_cast<double>(c.peak);

@@ -30,7 +30,7 @@ Comparison compare(const Metrics& predicted, const std::array<MetricStats, kMetr
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const auto metric = static_cast<Metric>(i);
     const auto name = to_string(metric);
-    if (tolerance.ignored.count(std::string(name))) continue;
+    if (tolerance.ignored.count(std::string(name)) || !predicted.applies(metric)) continue;
     MetricComparison row;
     row.metric = metric;
     row.predicted = predicted[metric];

@@ -110,7 +110,8 @@ ordered_json simulated_json(const Scenario& s, const Workload& w, const Metrics&
   ordered_json j = header(s, "simulated");
   j["workload"] = workload_json(w);
   ordered_json mj;
-  for (std::size_t i = 0; i < kMetricCount; ++i) mj[std::string(kMetricNames[i])] = m.values[i];
+  for (std::size_t i = 0; i < kMetricCount; ++i)
+    if (m.applies(static_cast<Metric>(i))) mj[std::string(kMetricNames[i])] = m.values[i];
   j["metrics"] = mj;
   // Present only when latency_p50/p90/p99 are not exact (a long streamed run).
   if (!m.quantiles_exact)
@@ -174,6 +175,7 @@ std::string simulated_table(const Metrics& m, const RunResult& r) {
   Table t({"metric", "predicted"}, {false, true});
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     const auto metric = static_cast<Metric>(i);
+    if (!m.applies(metric)) continue;
     t.add_row({std::string(kMetricNames[i]), format_metric(metric, m[metric])});
   }
   for (const auto& [k, v] : r.extra) t.add_row({k, fmt::format("{:.6g}", v)});

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <thread>
 
+#include "models/resource_pool.hpp"
 #include "validate/output.hpp"
 #include "validate/table.hpp"
 
@@ -37,6 +38,7 @@ std::vector<std::uint64_t> replication_seeds(std::uint64_t seed, int n) {
 Metrics Replicated::mean() const {
   Metrics m;
   for (std::size_t i = 0; i < kMetricCount; ++i) m.values[i] = stats[i].mean;
+  m.resources = first.extra.count(kExtraResourceAcquisitions) > 0;  // resource_wait_mean applies
   return m;
 }
 
