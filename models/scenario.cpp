@@ -13,6 +13,16 @@ int effective_cores(const MachineProfile& m, const Limits& l) {
   return std::max(1, n);
 }
 
+int shares_from_weight(int weight) {
+  return static_cast<int>((static_cast<std::int64_t>(weight) * 1024 + 50) / 100);
+}
+
+int weight_from_shares(int shares) {
+  // cpu.weight is 1..10000: shares 2..5 round to 1, 262144 to 10000 (25600 is out of range).
+  return static_cast<int>(
+      std::clamp<std::int64_t>((static_cast<std::int64_t>(shares) * 100 + 512) / 1024, 1, 10000));
+}
+
 double cpu_capacity(const MachineProfile& m, const Limits& l) {
   double n = l.cpuset.empty() ? m.cores : static_cast<double>(l.cpuset.size());
   if (l.cpus) n = std::min(n, *l.cpus);

@@ -49,12 +49,29 @@ inline constexpr std::int64_t kMaxSamplesFileBytes = 16LL << 20;
 inline constexpr int kMaxYamlNesting = 64;
 
 // ---- limits ---------------------------------------------------------------
+// A noisy neighbour (limits.neighbour): a sibling cgroup of `threads`
+// CPU-bound threads that never block, with its own CPU weight.
+struct Neighbour {
+  int threads = 1;
+  int shares = 1024;  // its weight as cgroup v1 cpu.shares (the kernel's tg->shares)
+};
+
+// cgroup v2 cpu.weight <-> the kernel's group weight (v1 cpu.shares units):
+// sched_weight_from_cgroup / sched_weight_to_cgroup in kernel/sched/sched.h
+// (weight * 1024 / 100, rounded to the closest).
+int shares_from_weight(int weight);
+int weight_from_shares(int shares);
+
 struct Limits {
   std::optional<double> cpus;  // CFS quota in CPUs (quota = cpus * period)
   Duration period = std::chrono::milliseconds(100);
   std::vector<int> cpuset;  // empty: every CPU of the machine
   std::string cpuset_text;  // as written, for reports ("0-1")
   Duration burst{};         // CFS burst: unused quota kept, up to this
+  // The scenario group's weight in cgroup v1 cpu.shares units (limits.shares,
+  // or limits.weight converted); matters only against a neighbour.
+  int shares = 1024;
+  std::optional<Neighbour> neighbour;
 };
 
 // CPUs the scenario may use: the cpuset size (or the machine's cores), never

@@ -77,6 +77,7 @@
 #include <utility>
 
 #include "models/backend_registry.hpp"
+#include "models/limits_weights_reader.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
 #include "models/scenario_resources.hpp"
@@ -893,8 +894,9 @@ int thread_count(const Val& v, int cores, int host_cpus) {
 // Sections
 
 Limits read_limits(const Val& v, const MachineProfile& m) {
-  MapReader r(v, {"cpus", "period", "cpuset", "burst"}, "limits");
+  MapReader r(v, {"cpus", "period", "cpuset", "burst", "shares", "weight", "neighbour"}, "limits");
   Limits l;
+  yaml::read_weights(r, l);
   if (auto c = r.get("cpus")) {
     // Kubernetes millicores ("1500m" = 1.5) or a number of CPUs.
     const std::string text = yaml::scalar(*c, "a CPU quota such as 1.5 or 1500m");

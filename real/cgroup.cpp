@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "models/scenario.hpp"
 #include "real/backend.hpp"
 
 namespace poolsim::real {
@@ -198,6 +199,57 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
   }
   throw MachineRefused("cannot apply limits.cpus: no writable cgroup CPU controller: " + tried +
                        ". Run as root or with a delegated cgroup, or drop limits.cpus");
+}
+
+CpuCgroup CpuCgroup::create_weighted(int shares, int rep, const std::string& tag) {
+  return create_weighted_under(v2_parent(), v1_parent(), shares, rep, tag);
+}
+
+CpuCgroup CpuCgroup::create_weighted_under(const std::optional<std::string>& v2,
+                                           const std::optional<std::string>& v1, int shares,
+                                           int rep, const std::string& tag) {
+  std::string tried;
+  if (const auto& parent = v2) {
+    const std::string controllers = read_file(*parent + "/cgroup.controllers");
+    if (has_token(controllers.substr(0, controllers.find('\n')), "cpu", ' ')) {
+      std::string sub = read_file(*parent + "/cgroup.subtree_control");
+      if (!has_token(sub.substr(0, sub.find('\n')), "cpu", ' '))
+        (void)write_file(*parent + "/cgroup.subtree_control", "+cpu");
+      const std::string dir = *parent + "/" + group_name(rep) + tag;
+      if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+        CpuCgroup g(dir, 2);
+        g.set_shares(shares);
+        return g;
+      }
+      tried += "cgroup v2 (mkdir " + dir + ": " + std::strerror(errno) + "); ";
+    } else {
+      tried += "cgroup v2 (no cpu controller in " + *parent + "/cgroup.controllers); ";
+    }
+  } else {
+    tried += "cgroup v2 (not mounted); ";
+  }
+  if (const auto& parent = v1) {
+    const std::string dir = *parent + "/" + group_name(rep) + tag;
+    if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+      CpuCgroup g(dir, 1);
+      g.set_shares(shares);
+      return g;
+    }
+    tried += "cgroup v1 (mkdir " + dir + ": " + std::strerror(errno) + ")";
+  } else {
+    tried += "cgroup v1 (no cpu controller mounted)";
+  }
+  throw MachineRefused(
+      "cannot apply a CPU weight (limits.shares, limits.weight or "
+      "limits.neighbour): no writable cgroup CPU controller: " +
+      tried + ". Run as root or with a delegated cgroup, or drop those keys");
+}
+
+void CpuCgroup::set_shares(int shares) const {
+  const std::string err =
+      version_ == 2 ? write_file(path_ + "/cpu.weight", std::to_string(weight_from_shares(shares)))
+                    : write_file(path_ + "/cpu.shares", std::to_string(shares));
+  if (!err.empty()) throw MachineRefused("cannot apply a CPU weight: " + err);
 }
 
 CpuCgroup::CpuCgroup(CpuCgroup&& o) noexcept : path_(std::move(o.path_)), version_(o.version_) {

@@ -19,6 +19,12 @@
 // MachineRefused that says so. Both versions' cpu.stat count the same
 // things, summed over CPUs (cpu_cfs_stat_show, cpu_extra_stat_show).
 // Neither writable -> MachineRefused with what was tried.
+// CPU weight (limits.shares / limits.weight, and a noisy neighbour's group,
+// limits.neighbour): v1 cpu.shares, v2 cpu.weight = round(shares * 100 /
+// 1024) (the kernel's own mapping, sched_weight_from_cgroup, so both
+// versions give the group the same tg->shares). A group for a weight alone
+// has no quota; the neighbour's group is a sibling of the scenario's,
+// `poolsim-<pid>-<rep>-neighbour`.
 // Cleanup guarantees: the destructor removes the directory; a SIGINT/SIGTERM
 // handler installed by the runner kills the child and removes it (see
 // runner.cpp); the child dies with the parent (PR_SET_PDEATHSIG); and
@@ -56,6 +62,15 @@ class CpuCgroup {
   static CpuCgroup create_under(const std::optional<std::string>& v2,
                                 const std::optional<std::string>& v1, double cpus, Duration period,
                                 int rep, Duration burst = Duration{0});
+  // A group with a CPU weight and no quota (shares in cgroup v1 units);
+  // `tag` is appended to the group's name. Throws MachineRefused.
+  static CpuCgroup create_weighted(int shares, int rep, const std::string& tag = {});
+  static CpuCgroup create_weighted_under(const std::optional<std::string>& v2,
+                                         const std::optional<std::string>& v1, int shares, int rep,
+                                         const std::string& tag = {});
+  // Writes the group's CPU weight (v1 cpu.shares, v2 cpu.weight); throws
+  // MachineRefused when the kernel refuses it.
+  void set_shares(int shares) const;
   CpuCgroup(CpuCgroup&& o) noexcept;
   CpuCgroup& operator=(CpuCgroup&&) = delete;
   CpuCgroup(const CpuCgroup&) = delete;

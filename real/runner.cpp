@@ -1,11 +1,15 @@
 // runner.cpp: forks, watches and measures the repetitions of `poolsim run`.
 //
-// Parent, per repetition: (limits.cpus) create the quota cgroup; fork; read
+// Parent, per repetition: (limits.cpus) create the quota cgroup, with
+// limits.shares / limits.weight its CPU weight (a group for the weight alone
+// without a quota); (limits.neighbour) create the neighbour's sibling group
+// and start its spinning process (real/neighbour.hpp); fork; read
 // the child's frame from a pipe with poll() until EOF or run.timeout; on
 // timeout SIGKILL the child and refuse; reap it; read cpu.stat into the
-// counters; remove the cgroup. SIGINT/SIGTERM/SIGHUP during a repetition run
-// an async-signal-safe handler that kills the child, reaps it, removes the
-// cgroup and re-raises the signal. The parent forks while single-threaded
+// counters; kill the neighbour; remove the cgroups. SIGINT/SIGTERM/SIGHUP
+// during a repetition run an async-signal-safe handler that kills the child
+// and the neighbour, reaps them, removes the cgroups and re-raises the
+// signal. The parent forks while single-threaded
 // (the real runner creates no thread in the parent).
 // Child: dies with the parent (PR_SET_PDEATHSIG); joins the cgroup; applies
 // limits.cpuset with sched_setaffinity; runs run_repetition(); ships the
@@ -63,6 +67,7 @@
 
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
+#include "real/neighbour.hpp"
 #include "real/result_codec.hpp"
 #include "real/speed_check.hpp"
 
@@ -73,15 +78,19 @@ namespace {
 volatile sig_atomic_t g_child = 0;
 char g_cgroup_path[512];
 volatile sig_atomic_t g_cgroup_set = 0;
+volatile sig_atomic_t g_neighbour = 0;
+char g_neighbour_path[512];
+volatile sig_atomic_t g_neighbour_set = 0;
 
 extern "C" void on_fatal_signal(int sig) {
-  const pid_t child = static_cast<pid_t>(g_child);
-  if (child > 0) {
-    ::kill(child, SIGKILL);
+  for (const pid_t p : {static_cast<pid_t>(g_child), static_cast<pid_t>(g_neighbour)}) {
+    if (p <= 0) continue;
+    ::kill(p, SIGKILL);
     int status = 0;
-    ::waitpid(child, &status, 0);
+    ::waitpid(p, &status, 0);
   }
   if (g_cgroup_set) ::rmdir(g_cgroup_path);
+  if (g_neighbour_set) ::rmdir(g_neighbour_path);
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -110,6 +119,13 @@ void set_cleanup_cgroup(const std::string& path) {
   g_cgroup_set = 0;
   std::snprintf(g_cgroup_path, sizeof g_cgroup_path, "%s", path.c_str());
   g_cgroup_set = path.empty() ? 0 : 1;
+}
+
+void set_cleanup_neighbour(const std::string& path, pid_t pid) {
+  g_neighbour_set = 0;
+  g_neighbour = pid > 0 ? pid : 0;
+  std::snprintf(g_neighbour_path, sizeof g_neighbour_path, "%s", path.c_str());
+  g_neighbour_set = path.empty() ? 0 : 1;
 }
 
 // ---- measurement helpers -----------------------------------------------------------
@@ -266,9 +282,27 @@ std::string describe_status(int status) {
 // ---- one repetition in a child -------------------------------------------------------
 RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
   std::optional<CpuCgroup> cg;
+  const bool weighted = s.limits.neighbour || s.limits.shares != 1024;
   if (s.limits.cpus) {
     cg.emplace(CpuCgroup::create(*s.limits.cpus, s.limits.period, rep, s.limits.burst));
     set_cleanup_cgroup(cg->path());
+    if (weighted) cg->set_shares(s.limits.shares);
+  } else if (weighted) {
+    cg.emplace(CpuCgroup::create_weighted(s.limits.shares, rep));
+    set_cleanup_cgroup(cg->path());
+  }
+  // The neighbour: its group, then its spinning process (the group must
+  // outlive the process, so it is declared first).
+  struct ClearNeighbour {  // after nb and ncg are gone, on every path
+    ~ClearNeighbour() { set_cleanup_neighbour("", 0); }
+  } clear_neighbour;
+  std::optional<CpuCgroup> ncg;
+  std::optional<NeighbourProcess> nb;
+  if (s.limits.neighbour) {
+    ncg.emplace(CpuCgroup::create_weighted(s.limits.neighbour->shares, rep, "-neighbour"));
+    set_cleanup_neighbour(ncg->path(), 0);
+    nb.emplace(*ncg, s.limits.neighbour->threads);
+    set_cleanup_neighbour(ncg->path(), nb->pid());
   }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
@@ -330,6 +364,10 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
     }
   }
   g_child = 0;
+  if (nb) {
+    nb->stop();
+    ncg->remove();
+  }
   CpuStat st;
   if (cg) {
     st = cg->read_stat();

@@ -37,6 +37,16 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
+  if (limits.neighbour) {
+    const GroupShareParams gp{limits.shares, limits.neighbour->shares, limits.neighbour->threads,
+                              m_.slice, m_.tick};
+    gs_ = std::make_unique<GroupShare>(engine_, gp, cpu_count(), &Kernel::on_group_share,
+                                       &Kernel::group_runnable_on, this);
+    for (int i = 0; i < cpu_count(); ++i) {
+      cpus_[static_cast<std::size_t>(i)].neighbours = gs_->neighbours_on(i);
+      cpus_[static_cast<std::size_t>(i)].foreign = gs_->neighbours_on(i) > 0;
+    }
+  }
   for (Cpu& c : cpus_) reindex(c);
   if (limits.cpus) {
     const BandwidthParams bp{
@@ -70,10 +80,18 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   runnable_series_.set(now(), active_);
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
-    // The process's main thread: already running on the first CPU at t = 0.
-    cpus_[0].curr = id;
+    // The process's main thread: already running on the first CPU at t = 0,
+    // unless a neighbour holds that CPU and keeps it.
     threads_[id].cpu = 0;
     threads_[id].deadline = m_.slice;
+    if (cpus_[0].foreign) {
+      if (!gs_->enqueue(0)) {
+        rq_push(cpus_[0], id);
+        return id;
+      }
+      cpus_[0].foreign = false;
+    }
+    cpus_[0].curr = id;
     start_on(cpus_[0], id);
     threads_[id].overhead = Duration{0};
     arm(cpus_[0]);
@@ -396,7 +414,7 @@ void Kernel::reindex(Cpu& c) {
     load_idx_.move(idx, load);
     c.load_level = load;
   }
-  const bool pullable = c.state != CpuState::idle && !rq_empty(c);
+  const bool pullable = (c.state != CpuState::idle || c.foreign) && !rq_empty(c);
   const int pull = pullable ? static_cast<int>(rq_size(c)) : LevelIndex::kAbsent;
   if (pull != c.pull_level) {
     pull_idx_.move(idx, pull);
@@ -473,6 +491,13 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   if (c.throttled) {  // joins the limbo of the throttled CPU
     rq_push(c, id);
     park_throttled(c);
+    return;
+  }
+  if (c.foreign) {  // the neighbour holds the CPU: wait for the group's turn
+    const bool first = rq_empty(c);
+    rq_push(c, id);
+    set_state(id, ThreadState::runnable);
+    if (first) group_runnable(c);
     return;
   }
   if (cpu_idle(c)) {
@@ -627,7 +652,7 @@ bool Kernel::pull(Cpu& c) {
   std::size_t most = 0;
   for (int j = 0; j < cpu_count(); ++j) {
     const Cpu& o = cpus_[j];
-    if (&o == &c || o.state == CpuState::idle) continue;
+    if (&o == &c || (o.state == CpuState::idle && !o.foreign)) continue;
     if (rq_size(o) > most) {
       most = rq_size(o);
       scan = j;
@@ -646,6 +671,7 @@ bool Kernel::pull(Cpu& c) {
   const Duration limit = std::max(2 * m_.slice, m_.tick);
   const Duration lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
   const RqEntry e = rq_take(s, h, true);
+  if (s.foreign && rq_empty(s)) group_idle(s);
   Thread& t = threads_[e.t];
   // place_entity on this CPU; PLACE_REL_DEADLINE keeps the deadline's
   // distance from the vruntime.
@@ -745,10 +771,12 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
     c.throttled = true;
     open_cpu_span(c);
     park_throttled(c);
+    group_idle(c);
     return;
   }
   Thread& t = threads_[id];
   POOLSIM_ASSERT(!c.throttled, "a thread starts on a throttled CPU");
+  POOLSIM_ASSERT(!c.foreign, "a thread starts on a CPU the neighbour holds");
   POOLSIM_ASSERT(t.state == ThreadState::runnable, "only a runnable thread starts");
   Duration cost = m_.switch_cost;
   if (t.ran) cost += m_.cache_refill;
@@ -854,9 +882,16 @@ void Kernel::pick_next(Cpu& c) {
   POOLSIM_ASSERT(c.curr == kNoThread && c.state == CpuState::idle, "pick_next on a busy CPU");
   if (c.throttled) {  // its threads wait for the unthrottle
     park_throttled(c);
+    group_idle(c);
     return;
   }
-  if (rq_empty(c) && !pull(c)) return;  // idle
+  if (c.foreign) return;  // the neighbour holds it: the queue waits for the group's turn
+  // A CPU with neighbour threads never goes idle (no newidle pull): the
+  // neighbour runs when the scenario has nothing there.
+  if (rq_empty(c) && (c.neighbours > 0 || !pull(c))) {
+    group_idle(c);
+    return;
+  }
   start_on(c, rq_pop_min(c));
 }
 
@@ -911,6 +946,7 @@ void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
     k.switch_out(c, false);
     k.open_cpu_span(c);
     k.park_throttled(c);
+    k.group_idle(c);
     return;
   }
   k.close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
@@ -918,7 +954,53 @@ void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
   k.reindex(c);
   for (const RqEntry& e : c.rq) k.set_state(e.t, ThreadState::runnable);
   for (const RqEntry& e : c.rq_new) k.set_state(e.t, ThreadState::runnable);
-  if (c.state == CpuState::idle && !rq_empty(c)) k.pick_next(c);
+  if (c.state != CpuState::idle || rq_empty(c)) return;
+  if (c.foreign)
+    k.group_runnable(c);
+  else
+    k.pick_next(c);
+}
+
+// ---- a noisy neighbour (the root's choice is in sim/group_share.cpp) -------
+
+void Kernel::group_idle(Cpu& c) {
+  if (c.neighbours == 0) return;
+  gs_->dequeue(static_cast<int>(&c - cpus_.data()));
+  c.foreign = true;
+  reindex(c);
+}
+
+void Kernel::group_runnable(Cpu& c) {
+  if (!gs_->enqueue(static_cast<int>(&c - cpus_.data()))) return;
+  c.foreign = false;
+  reindex(c);
+  if (c.state == CpuState::idle) pick_next(c);
+}
+
+int Kernel::group_runnable_on(const void* self, int cpu) {
+  const auto& k = *static_cast<const Kernel*>(self);
+  const Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  if (c.throttled) return 0;
+  return static_cast<int>(rq_size(c)) + (c.state != CpuState::idle ? 1 : 0);
+}
+
+void Kernel::on_group_share(void* self, int cpu, bool run) {
+  auto& k = *static_cast<Kernel*>(self);
+  Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  if (run) {  // the scenario's group entity was picked at the root
+    c.foreign = false;
+    k.reindex(c);
+    if (c.state == CpuState::idle) k.pick_next(c);
+    return;
+  }
+  // The neighbour's turn: the running thread is preempted and waits.
+  POOLSIM_ASSERT(c.state != CpuState::waking, "the neighbour preempts a waking CPU");
+  c.foreign = true;
+  if (c.state == CpuState::running) {
+    k.account(c);
+    k.switch_out(c, false);
+  }
+  k.reindex(c);
 }
 
 // ---- results -----------------------------------------------------------------

@@ -116,6 +116,14 @@
 //   and no other CPU pulls from it. Counted like cpu.stat (v1 and v2 alike):
 //   nr_throttled per period whose timer found a throttled CPU, throttled
 //   time per CPU from its first parked thread, nr_bursts and burst time.
+// - A noisy neighbour (sim/group_share.hpp, limits.neighbour): a sibling
+//   cgroup of CPU-bound threads with its own weight. On a CPU where its
+//   threads sit, the root run queue splits the time between the two groups
+//   by their weights (group entities under EEVDF); while the neighbour holds
+//   the CPU (Cpu::foreign) the scenario's threads there wait as runnable, the
+//   CPU is never idle to wake-up placement (its load counts the neighbour's
+//   threads), an idle CPU may pull the waiting threads, and the scenario's
+//   running thread is preempted when the neighbour's turn comes at a tick.
 // - OS noise (sim/noise.hpp; profile noise_interval, noise_median,
 //   noise_p99, noise_preempt): a CPU running a thread is interrupted at
 //   seeded Poisson instants; until the stolen time has passed
@@ -162,6 +170,7 @@
 #include "sim/co.hpp"
 #include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
+#include "sim/group_share.hpp"
 #include "sim/noise.hpp"
 #include "sim/step_series.hpp"
 
@@ -411,6 +420,8 @@ class Kernel {
     int hw = 0;
     CpuState state = CpuState::idle;
     bool throttled = false;  // the Bandwidth throttled this CPU: its queue waits
+    bool foreign = false;    // the neighbour's group holds this CPU: its queue waits
+    int neighbours = 0;      // neighbour threads on this CPU (GroupShare)
     bool need_resched = false;
     ThreadId curr = kNoThread;
     // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
@@ -449,6 +460,8 @@ class Kernel {
   static void on_timer(void* self, std::uint64_t thread);
   static void on_bandwidth(void* self, int cpu, bool throttle);
   static void on_noise(void* self, std::uint64_t cpu);
+  static void on_group_share(void* self, int cpu, bool run);
+  static int group_runnable_on(const void* self, int cpu);
 
   // CPU state machine
   void account(Cpu& c);
@@ -489,15 +502,17 @@ class Kernel {
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
   void reindex(Cpu& c);
-  // Queued threads plus the running one; a throttled, idle CPU's parked
-  // threads wait for the unthrottle and count as none (placement sees it
-  // idle, as cpu_idle does).
+  // Queued threads plus the running one, plus the neighbour's threads; a
+  // throttled, idle CPU's parked threads wait for the unthrottle and count
+  // as none (placement sees it idle, as cpu_idle does, unless a neighbour
+  // thread is there).
   static std::size_t cpu_load(const Cpu& c) {
-    if (c.throttled && c.state == CpuState::idle) return 0;
-    return rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
+    const auto nb = static_cast<std::size_t>(c.neighbours);
+    if (c.throttled && c.state == CpuState::idle) return nb;
+    return nb + rq_size(c) + (c.state != CpuState::idle ? 1 : 0);
   }
   bool cpu_idle(const Cpu& c) const {
-    return c.state == CpuState::idle && (rq_empty(c) || c.throttled);
+    return c.neighbours == 0 && c.state == CpuState::idle && (rq_empty(c) || c.throttled);
   }
   void wq_push(WaitQueue& q, ThreadId t);
   ThreadId wq_pop(WaitQueue& q);
@@ -505,6 +520,10 @@ class Kernel {
 
   // bandwidth
   void park_throttled(Cpu& c);
+  // neighbour: the scenario's group has no runnable thread on c any more /
+  // got its first one there (GroupShare dequeue / enqueue)
+  void group_idle(Cpu& c);
+  void group_runnable(Cpu& c);
   void bw_stop(Cpu& c, bool empty);
 
   // bookkeeping
@@ -529,7 +548,8 @@ class Kernel {
   int active_ = 0;  // runnable + running + throttled threads
   StepSeries threads_series_, runnable_series_;
 
-  std::unique_ptr<Bandwidth> bw_;  // CFS bandwidth control, with limits.cpus
+  std::unique_ptr<Bandwidth> bw_;   // CFS bandwidth control, with limits.cpus
+  std::unique_ptr<GroupShare> gs_;  // the root against a neighbour, with limits.neighbour
 
   bool trace_ = false;
   Trace tr_;

@@ -107,3 +107,33 @@ TEST_CASE("loader.containers: the profile writer keeps cfs_bandwidth_slice (what
   CHECK(r.cfs_bandwidth_slice == Duration{3000001});
   CHECK_THAT(machine_profile_yaml(m), Catch::Contains("cfs_bandwidth_slice: "));
 }
+
+TEST_CASE("loader.containers: limits.shares and limits.weight are one CPU weight in shares units",
+          "[loader][containers]") {
+  CHECK(load("").limits.shares == 1024);
+  CHECK(load("limits: {shares: 512}\n").limits.shares == 512);
+  CHECK(load("limits: {weight: 100}\n").limits.shares == 1024);
+  CHECK(load("limits: {weight: 400}\n").limits.shares == 4096);
+  const ScenarioError both = error_of("limits: {shares: 512, weight: 50}\n");
+  CHECK(both.key() == "limits.weight");
+  CHECK_THAT(both.message(), Catch::Contains("give one"));
+  CHECK_THAT(error_of("limits: {shares: 1}\n").message(), Catch::Contains("between 2 and 262144"));
+  CHECK_THAT(error_of("limits: {weight: 10001}\n").message(),
+             Catch::Contains("between 1 and 10000"));
+}
+
+TEST_CASE("loader.containers: limits.neighbour needs a thread count and takes its own weight",
+          "[loader][containers]") {
+  const Scenario s = load("limits: {neighbour: {threads: 2, weight: 400}}\n");
+  REQUIRE(s.limits.neighbour);
+  CHECK(s.limits.neighbour->threads == 2);
+  CHECK(s.limits.neighbour->shares == 4096);
+  CHECK(load("limits: {neighbour: {threads: 1}}\n").limits.neighbour->shares == 1024);
+  CHECK(!load("").limits.neighbour);
+  const ScenarioError missing = error_of("limits: {neighbour: {shares: 2048}}\n");
+  CHECK_THAT(missing.message(), Catch::Contains("threads"));
+  const ScenarioError unknown = error_of("limits: {neighbour: {threads: 1, cpus: 1}}\n");
+  CHECK_THAT(unknown.message(), Catch::Contains("unknown"));
+  CHECK_THAT(error_of("limits: {neighbour: {threads: 0}}\n").message(),
+             Catch::Contains("between 1 and 4096"));
+}

@@ -136,3 +136,30 @@ TEST_CASE(
   FakeTree::empty(dir2);
   CHECK(g2.remove());
 }
+
+TEST_CASE("real.cgroup_weight: v1 writes cpu.shares, v2 cpu.weight in the kernel's own mapping",
+          "[real][cgroup]") {
+  FakeTree v1("w1");
+  const fs::path d1 = v1.root / ("poolsim-" + std::to_string(getpid()) + "-2-neighbour");
+  fs::create_directories(d1);
+  std::ofstream(d1 / "cpu.shares") << "";
+  CpuCgroup g1 =
+      CpuCgroup::create_weighted_under(std::nullopt, v1.root.string(), 4096, 2, "-neighbour");
+  REQUIRE(g1.version() == 1);
+  CHECK(g1.path() == d1.string());
+  CHECK(FakeTree::read(d1 / "cpu.shares") == "4096");
+  FakeTree::empty(d1);
+  CHECK(g1.remove());
+
+  FakeTree v2("w2");
+  std::ofstream(v2.root / "cgroup.controllers") << "cpu memory\n";
+  std::ofstream(v2.root / "cgroup.subtree_control") << "cpu\n";
+  const fs::path d2 = v2.group(3, {"cpu.max", "cpu.weight"});
+  CpuCgroup g2 = CpuCgroup::create_under(v2.root.string(), std::nullopt, 1.0, 100ms, 3);
+  g2.set_shares(512);
+  CHECK(FakeTree::read(d2 / "cpu.weight") == "50");
+  g2.set_shares(2);  // cpu.weight has no 0: the smallest shares map to 1
+  CHECK(FakeTree::read(d2 / "cpu.weight") == "1");
+  FakeTree::empty(d2);
+  CHECK(g2.remove());
+}

@@ -135,6 +135,32 @@ TEST_CASE("runner.quota_timeout: the group is removed when the watchdog fires",
   REQUIRE(own_cgroups() == 0);
 }
 
+TEST_CASE(
+    "runner.neighbour: a spinning neighbour of 4x the weight slows a CPU-bound run on one CPU, "
+    "and its group and process are gone after",
+    "[real][runner][cgroup]") {
+  if (!can_make_cgroups()) {
+    WARN("no writable cgroup CPU controller here: neighbour test skipped");
+    return;
+  }
+  REQUIRE(own_cgroups() == 0);
+  // One worker pinned to CPU 0, the neighbour's 2 threads spread over both
+  // CPUs: on CPU 0 the scenario's group (1024) meets a neighbour entity of
+  // 4096 x 1/2 = 2048, so it gets about a third of the CPU.
+  const Scenario s = scenario(
+      "limits: {cpuset: \"0\", neighbour: {threads: 2, shares: 4096}}\n"
+      "workload:\n  arrival: {kind: batch, count: 6}\n  task: [{cpu: 20ms}]\n"
+      "backend: {kind: pool, threads: 1}\n");
+  const RunResult r = run_once(s, generate_workload(s));
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 6);
+  REQUIRE(own_cgroups() == 0);  // rmdir succeeds only once the neighbour is gone
+  Duration makespan{};
+  for (const auto& rec : r.records) makespan = std::max(makespan, rec.end);
+  const double share = to_seconds(r.counters.cpu_time) / to_seconds(makespan);
+  INFO("CPU share beside the neighbour " << share);
+  REQUIRE(share < 0.8);
+}
+
 TEST_CASE("runner.stale: a group left by a dead run is removed", "[real][runner][cgroup]") {
   const auto parents = cgroup_parent_dirs();
   if (!can_make_cgroups() || parents.empty()) {

@@ -1,0 +1,219 @@
+// group_share.cpp: two cgroups at the root of each CPU's run queue (design
+// and sources in group_share.hpp).
+#include "sim/group_share.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace poolsim::sim {
+
+namespace {
+constexpr std::int64_t kNice0Load = 1024;  // NICE_0_LOAD (scale_load_down)
+constexpr std::int64_t kMinShares = 2;     // MIN_SHARES
+}  // namespace
+
+GroupShare::GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count,
+                       void* ctx)
+    : engine_(engine),
+      p_(p),
+      hook_(hook),
+      count_(count),
+      ctx_(ctx),
+      cpus_(static_cast<std::size_t>(cpus)) {
+  if (p_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
+  if (p_.shares < kMinShares || p_.neighbour_shares < kMinShares)
+    throw std::invalid_argument("cpu.shares must be at least 2");
+  if (p_.neighbour_threads < 1 || cpus < 1)
+    throw std::invalid_argument("a neighbour needs a thread and a CPU");
+  // The load balancer spreads the neighbour's always-runnable threads evenly.
+  for (int k = 0; k < p_.neighbour_threads; ++k)
+    ++cpus_[static_cast<std::size_t>(k % cpus)].threads;
+  for (Cpu& c : cpus_) {
+    if (c.threads == 0) continue;
+    c.wn = std::clamp<std::int64_t>(
+        std::int64_t{p_.neighbour_shares} * c.threads / p_.neighbour_threads, kMinShares,
+        p_.neighbour_shares);
+    c.dn = vslice(c.wn);
+    c.prot = c.dn;
+  }
+}
+
+GroupShare::~GroupShare() {
+  for (Cpu& c : cpus_) engine_.cancel(c.ev);
+}
+
+Duration GroupShare::vslice(std::int64_t w) const { return p_.slice * kNice0Load / w; }
+
+// calc_group_shares with instantaneous loads: shares * here / everywhere.
+std::int64_t GroupShare::scenario_weight(int cpu) const {
+  const std::int64_t here = std::max(1, count_(ctx_, cpu));
+  std::int64_t total = 0;
+  for (int j = 0; j < static_cast<int>(cpus_.size()); ++j)
+    total += j == cpu ? here : count_(ctx_, j);
+  return std::clamp<std::int64_t>(p_.shares * here / total, kMinShares, p_.shares);
+}
+
+// update_curr of the running entity (calc_delta_fair).
+void GroupShare::charge(Cpu& c) {
+  const Duration now = engine_.now();
+  const Duration ran = now - c.since;
+  if (ran.count() <= 0) return;
+  if (c.scenario_cur) {
+    c.vs += ran * kNice0Load / c.ws;
+  } else {
+    const Duration from = c.since;
+    const Duration v0 = c.vn;
+    c.vn += ran * kNice0Load / c.wn;
+    c.neighbour_ran += ran;
+    if (!c.queued) {
+      // Alone, the neighbour renews its deadline at every tick that finds it
+      // passed (update_deadline); only the last renewal matters.
+      const std::int64_t tick = p_.tick.count();
+      if (tick <= 0) {
+        while (c.vn >= c.dn) c.dn += vslice(c.wn);
+      } else {
+        const Duration last{now.count() / tick * tick};
+        if (last >= from) {
+          const Duration v_last = v0 + (last - from) * kNice0Load / c.wn;
+          if (v_last >= c.dn) c.dn = v_last + vslice(c.wn);
+        }
+      }
+    }
+  }
+  c.since = now;
+}
+
+// avg_vruntime over the queued entities (the weighted mean).
+Duration GroupShare::avg_v(const Cpu& c) const {
+  if (!c.queued) return c.vn;
+  return c.vn + (c.vs - c.vn) * c.ws / (c.ws + c.wn);
+}
+
+// reweight_eevdf: the scenario entity keeps its lag and its virtual slice in
+// proportion to its weight.
+void GroupShare::reweight(Cpu& c, std::int64_t w) {
+  if (w == c.ws) return;
+  if (c.queued) {
+    const Duration v = avg_v(c);
+    const Duration vs = v - (v - c.vs) * c.ws / w;
+    c.ds = vs + (c.ds - c.vs) * c.ws / w;
+    if (c.scenario_cur) c.prot = vs + (c.prot - c.vs) * c.ws / w;
+    c.vs = vs;
+  }
+  c.ws = w;
+}
+
+// pick_eevdf between the two queued entities: the current one while it is
+// protected (RUN_TO_PARITY), else the eligible one with the earlier
+// deadline; on a tie the one that is not running.
+bool GroupShare::pick_scenario(const Cpu& c) const {
+  const Duration v_cur = c.scenario_cur ? c.vs : c.vn;
+  if (v_cur < c.prot) return c.scenario_cur;
+  const Duration v = avg_v(c);
+  const bool s_ok = c.vs <= v, n_ok = c.vn <= v;
+  if (s_ok != n_ok) return s_ok;
+  if (c.scenario_cur) return c.ds < c.dn;
+  return c.ds <= c.dn;
+}
+
+// The tick that will find the running entity past its deadline.
+void GroupShare::arm(int cpu) {
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  engine_.cancel(c.ev);
+  c.ev = {};
+  if (!c.queued || c.threads == 0) return;
+  const std::int64_t w = c.scenario_cur ? c.ws : c.wn;
+  const Duration left = (c.scenario_cur ? c.ds - c.vs : c.dn - c.vn);
+  std::int64_t at = engine_.now().count() +
+                    std::max<std::int64_t>(0, (left.count() * w + kNice0Load - 1) / kNice0Load);
+  const std::int64_t tick = p_.tick.count();
+  if (tick > 0) at = (at + tick - 1) / tick * tick;
+  c.ev = engine_.at_ns(at, &GroupShare::on_tick, this, static_cast<std::uint64_t>(cpu));
+}
+
+void GroupShare::on_tick(void* self, std::uint64_t arg) {
+  auto& g = *static_cast<GroupShare*>(self);
+  const int cpu = static_cast<int>(arg);
+  Cpu& c = g.cpus_[arg];
+  c.ev = {};
+  g.charge(c);
+  g.reweight(c, g.scenario_weight(cpu));  // update_cfs_group from entity_tick
+  // update_deadline: a new deadline a slice on, then pick.
+  if (c.scenario_cur && c.vs >= c.ds) c.ds = c.vs + g.vslice(c.ws);
+  if (!c.scenario_cur && c.vn >= c.dn) c.dn = c.vn + g.vslice(c.wn);
+  const bool s = g.pick_scenario(c);
+  if (s != c.scenario_cur) {
+    c.scenario_cur = s;
+    c.prot = s ? c.ds : c.dn;  // set_protect_slice at the pick
+    g.hook_(g.ctx_, cpu, s);
+  }
+  if (c.queued) g.arm(cpu);
+}
+
+bool GroupShare::enqueue(int cpu) {
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (c.threads == 0) return true;
+  if (c.queued) return c.scenario_cur;
+  charge(c);
+  c.ws = scenario_weight(cpu);
+  // place_entity against V (the neighbour alone: its vruntime).
+  const Duration v = c.vn;
+  if (c.lag >= Duration{0})
+    c.vs = v - c.lag * (c.wn + c.ws) / c.wn;
+  else
+    c.vs = std::max(c.vs, v);  // DELAY_DEQUEUE: still queued where it was
+  c.ds = c.vs + vslice(c.ws);
+  c.queued = true;
+  // check_preempt_wakeup_fair: update_curr may find the neighbour past its
+  // deadline (then it reschedules); else its protection holds until it has
+  // run the slice it was picked with.
+  bool forced = false;
+  if (c.vn >= c.dn) {
+    c.dn = c.vn + vslice(c.wn);
+    forced = true;
+  }
+  const bool protected_now = !forced && c.vn < c.prot;
+  if (!protected_now && pick_scenario(c)) {
+    c.scenario_cur = true;
+    c.prot = c.ds;
+    c.since = engine_.now();
+    arm(cpu);
+    return true;
+  }
+  arm(cpu);
+  return false;
+}
+
+void GroupShare::dequeue(int cpu) {
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (c.threads == 0 || !c.queued) return;
+  charge(c);
+  // update_entity_lag, clamped to max(2 slices, tick) of its virtual time.
+  const Duration limit = std::max(2 * p_.slice, p_.tick) * kNice0Load / c.ws;
+  c.lag = std::clamp(avg_v(c) - c.vs, -limit, limit);
+  c.queued = false;
+  engine_.cancel(c.ev);
+  c.ev = {};
+  if (c.scenario_cur) {
+    c.scenario_cur = false;
+    if (c.vn >= c.dn) c.dn = c.vn + vslice(c.wn);
+    c.prot = c.dn;
+    c.since = engine_.now();
+  }
+}
+
+bool GroupShare::scenario_runs(int cpu) const {
+  const Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  return c.threads == 0 || c.scenario_cur;
+}
+
+Duration GroupShare::neighbour_time() const {
+  Duration t{};
+  for (const Cpu& c : cpus_) {
+    t += c.neighbour_ran;
+    if (c.threads > 0 && !c.scenario_cur) t += engine_.now() - c.since;
+  }
+  return t;
+}
+
+}  // namespace poolsim::sim
