@@ -77,6 +77,15 @@ struct MachineProfile {
   // time (/proc/sys/kernel/sched_cfs_bandwidth_slice_us, 5 ms by default;
   // sim/bandwidth.hpp).
   Duration cfs_bandwidth_slice = std::chrono::milliseconds(5);
+  // Memory of the runtimes beyond their threads' stacks (docs/simulator.md,
+  // "Memory"; calibrate runs the real backends and reads the runner's
+  // memory_peak, docs/calibration.md "Runtime memory").
+  Bytes runtime_touch = 0;    // one-time, with a runtime's first thread
+  Bytes fiber_touch = 0;      // per live user-level thread (Boost.Fiber fiber)
+  Bytes loop_task_touch = 0;  // per task alive in an event loop
+  Bytes tbb_arena = 0;        // one-time for oneTBB (instead of runtime_touch)
+  Bytes tbb_worker = 0;       // per oneTBB worker beyond its stack_touch
+  Bytes tbb_task = 0;         // per task enqueued in a oneTBB arena, not yet started
 };
 
 // Iterations of the work loop that machine field work_loop times.

@@ -142,6 +142,12 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
+  step("runtime memory (real pool, virtual threads, event loop, oneTBB)");
+  {
+    const double page = 4096, stack_touch = std::round(touch.median / page) * page;
+    for (Measurement& m : measure_runtime_memory(opt.quick ? 3 : 5, stack_touch))
+      ms.push_back(std::move(m));
+  }
 
   check_speed("at the end");
   unpin_self(cpus);

@@ -12,6 +12,8 @@
 //                                stack_unmap, tlb_shootdown
 //   calibrate_runtime_costs.cpp  queue_handover, fiber_create, fiber_switch,
 //                                timer_arm
+//   calibrate_memory.cpp         runtime_touch, fiber_touch, loop_task_touch,
+//                                tbb_arena, tbb_worker, tbb_task
 //   calibrate.cpp                cores; the order of the experiments, the
 //                                profile from their medians, its file
 // Every experiment returns Measurements named by MachineFieldName, so a field
@@ -90,5 +92,10 @@ std::pair<Measurement, Measurement> measure_stacks(int rounds);
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
+
+// calibrate_memory.cpp: runtime_touch, fiber_touch, loop_task_touch,
+// tbb_arena, tbb_worker, tbb_task from the real backends' memory_peak
+// (forked runs of `reps` repetitions); stack_touch in bytes, whole pages.
+std::vector<Measurement> measure_runtime_memory(int reps, double stack_touch);
 
 }  // namespace poolsim::real::calib

@@ -32,6 +32,9 @@
 // the submitter per post and on the loop per new task's handler taken from
 // the queue; timer_arm on the loop per wait (arming the timer and, later,
 // dispatching its completion, as calibrate measures them together).
+// Memory: a task holds loop_task_touch (its handler and timer in the real
+// Asio loop) from its first handler to its end (sim/user_threads.hpp); a
+// task posted but not yet started holds nothing here.
 // Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
 // bound and back-pressure, Node's libuv thread pool for blocking calls.
 #include <algorithm>
@@ -53,8 +56,9 @@ class EventLoop final : public Runtime {
       : k_(ctx.kernel),
         loops_(static_cast<std::size_t>(std::max(1, ctx.scenario.backend.loops))),
         home_(ctx.workload.tasks.size(), 0),
-        users_(ctx.kernel, ctx.driver, BackendKind::event_loop, ctx.workload.tasks.size(),
-               &EventLoop::ready, this) {}
+        users_(ctx.kernel, ctx.driver, BackendKind::event_loop,
+               ctx.kernel.machine().loop_task_touch, ctx.workload.tasks.size(), &EventLoop::ready,
+               this) {}
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

@@ -28,6 +28,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
              limits.cpuset.empty() ? std::max(1, machine.cores)
                                    : static_cast<int>(limits.cpuset.size())),
       trace_(opt.trace) {
+  runtime_memory_ = m_.runtime_touch;
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
   if (m_.tick < Duration{0}) throw std::invalid_argument("machine.tick must not be negative");
   std::vector<int> hw = limits.cpuset;
@@ -78,6 +79,10 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   live_peak_ = std::max(live_peak_, live_);
   threads_series_.set(now(), live_);
   runnable_series_.set(now(), active_);
+  // The main thread's memory is in the real runner's baseline; the first
+  // thread after it brings the runtime's one-time memory.
+  if (id == 1) memory_add(runtime_memory_);
+  if (id != 0) memory_add(m_.stack_touch);
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
     // The process's main thread: already running on the first CPU at t = 0,
@@ -911,7 +916,20 @@ void Kernel::do_exit(Cpu& c) {
   }
   --live_;
   threads_series_.set(now(), live_);
+  if (id != 0) memory_release(m_.stack_touch);
   pick_next(c);
+}
+
+// ---- memory ----------------------------------------------------------------
+
+void Kernel::memory_add(Bytes b) {
+  memory_ += b;
+  memory_peak_ = std::max(memory_peak_, memory_);
+}
+
+void Kernel::memory_release(Bytes b) {
+  memory_ -= b;
+  POOLSIM_ASSERT(memory_ >= 0, "memory released that was never added");
 }
 
 // ---- CFS bandwidth control (the mechanism is in sim/bandwidth.cpp) ---------
@@ -1034,7 +1052,7 @@ void Kernel::finish(RunResult& r) {
   }
   k.cpu_time = cpu;
   k.threads_peak = live_peak_;
-  k.memory_peak = static_cast<Bytes>(live_peak_) * m_.stack_touch;
+  k.memory_peak = memory_peak_;
   if (bw_) {
     const BandwidthStats& st = bw_->stats();
     k.throttled_periods = st.nr_throttled;

@@ -131,13 +131,21 @@
 //   stall), its slice end moves by as much, and an interruption that was a
 //   switch to another task counts as the thread's involuntary switch.
 // - limits.cpuset: only the listed CPUs exist for the scenario.
-// - Memory: stack_touch per live thread.
+// - Memory (memory_peak, as the real runner measures it: anonymous memory
+//   added after the main thread started): stack_touch per live thread other
+//   than the main one (the submitter, in the real baseline), the runtime's
+//   one-time memory from its first worker on (runtime_touch, or what the
+//   runtime sets with set_runtime_memory: oneTBB's tbb_arena), and what
+//   runtimes hold beyond threads (memory_add / memory_release: fibers, an
+//   event loop's tasks, oneTBB's workers and task objects); the peak of the
+//   sum over time.
 //
 // Left out (documented in docs/simulator.md): nice levels and weights,
 // a delayed sleeper's weight in V and its own pick (DELAY_DEQUEUE, above),
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
 // periodic load balancing of busy CPUs (only newidle pulls), cache-hot
-// resistance to migration, and memory other than stacks.
+// resistance to migration, and the memory of exited threads' stacks kept in
+// glibc's stack cache.
 //
 // Invariants (POOLSIM_ASSERT, checked in Debug and sanitizer builds): a
 // queue's avg_load counts its queued threads; each CPU sits in the load and
@@ -364,6 +372,15 @@ class Kernel {
   // Installs (or, with nullptr, removes) the M:N hook of OS thread t.
   void set_user_scheduler(ThreadId t, UserScheduler* s) { threads_[t].user = s; }
 
+  // ---- memory (memory_peak) -----------------------------------------------
+  // Bytes a runtime holds beyond its threads' stacks, from now on / no longer.
+  void memory_add(Bytes b);
+  void memory_release(Bytes b);
+  // The runtime's one-time memory, counted when its first thread (the first
+  // after the main one) is created; machine.runtime_touch unless set here
+  // before that.
+  void set_runtime_memory(Bytes once) { runtime_memory_ = once; }
+
   // ---- observation -------------------------------------------------------
   Duration thread_cpu_time(ThreadId t) const { return threads_[t].cpu_time; }
   ThreadState state_of(ThreadId t) const { return threads_[t].state; }
@@ -545,7 +562,9 @@ class Kernel {
   std::uint64_t rq_seq_ = 0;
 
   int live_ = 0, live_peak_ = 0;
-  int active_ = 0;  // runnable + running + throttled threads
+  Bytes memory_ = 0, memory_peak_ = 0;  // what memory_peak counts: now, at most
+  Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
+  int active_ = 0;                      // runnable + running + throttled threads
   StepSeries threads_series_, runnable_series_;
 
   std::unique_ptr<Bandwidth> bw_;   // CFS bandwidth control, with limits.cpus

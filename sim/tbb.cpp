@@ -23,8 +23,12 @@
 //   submitter creates two threads and the workers create the rest.
 // Left out: the 1 ms delayed leave of oneTBB 2021.13+ (PR #1352; this
 // machine's library is 2021.8), mailboxes and affinity, critical tasks, arena
-// priorities, TBB's 4 MiB worker stacks (memory counts stack_touch per
-// thread like any other thread).
+// priorities.
+// Memory (as real/tbb.cpp's library allocates it, measured by calibrate):
+// tbb_arena once (the market, the arena, the first worker's dispatcher and
+// the touched part of its 4 MiB stack beyond stack_touch), tbb_worker per
+// worker beyond its stack_touch, tbb_task per enqueued task not yet started
+// (its task object in the arena's stream or a worker's pool).
 #include <algorithm>
 
 #include "sim/work_stealing.hpp"
@@ -40,6 +44,10 @@ std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
   f.all_victims_per_round = false;
   f.chain_start = true;
   f.role = "tbb worker";
+  const MachineProfile& m = ctx.kernel.machine();
+  f.runtime_bytes = m.tbb_arena;
+  f.worker_bytes = m.tbb_worker;
+  f.queued_task_bytes = m.tbb_task;
   return make_work_stealing_runtime(ctx, f);
 }
 

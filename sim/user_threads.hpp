@@ -31,7 +31,10 @@
 // Memory: a user thread is its execute() coroutine frame (created at its
 // first mount, freed when it ends) plus one pending engine event while it
 // sleeps; user_threads_peak counts them. Nothing per task is a kernel
-// Thread.
+// Thread. In the simulated process's memory_peak a user thread holds the
+// owner runtime's per-user-thread bytes (a fiber's stack pages, an event
+// loop task's handler and timer: profile fiber_touch, loop_task_touch) from
+// its first mount to its end, as the real fiber or task state lives.
 // Invariants: a user thread is mounted on at most one host; a host has at
 // most one mounted user thread; the coroutine of a user thread is resumed
 // only by a host's run(), i.e. inside a kernel resume of that host.
@@ -123,6 +126,7 @@ class UserThreads {
         s.top = u.driver_.execute(task).release();
         s.at = s.top;
         u.c_.peak = std::max(u.c_.peak, ++u.c_.live);
+        u.k_.memory_add(u.bytes_);
       } else {
         u.k_.set_task(task);  // a resumption (execute tags only its start)
       }
@@ -140,16 +144,24 @@ class UserThreads {
         s.top.destroy();
         s.top = {};
         --u.c_.live;
+        u.k_.memory_release(u.bytes_);
         return true;
       }
       return false;
     }
   };
 
-  // kind: the runtime (virtual_threads, event_loop), for wait_effect().
-  UserThreads(Kernel& k, Driver& d, BackendKind kind, std::size_t tasks, ReadyFn ready,
+  // kind: the runtime (virtual_threads, event_loop), for wait_effect();
+  // bytes: the memory a live user thread holds (memory_peak).
+  UserThreads(Kernel& k, Driver& d, BackendKind kind, Bytes bytes, std::size_t tasks, ReadyFn ready,
               void* ready_ctx)
-      : k_(k), driver_(d), kind_(kind), ready_(ready), ready_ctx_(ready_ctx), slots_(tasks) {}
+      : k_(k),
+        driver_(d),
+        kind_(kind),
+        bytes_(bytes),
+        ready_(ready),
+        ready_ctx_(ready_ctx),
+        slots_(tasks) {}
   ~UserThreads() {
     for (Slot& s : slots_)
       if (s.top) s.top.destroy();
@@ -186,6 +198,7 @@ class UserThreads {
   Kernel& k_;
   Driver& driver_;
   BackendKind kind_;
+  Bytes bytes_;
   ReadyFn ready_;
   void* ready_ctx_;
   std::vector<Slot> slots_;  // per task

@@ -40,9 +40,10 @@
 // modelled); the separate unparker timer thread (the timer queues the virtual
 // thread directly); work stealing between the ForkJoinPool's queues (one
 // FIFO); the time a contended monitor enter pins (counted in pinned_time by
-// the real twin, blocked but not counted here); the memory of a virtual
-// thread's stack chunk in memory_peak (no profile field: memory_peak counts
-// OS threads; virtual_threads_peak says how many were alive).
+// the real twin, blocked but not counted here). Memory: a live virtual
+// thread holds fiber_touch (its Boost.Fiber stack's touched pages, as the
+// real twin allocates it; a JDK stack chunk is smaller) from its first mount
+// to its end (sim/user_threads.hpp).
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -60,8 +61,9 @@ class VirtualThreads final : public Runtime {
   explicit VirtualThreads(const SimContext& ctx)
       : k_(ctx.kernel),
         carriers_(std::max(1, ctx.scenario.backend.carriers)),
-        users_(ctx.kernel, ctx.driver, BackendKind::virtual_threads, ctx.workload.tasks.size(),
-               &VirtualThreads::ready, this) {}
+        users_(ctx.kernel, ctx.driver, BackendKind::virtual_threads,
+               ctx.kernel.machine().fiber_touch, ctx.workload.tasks.size(), &VirtualThreads::ready,
+               this) {}
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

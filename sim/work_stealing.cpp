@@ -63,6 +63,7 @@ class WorkStealing final : public Runtime {
     if (flavor_.spin_rounds > 1)
       spin_pause_ =
           Duration{(m.wakeup_latency.count() + m.idle_exit.count()) / (flavor_.spin_rounds - 1)};
+    if (flavor_.runtime_bytes) k_.set_runtime_memory(*flavor_.runtime_bytes);
     workers_.resize(static_cast<std::size_t>(flavor_.threads));
     for (int i = 0; i < flavor_.threads; ++i)
       workers_[static_cast<std::size_t>(i)].rng =
@@ -81,6 +82,7 @@ class WorkStealing final : public Runtime {
     else
       injection_.push_back(task);
     ++pending_;
+    k_.memory_add(flavor_.queued_task_bytes);
     k_.notify_one(park_);
   }
 
@@ -125,6 +127,7 @@ class WorkStealing final : public Runtime {
     void taken() {
       --ws.pending_;
       assert(ws.pending_ >= 0);
+      ws.k_.memory_release(ws.flavor_.queued_task_bytes);
     }
   };
 
@@ -132,6 +135,7 @@ class WorkStealing final : public Runtime {
   // its index before it can run.
   Co start_worker(int i) {
     const ThreadId t = co_await k_.spawn(worker(i), flavor_.role);
+    if (i > 0) k_.memory_add(flavor_.worker_bytes);  // the first one's is in runtime_bytes
     if (worker_of_.size() <= t) worker_of_.resize(t + 1, -1);
     worker_of_[t] = i;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "sim/runtime.hpp"
 
@@ -24,6 +25,13 @@ struct WorkStealingFlavor {
   // first submit starts all of them.
   bool chain_start = false;
   const char* role = "worker";
+  // Memory (memory_peak) beyond each thread's stack_touch: the runtime's
+  // one-time memory with its first worker (nullopt: the kernel's
+  // runtime_touch), each further worker's extra, and each task in a queue
+  // that has not started.
+  std::optional<Bytes> runtime_bytes;
+  Bytes worker_bytes = 0;
+  Bytes queued_task_bytes = 0;
 };
 
 std::unique_ptr<Runtime> make_work_stealing_runtime(const SimContext& ctx,

@@ -310,14 +310,20 @@ TEST_CASE("kernel.costs: thread_create is charged to the creator", "[mechanism]"
   CHECK(last_start >= Duration(10ms));
 }
 
-TEST_CASE("kernel.memory: memory is stack_touch per live thread", "[mechanism]") {
+TEST_CASE(
+    "kernel.memory: memory is stack_touch per live thread but the submitter, plus runtime_touch",
+    "[mechanism]") {
   MachineProfile m = zero_machine(4);
   m.stack_touch = 16 * 1024;
+  m.runtime_touch = 12 * 1024;
   const RunResult r = sim::simulate(pool_scenario(m, 4), batch(10, 1ms));
   CHECK(r.counters.threads_peak == 5);  // 4 workers + the submitter
-  CHECK(r.counters.memory_peak == 5 * 16 * 1024);
+  // The submitter is in the real runner's baseline; the runtime's one-time
+  // memory comes with its first worker.
+  CHECK(r.counters.memory_peak == 4 * 16 * 1024 + 12 * 1024);
   const RunResult t = sim::simulate(tpt_scenario(m), batch(10, 1ms));
   CHECK(t.counters.threads_peak == 11);
+  CHECK(t.counters.memory_peak == 10 * 16 * 1024 + 12 * 1024);
   REQUIRE_FALSE(t.threads_series.empty());
   int peak = 0;
   for (const Sample& s : t.threads_series) peak = std::max(peak, s.value);

@@ -176,3 +176,28 @@ TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runti
       CHECK(two.records[i].end < Duration(10ms));
   }
 }
+
+TEST_CASE("virtual_threads.memory: every live fiber holds fiber_touch", "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 12 * 1024;
+  m.fiber_touch = 8704;
+  // 1,000 tasks that wait 10 ms on 1 carrier: all alive at once.
+  const Workload w = phased(1000, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 1), w);
+  CHECK(r.extra.at("virtual_threads_peak") == 1000);
+  CHECK(r.counters.memory_peak == 8 * 1024 + 12 * 1024 + 1000 * 8704);
+  m.fiber_touch = 0;
+  const RunResult z = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 1), w);
+  CHECK(z.counters.memory_peak == 8 * 1024 + 12 * 1024);
+}
+
+TEST_CASE("event_loop.memory: every task alive in a loop holds loop_task_touch", "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 12 * 1024;
+  m.loop_task_touch = 320;
+  const Workload w = phased(2000, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
+  CHECK(r.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024 + 2000 * 320);
+}

@@ -243,3 +243,22 @@ TEST_CASE("graph.makespan: never below bound and reaches it when wide", "[runtim
     CHECK(makespan(r) <= 1.05 * extra(r, "bound_makespan"));
   }
 }
+
+TEST_CASE("tbb.memory: tbb_arena once, tbb_worker per further worker, tbb_task per queued task",
+          "[runtime][ws]") {
+  MachineProfile m = zero_machine(1);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 12 * 1024;  // not oneTBB's: tbb_arena replaces it
+  m.tbb_arena = 296 * 1024;
+  m.tbb_worker = 24 * 1024;
+  m.tbb_task = 272;
+  // On one CPU the submitter enqueues the whole batch before a worker runs.
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::tbb, 2), batch(100, 1ms));
+  const Bytes base = 2 * 8 * 1024 + 296 * 1024 + 24 * 1024;
+  CHECK(r.counters.memory_peak >= base + 95 * 272);
+  CHECK(r.counters.memory_peak <= base + 100 * 272);
+  // Our work-stealing pool holds no task objects: runtime_touch and stacks.
+  const RunResult ws =
+      sim::simulate(backend_scenario(m, BackendKind::work_stealing, 2), batch(100, 1ms));
+  CHECK(ws.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024);
+}
