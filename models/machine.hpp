@@ -77,6 +77,15 @@ struct MachineProfile {
   // time (/proc/sys/kernel/sched_cfs_bandwidth_slice_us, 5 ms by default;
   // sim/bandwidth.hpp).
   Duration cfs_bandwidth_slice = std::chrono::milliseconds(5);
+  // Kernel stacks of threads (kernel/fork.c, CONFIG_VMAP_STACK): each CPU
+  // keeps up to kstack_cache (NR_CACHED_STACKS, 2) freed kernel stacks; a
+  // thread that dies returns its stack to the cache of the CPU it died on
+  // (finish_task_switch -> put_task_stack), a creation takes one from its own
+  // CPU's cache, and one that finds it empty allocates a new stack (vmalloc,
+  // page-table setup, memcg charge): kstack_alloc more of the creator's CPU.
+  // So a creator whose threads die on other CPUs pays it on every creation.
+  int kstack_cache = 2;
+  Duration kstack_alloc{};
 };
 
 // Iterations of the work loop that machine field work_loop times.

@@ -150,6 +150,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default,
      "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",
      "read from /proc/sys/kernel/sched_cfs_bandwidth_slice_us"},
+    {"kstack_cache", &MachineProfile::kstack_cache, FieldPresence::from_default,
+     "freed kernel thread stacks each CPU keeps for reuse (NR_CACHED_STACKS)",
+     "the kernel's constant (kernel/fork.c NR_CACHED_STACKS = 2), not measured"},
+    {"kstack_alloc", &MachineProfile::kstack_alloc, FieldPresence::from_default,
+     "the creator's extra CPU time when its CPU has no cached kernel stack (vmalloc of a new one)",
+     "creations of blocked threads on one CPU: beyond the cache, minus the first creation's cost"},
     // clang-format on
 };
 inline constexpr std::size_t kMachineFieldCount = std::size(kMachineFields);

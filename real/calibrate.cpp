@@ -118,6 +118,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("thread stacks outside glibc's cache");
   for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms)))
     ms.push_back(std::move(m));
+  step("kernel thread stacks");
+  auto [kstack_cache, kstack_alloc] = measure_kernel_stacks(100 * scale);
+  ms.push_back(kstack_cache);
+  ms.push_back(kstack_alloc);
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   step("wake-up costs to the waker");
