@@ -21,6 +21,7 @@
 #include "models/scenario_loader.hpp"
 #include "real/backend.hpp"
 #include "real/calibrate_experiments.hpp"
+#include "real/cpu_busy.hpp"
 #include "real/cpu_work.hpp"
 #include "real/speed_check.hpp"
 
@@ -57,8 +58,24 @@ void describe_machine(CalibrationReport& rep) {
 
 }  // namespace
 
+namespace {
+// Other work on the CPUs would be measured as this machine's costs and noise.
+void require_quiet(const CalibrateOptions& opt, const char* when) {
+  if (opt.allow_busy) return;
+  const auto busy = sample_busy_fraction(1.0);
+  if (busy && *busy > opt.max_busy)
+    throw MachineRefused(fmt::format(
+        "calibrate: the machine is busy {}: its CPUs were {:.0f}% busy over 1 s with other work "
+        "(at most {:.0f}% allowed), which calibrate would measure as this machine's costs and OS "
+        "noise; no profile written. Run it when the machine is quiet, or pass --allow-busy "
+        "(docs/calibration.md)",
+        when, 100 * *busy, 100 * opt.max_busy));
+}
+}  // namespace
+
 CalibrationReport calibrate(const CalibrateOptions& opt) {
   const int scale = opt.quick ? 1 : 5;
+  require_quiet(opt, "before the measurement");
   CalibrationReport rep;
   describe_machine(rep);
   // The work loop first: every later step is bracketed by the speed canary
@@ -128,6 +145,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  require_quiet(opt, "before the OS-noise step");
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
   unpin_self(cpus);
