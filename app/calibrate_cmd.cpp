@@ -16,6 +16,7 @@ struct CalibrateFlags {
   bool thorough = false;
   std::string json;
   bool quiet = false;
+  bool allow_busy = false;
 };
 
 std::string value(const real::Measurement& m, double v) {
@@ -40,11 +41,15 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--json", flags->json, "Write the measurements as JSON to PATH ('-' for stdout)")
       ->type_name("PATH");
   cmd->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
+  cmd->add_flag("--allow-busy", flags->allow_busy,
+                "Measure even when other work keeps the CPUs over 10% busy (by default calibrate "
+                "refuses: that work would be measured as the machine's costs and noise)");
   cmd->callback([flags, &action] {
     action = [flags] {
       real::CalibrateOptions o;
       o.quick = !flags->thorough;
       o.quiet = flags->quiet;
+      o.allow_busy = flags->allow_busy;
       const auto rep = real::calibrate(o);
       const std::filesystem::path out =
           flags->out.empty() ? host_profile_path() : std::filesystem::path(flags->out);

@@ -86,6 +86,15 @@ struct MachineProfile {
   Bytes tbb_arena = 0;        // one-time for oneTBB (instead of runtime_touch)
   Bytes tbb_worker = 0;       // per oneTBB worker beyond its stack_touch
   Bytes tbb_task = 0;         // per task enqueued in a oneTBB arena, not yet started
+  // Kernel stacks of threads (kernel/fork.c, CONFIG_VMAP_STACK): each CPU
+  // keeps up to kstack_cache (NR_CACHED_STACKS, 2) freed kernel stacks; a
+  // thread that dies returns its stack to the cache of the CPU it died on
+  // (finish_task_switch -> put_task_stack), a creation takes one from its own
+  // CPU's cache, and one that finds it empty allocates a new stack (vmalloc,
+  // page-table setup, memcg charge): kstack_alloc more of the creator's CPU.
+  // So a creator whose threads die on other CPUs pays it on every creation.
+  int kstack_cache = 2;
+  Duration kstack_alloc{};
 };
 
 // Iterations of the work loop that machine field work_loop times.

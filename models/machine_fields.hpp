@@ -168,6 +168,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"tbb_task", &MachineProfile::tbb_task, FieldPresence::from_default,
      "memory of a task enqueued in a oneTBB arena and not yet started",
      "real oneTBB, 1 thread, a batch of 4,000 100 us tasks less a batch of 16: per task"},
+    {"kstack_cache", &MachineProfile::kstack_cache, FieldPresence::from_default,
+     "freed kernel thread stacks each CPU keeps for reuse (NR_CACHED_STACKS)",
+     "the kernel's constant (kernel/fork.c NR_CACHED_STACKS = 2), not measured"},
+    {"kstack_alloc", &MachineProfile::kstack_alloc, FieldPresence::from_default,
+     "the creator's extra CPU time when its CPU has no cached kernel stack (vmalloc of a new one)",
+     "creations of blocked threads on one CPU: beyond the cache, minus the first creation's cost"},
     // clang-format on
 };
 inline constexpr std::size_t kMachineFieldCount = std::size(kMachineFields);

@@ -21,6 +21,7 @@
 #include "models/scenario_loader.hpp"
 #include "real/backend.hpp"
 #include "real/calibrate_experiments.hpp"
+#include "real/cpu_busy.hpp"
 #include "real/cpu_work.hpp"
 #include "real/speed_check.hpp"
 
@@ -57,8 +58,24 @@ void describe_machine(CalibrationReport& rep) {
 
 }  // namespace
 
+namespace {
+// Other work on the CPUs would be measured as this machine's costs and noise.
+void require_quiet(const CalibrateOptions& opt, const char* when) {
+  if (opt.allow_busy) return;
+  const auto busy = sample_busy_fraction(1.0);
+  if (busy && *busy > opt.max_busy)
+    throw MachineRefused(fmt::format(
+        "calibrate: the machine is busy {}: its CPUs were {:.0f}% busy over 1 s with other work "
+        "(at most {:.0f}% allowed), which calibrate would measure as this machine's costs and OS "
+        "noise; no profile written. Run it when the machine is quiet, or pass --allow-busy "
+        "(docs/calibration.md)",
+        when, 100 * *busy, 100 * opt.max_busy));
+}
+}  // namespace
+
 CalibrationReport calibrate(const CalibrateOptions& opt) {
   const int scale = opt.quick ? 1 : 5;
+  require_quiet(opt, "before the measurement");
   CalibrationReport rep;
   describe_machine(rep);
   // The work loop first: every later step is bracketed by the speed canary
@@ -118,12 +135,17 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("thread stacks outside glibc's cache");
   for (Measurement& m : measure_stack_mapping(100 * scale, cpus, get_reserve(ms)))
     ms.push_back(std::move(m));
+  step("kernel thread stacks");
+  auto [kstack_cache, kstack_alloc] = measure_kernel_stacks(100 * scale);
+  ms.push_back(kstack_cache);
+  ms.push_back(kstack_alloc);
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   step("wake-up costs to the waker");
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  require_quiet(opt, "before the OS-noise step");
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
   unpin_self(cpus);

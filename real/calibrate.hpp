@@ -19,6 +19,11 @@ namespace poolsim::real {
 struct CalibrateOptions {
   bool quick = true;
   bool quiet = false;
+  // Refuse (MachineRefused) when other work keeps the CPUs more than
+  // max_busy busy over a second before the measurement starts or before the
+  // OS-noise step (real/cpu_busy.hpp); allow_busy measures anyway.
+  double max_busy = 0.10;
+  bool allow_busy = false;
 };
 
 // One measured figure: the median goes into the profile.

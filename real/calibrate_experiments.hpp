@@ -90,6 +90,7 @@ std::vector<Measurement> measure_noise(Duration window);
 std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost);
 std::pair<Measurement, Measurement> measure_stacks(int rounds);
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
+std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
 

@@ -19,6 +19,15 @@
 //   tlb_shootdown   the same munmap while another thread of this process
 //                   spins on CPU 1 (the kernel must flush that CPU's TLB),
 //                   minus stack_unmap.
+// Kernel thread stacks (kernel/fork.c, CONFIG_VMAP_STACK):
+//   kstack_cache    the kernel's NR_CACHED_STACKS (2), a constant.
+//   kstack_alloc    everything on CPU 0: rounds of eight creations of threads
+//                   that stay blocked until the round ends (64 KiB stacks, so
+//                   glibc's stack cache always has one). The round's first two
+//                   take the kernel stacks the previous round's threads left
+//                   in CPU 0's cache, the others allocate one: the median of
+//                   creations 3-8 minus that of creation 2 (creation 1 comes
+//                   after a pause, with cold caches).
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -34,6 +43,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "models/units.hpp"
 #include "real/calibrate_experiments.hpp"
@@ -165,6 +175,49 @@ void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map,
   }
 }
 }  // namespace
+
+std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds) {
+  constexpr int kPerRound = 8;
+  constexpr int kCached = 2;  // NR_CACHED_STACKS
+  std::vector<double> hit, miss;
+  std::thread t([&] {
+    pin_self(0);  // the children inherit the mask: they die on CPU 0 and refill its cache
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    for (int r = 0; r < rounds; ++r) {
+      std::atomic<bool> go{false};
+      std::vector<pthread_t> ths;
+      auto blocked = [](void* arg) -> void* {
+        static_cast<std::atomic<bool>*>(arg)->wait(false);
+        return nullptr;
+      };
+      for (int i = 0; i < kPerRound; ++i) {
+        pthread_t th;
+        const auto c0 = thread_cpu_ns();
+        if (pthread_create(&th, &attr, blocked, &go) != 0) break;
+        const double cost = (thread_cpu_ns() - c0) * 1e-9;
+        ths.push_back(th);
+        if (i == kCached - 1) hit.push_back(cost);
+        if (i >= kCached) miss.push_back(cost);
+      }
+      go = true;
+      go.notify_all();
+      for (pthread_t th : ths) pthread_join(th, nullptr);
+    }
+    pthread_attr_destroy(&attr);
+  });
+  t.join();
+  std::vector<double> extra;
+  if (!hit.empty() && !miss.empty())
+    extra.push_back(std::max(0.0, quantile(miss, 0.5) - quantile(hit, 0.5)));
+  if (extra.empty()) extra.push_back(0);
+  return {summarize("kstack_cache", {kCached}, "kernel/fork.c NR_CACHED_STACKS"),
+          summarize("kstack_alloc", extra,
+                    fmt::format("creator CPU: creations beyond the 2 cached kernel stacks minus "
+                                "one that found a cached stack, {} rounds of {}",
+                                rounds, kPerRound))};
+}
 
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {
   const auto size = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20);

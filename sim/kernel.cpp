@@ -35,7 +35,11 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   if (hw.empty())
     for (int i = 0; i < std::max(1, m_.cores); ++i) hw.push_back(i);
   cpus_.resize(hw.size());
-  for (std::size_t i = 0; i < hw.size(); ++i) cpus_[i].hw = hw[i];
+  for (std::size_t i = 0; i < hw.size(); ++i) {
+    cpus_[i].hw = hw[i];
+    // A running system's CPUs have seen threads die: their caches are full.
+    cpus_[i].kstacks = std::max(0, m_.kstack_cache);
+  }
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
   if (limits.neighbour) {
@@ -900,8 +904,23 @@ void Kernel::pick_next(Cpu& c) {
   start_on(c, rq_pop_min(c));
 }
 
+Duration Kernel::creation_cost() {
+  Duration cost = m_.thread_create;
+  if (exec_cpu_ < 0) return cost;  // the process's first thread: made before t = 0
+  Cpu& c = cpus_[exec_cpu_];
+  if (c.kstacks > 0) {
+    --c.kstacks;
+  } else {
+    cost += m_.kstack_alloc;
+  }
+  return cost;
+}
+
 void Kernel::do_exit(Cpu& c) {
   const ThreadId id = c.curr;
+  // finish_task_switch -> put_task_stack: the dead thread's kernel stack goes
+  // to this CPU's cache while it has room (else vfree).
+  if (c.kstacks < m_.kstack_cache) ++c.kstacks;
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);
   c.curr = kNoThread;

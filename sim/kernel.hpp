@@ -317,8 +317,9 @@ class Kernel {
     Kernel& k;
     Co body;
     const char* role;
-    bool await_ready() const noexcept { return k.m_.thread_create.count() <= 0; }
-    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, k.m_.thread_create); }
+    Duration cost = k.creation_cost();
+    bool await_ready() const noexcept { return cost.count() <= 0; }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, cost); }
     ThreadId await_resume() { return k.create_thread(std::move(body), role); }
   };
 
@@ -353,8 +354,9 @@ class Kernel {
   // unmounts (UserScheduler::on_park), any other thread blocks (a voluntary
   // switch; the unparker pays the wake-up as for notify_one).
   ParkAwait park(Parking& p) { return {*this, p}; }
-  // The current thread computes thread_create, then a new thread running
-  // `body` exists and is placed on a CPU; returns its id.
+  // The current thread computes thread_create (plus kstack_alloc when its
+  // CPU has no cached kernel stack), then a new thread running `body` exists
+  // and is placed on a CPU; returns its id.
   SpawnAwait spawn(Co body, const char* role) { return {*this, std::move(body), role}; }
 
   // ---- instantaneous operations (from a coroutine) -----------------------
@@ -462,10 +464,15 @@ class Kernel {
     int pull_level = -1;     // its level in pull_idx_, -1: absent
     double util = 0;         // PELT-style utilization (util_update)
     Duration util_t{0};      // when util was last brought up to date
+    int kstacks = 0;         // freed kernel stacks cached here (machine.kstack_cache)
   };
 
   // coroutine requests
   void request_compute(std::coroutine_handle<> h, Duration d);
+  // The creator's CPU cost of a thread creation it starts now: takes a kernel
+  // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
+  // dup_task_struct -> alloc_thread_stack_node).
+  Duration creation_cost();
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }

@@ -83,7 +83,7 @@ std::string without(const std::string& text, std::string_view field) {
 
 // Compile-time lookup: a misspelt name in a MachineFieldName does not compile.
 static_assert(machine_field_index("cores") == 0);
-static_assert(MachineFieldName("tbb_task").index == kMachineFieldCount - 1);
+static_assert(MachineFieldName("kstack_alloc").index == kMachineFieldCount - 1);
 static_assert(kMachineFields[machine_field_index("stack_cache")].kind() == FieldKind::size);
 static_assert(kMachineFields[machine_field_index("slice")].kind() == FieldKind::duration);
 static_assert(kMachineFields[machine_field_index("wake_pack_util")].kind() == FieldKind::fraction);

@@ -204,3 +204,34 @@ TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][co
   CHECK(extra(five, "stacks_mapped") < kN);
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
 }
+
+// ---- kernel thread stacks (kernel/fork.c's per-CPU cache of two) ----------
+
+namespace {
+// kN tasks of 5 us arriving 1 ms apart: every thread has exited long before
+// the next creation.
+Workload spaced(int n) {
+  std::vector<Duration> at;
+  for (int i = 0; i < n; ++i) at.push_back(i * Duration(1ms));
+  return make_workload(ArrivalKind::periodic, at, std::vector<Duration>(n, 5us));
+}
+}  // namespace
+
+TEST_CASE("kernel.kstack: a creator pays kstack_alloc when its threads die on another CPU",
+          "[mechanism][costs][stacks]") {
+  constexpr int kN = 50;
+  const Workload w = spaced(kN);
+  MachineProfile m1 = zero_machine(1), m2 = zero_machine(2);
+  const Duration base1 = tpt(m1, w).counters.cpu_time;
+  const Duration base2 = tpt(m2, w).counters.cpu_time;
+  m1.kstack_alloc = m2.kstack_alloc = 10us;
+  // One CPU: each thread dies where its creator runs and gives its stack
+  // back to that CPU's cache before the next creation: never an allocation.
+  CHECK(tpt(m1, w).counters.cpu_time - base1 == Duration{0});
+  // Two CPUs: each new thread goes to the idle CPU 1 and dies there, so CPU
+  // 0's two cached stacks are used up and every later creation allocates.
+  CHECK(tpt(m2, w).counters.cpu_time - base2 == (kN - 2) * Duration(10us));
+  // Without a cache every creation allocates, on one CPU too.
+  m1.kstack_cache = 0;
+  CHECK(tpt(m1, w).counters.cpu_time - base1 == kN * Duration(10us));
+}
