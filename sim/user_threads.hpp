@@ -23,8 +23,8 @@
 // acquisition always blocks the host (monitor enter pins in JDK 21).
 // Memory: a user thread is its execute() coroutine frame (created at its
 // first mount, freed when it ends) plus one pending engine event while it
-// sleeps; user_threads_peak counts them. Nothing per task is a kernel
-// Thread.
+// sleeps; the scheduler's peak count (virtual_threads_peak in the output)
+// counts them. Nothing per task is a kernel Thread.
 // Invariants: a user thread is mounted on at most one host; a host has at
 // most one mounted user thread; the coroutine of a user thread is resumed
 // only by a host's run(), i.e. inside a kernel resume of that host.
