@@ -16,9 +16,7 @@
 
 namespace poolsim::loader {
 
-namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
 
 namespace {
@@ -69,11 +67,19 @@ int thread_count(const Val& v, int cores, int host_cpus) {
   return static_cast<int>(n);
 }
 
-}  // namespace
+// A thread-count parameter of the backend map, or its default.
+struct CountOr {
+  const MapReader& r;
+  int cores, host_cpus;
+  int operator()(const char* key, int dflt) const {
+    if (auto x = r.get(key)) return thread_count(*x, cores, host_cpus);
+    return dflt;
+  }
+};
 
-BackendSpec read_backend(const Val& v, int cores, int host_cpus) {
-  std::vector<std::string> kinds;
-  for (auto k : kAllBackends) kinds.emplace_back(to_string(k));
+// The backend's `kind:` (nothing when missing), read before the map is
+// checked so the allowed keys can follow it.
+std::optional<BackendKind> backend_kind(const Val& v, const std::vector<std::string>& kinds) {
   std::optional<BackendKind> kind;
   if (v.is_map())
     for (auto it = v.node.begin(); it != v.node.end(); ++it)
@@ -84,6 +90,62 @@ BackendSpec read_backend(const Val& v, int cores, int host_cpus) {
         kind = backend_kind_from(name);
         if (!kind) kv.fail(yaml::unknown_message("backend kind", name, kinds));
       }
+  return kind;
+}
+
+RejectPolicy read_reject_policy(const Val& rj) {
+  static const std::vector<std::string> kPolicies = {"abort", "caller-runs", "discard",
+                                                     "discard-oldest"};
+  const std::string p = yaml::scalar(rj, "a reject policy (" + yaml::join(kPolicies) + ")");
+  if (p == "abort") return RejectPolicy::abort;
+  if (p == "caller-runs") return RejectPolicy::caller_runs;
+  if (p == "discard") return RejectPolicy::discard;
+  if (p == "discard-oldest") return RejectPolicy::discard_oldest;
+  rj.fail(yaml::unknown_message("reject policy", p, kPolicies));
+}
+
+// kind: pool (ThreadPoolExecutor's parameters).
+void read_pool(const MapReader& r, const CountOr& count_or, BackendSpec& b) {
+  b.threads = count_or("threads", count_or.cores);
+  b.max_threads = count_or("max_threads", b.threads);
+  if (b.max_threads < b.threads)
+    r.get("max_threads")
+        ->fail("max_threads (" + std::to_string(b.max_threads) + ") must be at least threads (" +
+               std::to_string(b.threads) + ")");
+  if (auto q = r.get("queue")) {
+    if (q->is_scalar() && q->node.Scalar() == "unbounded")
+      b.queue.reset();
+    else
+      b.queue = yaml::integer(*q, 0, std::numeric_limits<std::int64_t>::max(),
+                              "queue (a capacity, or unbounded)");
+  }
+  if (auto rj = r.get("reject")) b.reject = read_reject_policy(*rj);
+  if (auto k = r.get("keep_alive")) b.keep_alive = yaml::duration(*k);
+}
+
+// kind: injecting-pool.
+void read_injecting_pool(const MapReader& r, const CountOr& count_or, BackendSpec& b) {
+  b.min_threads = count_or("min_threads", count_or.cores);
+  // The default max_threads for injecting-pool (docs/runtimes.md), after the
+  // Win32 default pool's maximum (sources give 500 or 512; unconfirmed).
+  constexpr int kDefaultInjectingMax = 512;
+  b.max_threads = count_or("max_threads", std::max(kDefaultInjectingMax, b.min_threads));
+  if (b.min_threads > b.max_threads)
+    (r.get("max_threads") ? *r.get("max_threads") : *r.get("min_threads"))
+        .fail("injecting-pool needs min_threads <= max_threads (min " +
+              std::to_string(b.min_threads) + ", max " + std::to_string(b.max_threads) + ")");
+  if (auto d = r.get("injection_delay")) {
+    b.injection_delay = yaml::duration(*d);
+    if (b.injection_delay <= Duration{0}) d->fail("injection_delay must be greater than 0ns");
+  }
+}
+
+}  // namespace
+
+BackendSpec read_backend(const Val& v, int cores, int host_cpus) {
+  std::vector<std::string> kinds;
+  for (auto k : kAllBackends) kinds.emplace_back(to_string(k));
+  const std::optional<BackendKind> kind = backend_kind(v, kinds);
   // The parameters of the backend registry (models/backend_registry.hpp).
   std::vector<std::string> allowed = {"kind"};
   for (const BackendInfo& b : kBackends)
@@ -106,61 +168,16 @@ BackendSpec read_backend(const Val& v, int cores, int host_cpus) {
     // glibc refuses stacks below PTHREAD_STACK_MIN (16 KiB on x86-64 Linux).
     if (b.stack < 16 * 1024) s->fail("a thread stack must be at least 16KiB (PTHREAD_STACK_MIN)");
   }
-  auto count_or = [&](const char* key, int dflt) {
-    if (auto x = r.get(key)) return thread_count(*x, cores, host_cpus);
-    return dflt;
-  };
+  const CountOr count_or{r, cores, host_cpus};
   switch (b.kind) {
     case BackendKind::thread_per_task:
       break;
-    case BackendKind::pool: {
-      b.threads = count_or("threads", cores);
-      b.max_threads = count_or("max_threads", b.threads);
-      if (b.max_threads < b.threads)
-        r.get("max_threads")
-            ->fail("max_threads (" + std::to_string(b.max_threads) +
-                   ") must be at least threads (" + std::to_string(b.threads) + ")");
-      if (auto q = r.get("queue")) {
-        if (q->is_scalar() && q->node.Scalar() == "unbounded")
-          b.queue.reset();
-        else
-          b.queue = yaml::integer(*q, 0, std::numeric_limits<std::int64_t>::max(),
-                                  "queue (a capacity, or unbounded)");
-      }
-      if (auto rj = r.get("reject")) {
-        static const std::vector<std::string> kPolicies = {"abort", "caller-runs", "discard",
-                                                           "discard-oldest"};
-        const std::string p = yaml::scalar(*rj, "a reject policy (" + yaml::join(kPolicies) + ")");
-        if (p == "abort")
-          b.reject = RejectPolicy::abort;
-        else if (p == "caller-runs")
-          b.reject = RejectPolicy::caller_runs;
-        else if (p == "discard")
-          b.reject = RejectPolicy::discard;
-        else if (p == "discard-oldest")
-          b.reject = RejectPolicy::discard_oldest;
-        else
-          rj->fail(yaml::unknown_message("reject policy", p, kPolicies));
-      }
-      if (auto k = r.get("keep_alive")) b.keep_alive = yaml::duration(*k);
+    case BackendKind::pool:
+      read_pool(r, count_or, b);
       break;
-    }
-    case BackendKind::injecting_pool: {
-      b.min_threads = count_or("min_threads", cores);
-      // The spec's default max_threads for injecting-pool (after the Win32 default
-      // pool's maximum, which mechanisms.md lists as 500 or 512, unconfirmed).
-      constexpr int kDefaultInjectingMax = 512;
-      b.max_threads = count_or("max_threads", std::max(kDefaultInjectingMax, b.min_threads));
-      if (b.min_threads > b.max_threads)
-        (r.get("max_threads") ? *r.get("max_threads") : *r.get("min_threads"))
-            .fail("injecting-pool needs min_threads <= max_threads (min " +
-                  std::to_string(b.min_threads) + ", max " + std::to_string(b.max_threads) + ")");
-      if (auto d = r.get("injection_delay")) {
-        b.injection_delay = yaml::duration(*d);
-        if (b.injection_delay <= Duration{0}) d->fail("injection_delay must be greater than 0ns");
-      }
+    case BackendKind::injecting_pool:
+      read_injecting_pool(r, count_or, b);
       break;
-    }
     case BackendKind::virtual_threads:
       b.carriers = count_or("carriers", cores);
       break;

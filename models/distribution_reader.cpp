@@ -16,8 +16,47 @@ namespace poolsim::loader {
 
 namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
+
+namespace {
+
+// An empirical distribution: `file:` names a text file of durations, one per
+// line with its unit; blank lines and # comments are skipped.
+Distribution read_empirical(const Val& v, const MapReader& r) {
+  const auto fv = r.require("file");
+  const std::string file = yaml::scalar(fv, "a file name");
+  fs::path p = file;
+  if (p.is_relative()) p = v.src->base_dir() / p;
+  std::string error;
+  const auto text_read = read_input(p, kMaxSamplesFileBytes, error);
+  if (!text_read) fv.fail("cannot read empirical samples file: " + error);
+  const std::string& text = *text_read;
+  EmpiricalDist e;
+  e.file = file;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    const std::string cell = line.substr(first, last - first + 1);
+    try {
+      e.samples.push_back(parse_duration(cell));
+    } catch (const UnitError& ex) {
+      throw ScenarioError(
+          p.string() + ":" + std::to_string(lineno) + ":" + std::to_string(first + 1), fv.path,
+          ex.what());
+    }
+  }
+  if (e.samples.empty())
+    fv.fail("empirical samples file " + p.string() +
+            " holds no durations (one per line, e.g. 1.5ms)");
+  return Distribution(EmpiricalDist{std::move(e)});
+}
+
+}  // namespace
 
 Distribution read_distribution(const Val& v) {
   if (v.node.IsScalar()) return Distribution::fixed(yaml::duration(v));
@@ -87,38 +126,7 @@ Distribution read_distribution(const Val& v) {
     const Duration sd = yaml::duration(r.require("sd"));
     return Distribution::normal(mean, sd);
   }
-  // empirical
-  const auto fv = r.require("file");
-  const std::string file = yaml::scalar(fv, "a file name");
-  fs::path p = file;
-  if (p.is_relative()) p = v.src->base_dir() / p;
-  std::string error;
-  const auto text_read = read_input(p, kMaxSamplesFileBytes, error);
-  if (!text_read) fv.fail("cannot read empirical samples file: " + error);
-  const std::string& text = *text_read;
-  EmpiricalDist e;
-  e.file = file;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const auto last = line.find_last_not_of(" \t\r");
-    const std::string cell = line.substr(first, last - first + 1);
-    try {
-      e.samples.push_back(parse_duration(cell));
-    } catch (const UnitError& ex) {
-      throw ScenarioError(
-          p.string() + ":" + std::to_string(lineno) + ":" + std::to_string(first + 1), fv.path,
-          ex.what());
-    }
-  }
-  if (e.samples.empty())
-    fv.fail("empirical samples file " + p.string() +
-            " holds no durations (one per line, e.g. 1.5ms)");
-  return Distribution(EmpiricalDist{std::move(e)});
+  return read_empirical(v, r);
 }
 
 }  // namespace poolsim::loader

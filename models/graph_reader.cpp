@@ -19,9 +19,7 @@
 
 namespace poolsim::loader {
 
-namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
 
 namespace {
@@ -52,6 +50,61 @@ struct CycleVisitor : boost::default_dfs_visitor {
   }
 };
 
+// workload.graph.fork_join: the generator's shape and tasks; its node count
+// is checked against the task cap before the generator allocates.
+ForkJoin read_fork_join(const Val& fj) {
+  MapReader fr(fj, {"depth", "fanout", "leaf", "fork", "join"}, "a fork-join generator");
+  ForkJoin f;
+  constexpr auto kIntMax = std::numeric_limits<int>::max();
+  const auto dv = fr.require("depth", "levels of forking");
+  f.depth = static_cast<int>(yaml::integer(dv, 1, 64, "depth"));
+  const auto fv = fr.require("fanout", "children per fork");
+  f.fanout = static_cast<int>(yaml::integer(fv, 1, kIntMax, "fanout"));
+  // Checked before the generator allocates: forks + joins + leaves.
+  const std::uint64_t nodes = fork_join_nodes(f.fanout, f.depth);
+  if (nodes > static_cast<std::uint64_t>(kMaxTasks))
+    fv.fail("fanout " + std::to_string(f.fanout) + " and depth " + std::to_string(f.depth) +
+            " make " +
+            (nodes == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
+                                                                : std::to_string(nodes)) +
+            " nodes (fanout^depth leaves plus a fork and a join per inner node), more than the " +
+            std::to_string(kMaxTasks) + "-task cap");
+  f.leaf = read_task(fr.require("leaf", "the work of each leaf, e.g. [{cpu: 50us}]"));
+  if (auto x = fr.get("fork")) f.fork = read_task(*x);
+  if (auto x = fr.get("join")) f.join = read_task(*x);
+  return f;
+}
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+// Fails at the `after:` entry that closes a cycle of `graph`, if there is one;
+// `edge_at` maps each edge to the entry that made it.
+void check_acyclic(const Graph& graph, const GraphSpec& g,
+                   const std::map<std::pair<std::size_t, std::size_t>, Val>& edge_at) {
+  std::vector<std::size_t> stack;
+  CycleVisitor vis;
+  vis.stack = &stack;
+  try {
+    boost::depth_first_search(graph, boost::visitor(vis));
+  } catch (const CycleFound& c) {
+    // A long cycle is shown by its first and last few nodes.
+    constexpr std::size_t kShown = 8;
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < c.cycle.size(); ++k) {
+      if (c.cycle.size() > 2 * kShown && k == kShown) {
+        names.push_back("... (" + std::to_string(c.cycle.size() - 2 * kShown) + " more) ...");
+        k = c.cycle.size() - kShown;
+      }
+      names.push_back(g.nodes[c.cycle[k]].id);
+    }
+    // Blame the `after:` entry that closes the cycle.
+    const std::size_t from = c.cycle[c.cycle.size() - 2], to = c.cycle.back();
+    const Val& at = edge_at.at({from, to});
+    at.fail("the graph has a cycle through node '" + g.nodes[to].id +
+            "': " + yaml::join(names, " -> ") + " (each arrow: runs before)");
+  }
+}
+
 }  // namespace
 
 GraphSpec read_graph(const Val& v) {
@@ -62,26 +115,7 @@ GraphSpec read_graph(const Val& v) {
                ? "give either graph.nodes or graph.fork_join, not both"
                : "a graph needs `nodes:` (explicit nodes) or `fork_join:` (a generator)");
   if (auto fj = r.get("fork_join")) {
-    MapReader fr(*fj, {"depth", "fanout", "leaf", "fork", "join"}, "a fork-join generator");
-    ForkJoin f;
-    constexpr auto kIntMax = std::numeric_limits<int>::max();
-    const auto dv = fr.require("depth", "levels of forking");
-    f.depth = static_cast<int>(yaml::integer(dv, 1, 64, "depth"));
-    const auto fv = fr.require("fanout", "children per fork");
-    f.fanout = static_cast<int>(yaml::integer(fv, 1, kIntMax, "fanout"));
-    // Checked before the generator allocates: forks + joins + leaves.
-    const std::uint64_t nodes = fork_join_nodes(f.fanout, f.depth);
-    if (nodes > static_cast<std::uint64_t>(kMaxTasks))
-      fv.fail("fanout " + std::to_string(f.fanout) + " and depth " + std::to_string(f.depth) +
-              " make " +
-              (nodes == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
-                                                                  : std::to_string(nodes)) +
-              " nodes (fanout^depth leaves plus a fork and a join per inner node), more than the " +
-              std::to_string(kMaxTasks) + "-task cap");
-    f.leaf = read_task(fr.require("leaf", "the work of each leaf, e.g. [{cpu: 50us}]"));
-    if (auto x = fr.get("fork")) f.fork = read_task(*x);
-    if (auto x = fr.get("join")) f.join = read_task(*x);
-    g.fork_join = std::move(f);
+    g.fork_join = read_fork_join(*fj);
     return g;
   }
   const Val nv = *r.get("nodes");
@@ -114,7 +148,6 @@ GraphSpec read_graph(const Val& v) {
   }
   std::vector<std::string> ids;
   for (const auto& n : g.nodes) ids.push_back(n.id);
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph graph(g.nodes.size());
   std::map<std::pair<std::size_t, std::size_t>, Val> edge_at;
   for (std::size_t i = 0; i < g.nodes.size(); ++i)
@@ -126,28 +159,7 @@ GraphSpec read_graph(const Val& v) {
       boost::add_edge(it->second, i, graph);
       edge_at.emplace(std::make_pair(it->second, i), a);
     }
-  std::vector<std::size_t> stack;
-  CycleVisitor vis;
-  vis.stack = &stack;
-  try {
-    boost::depth_first_search(graph, boost::visitor(vis));
-  } catch (const CycleFound& c) {
-    // A long cycle is shown by its first and last few nodes.
-    constexpr std::size_t kShown = 8;
-    std::vector<std::string> names;
-    for (std::size_t k = 0; k < c.cycle.size(); ++k) {
-      if (c.cycle.size() > 2 * kShown && k == kShown) {
-        names.push_back("... (" + std::to_string(c.cycle.size() - 2 * kShown) + " more) ...");
-        k = c.cycle.size() - kShown;
-      }
-      names.push_back(g.nodes[c.cycle[k]].id);
-    }
-    // Blame the `after:` entry that closes the cycle.
-    const std::size_t from = c.cycle[c.cycle.size() - 2], to = c.cycle.back();
-    const Val& at = edge_at.at({from, to});
-    at.fail("the graph has a cycle through node '" + g.nodes[to].id +
-            "': " + yaml::join(names, " -> ") + " (each arrow: runs before)");
-  }
+  check_acyclic(graph, g, edge_at);
   return g;
 }
 

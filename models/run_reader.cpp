@@ -5,9 +5,7 @@
 
 namespace poolsim::loader {
 
-namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
 
 RunOptions read_run(const Val& v) {

@@ -15,7 +15,6 @@
 namespace poolsim::loader {
 
 namespace fs = std::filesystem;
-using yaml::MapReader;
 using yaml::Source;
 using yaml::Val;
 

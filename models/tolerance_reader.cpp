@@ -10,9 +10,7 @@
 
 namespace poolsim::loader {
 
-namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
 
 Tolerance read_tolerance(const Val& v) {

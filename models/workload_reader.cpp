@@ -26,9 +26,7 @@
 
 namespace poolsim::loader {
 
-namespace fs = std::filesystem;
 using yaml::MapReader;
-using yaml::Source;
 using yaml::Val;
 
 TaskSpec read_task(const Val& v) {
@@ -67,8 +65,14 @@ TaskSpec read_task(const Val& v) {
   return task;
 }
 
-Arrival read_arrival(const Val& v) {
-  static const std::vector<std::string> kKinds = {"batch", "poisson", "periodic", "closed"};
+namespace {
+
+const std::vector<std::string> kArrivalKinds = {"batch", "poisson", "periodic", "closed"};
+
+// The arrival's `kind:` (empty when missing), read before the map is checked
+// so the allowed keys can follow it.
+std::string arrival_kind(const Val& v) {
+  const auto& kKinds = kArrivalKinds;
   std::string kind;
   if (v.is_map())
     for (auto it = v.node.begin(); it != v.node.end(); ++it)
@@ -79,6 +83,11 @@ Arrival read_arrival(const Val& v) {
         if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end())
           kv.fail(yaml::unknown_message("arrival kind", kind, kKinds));
       }
+  return kind;
+}
+
+// The keys an arrival of `kind` takes, `kind` first.
+std::vector<std::string> arrival_keys(const std::string& kind) {
   std::vector<std::string> keys = {"kind"};
   if (kind == "batch")
     keys.insert(keys.end(), {"count"});
@@ -91,6 +100,15 @@ Arrival read_arrival(const Val& v) {
   else
     keys.insert(keys.end(), {"count", "rate", "duration", "interval", "clients",
                              "think"});  // report the missing kind
+  return keys;
+}
+
+}  // namespace
+
+Arrival read_arrival(const Val& v) {
+  const auto& kKinds = kArrivalKinds;
+  const std::string kind = arrival_kind(v);
+  const std::vector<std::string> keys = arrival_keys(kind);
   MapReader r(v, keys, "an arrival process", [&](const std::string& key) -> std::string {
     static const std::vector<std::string> kAll = {"count",    "rate",    "duration",
                                                   "interval", "clients", "think"};
