@@ -34,7 +34,7 @@ struct CommonFlags {
 void add_common_flags(CLI::App* cmd, CommonFlags& f);
 LoadOptions load_options(const CommonFlags& f);
 // Loads and checks the scenario; a missing `host` profile is calibrated first
-// (quick mode), as the spec says.
+// (quick mode), as docs/scenarios.md ("Machine profiles") says.
 Scenario load_checked(const std::string& file, const CommonFlags& f);
 
 // Failures a command reports with exit 3 (the machine refused, or an engine

@@ -3,7 +3,8 @@
 #include "models/completion.hpp"
 
 #include <algorithm>
-#include <cassert>
+
+#include "models/assert.hpp"
 
 namespace poolsim {
 
@@ -14,7 +15,8 @@ GraphRelease::GraphRelease(const Workload& w) : w_(w) {
 }
 
 Release GraphRelease::predecessor_final(std::uint32_t succ, bool completed) {
-  assert(preds_left_[succ] > 0 && "a task released twice: more final predecessors than edges");
+  POOLSIM_ASSERT(preds_left_[succ] > 0,
+                 "a task released twice: more final predecessors than edges");
   if (!completed) doomed_[succ] = 1;
   if (--preds_left_[succ] > 0) return Release::wait;
   return doomed_[succ] != 0 ? Release::not_run : Release::submit;
@@ -25,7 +27,8 @@ void GraphRelease::cascade_not_run(std::uint32_t task, std::vector<std::uint32_t
   while (!stack.empty()) {
     const std::uint32_t t = stack.back();
     stack.pop_back();
-    assert(preds_left_[t] == 0 && doomed_[t] != 0);
+    POOLSIM_ASSERT(preds_left_[t] == 0 && doomed_[t] != 0,
+                   "only a released task with a failed predecessor is marked not_run");
     not_run.push_back(t);
     for (std::uint32_t s : w_.successors_of(w_.tasks[t]))
       if (predecessor_final(s, false) == Release::not_run) stack.push_back(s);
@@ -59,7 +62,7 @@ std::uint32_t client_end(const Workload& w, std::uint32_t client) {
 }  // namespace
 
 ClientStep closed_client_next(const Workload& w, std::uint32_t task, Duration now) {
-  assert(w.per_client > 0);
+  POOLSIM_ASSERT(w.per_client > 0, "a closed workload has tasks per client");
   const std::uint32_t end = client_end(w, task / w.per_client);
   const std::uint32_t next = task + 1;
   ClientStep step;

@@ -1,4 +1,4 @@
-// metrics.hpp: the one function that turns a run into the spec's metrics.
+// metrics.hpp: the one function that turns a run into the named metrics.
 //
 // Simulated and measured runs both go through compute_metrics(), so the
 // validator compares the same arithmetic on both sides. Values are SI base

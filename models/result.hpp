@@ -5,7 +5,7 @@
 // kernel counts them, and optional time series and trace for reports. All
 // times are relative to the run's origin: the instant the first task could be
 // submitted (t = 0 in the simulator; the submitter's start on hardware).
-// metrics.hpp reduces a RunResult to the spec's metric names; nothing else
+// metrics.hpp reduces a RunResult to the metric names (metric_names.hpp); nothing else
 // computes a metric. A long simulation may stream its records into a
 // RecordSummary instead of keeping them (memory flat in the task count).
 #pragma once

@@ -180,7 +180,8 @@ enum class RejectPolicy { abort, caller_runs, discard, discard_oldest };
 std::string_view to_string(RejectPolicy p);
 
 // One struct for every kind; the loader accepts for each kind only the keys
-// of its row in the spec and fills the rest with the spec's defaults.
+// of its row in the backend registry (backend_registry.hpp) and fills the
+// rest with the defaults given below (docs/scenarios.md, "Backends").
 struct BackendSpec {
   BackendKind kind = BackendKind::pool;
   int threads = 0;                    // pool, work-stealing, tbb, asio-pool (default cores)

@@ -6,32 +6,29 @@
 // YAML tree before validation, so they are checked like the file's own keys
 // (their errors point at "--set key.path=value"). The CLI maps ScenarioError to
 // exit code 2.
+//
+// The loader's files, by concept: scenario_error (the error type),
+// scenario_paths (default config directory and host profile), input_file
+// (safe file reading), yaml_document (parsing with nesting and document
+// checks), scenario_overrides (--set, --machine, --seed), profile_loader
+// (machine profiles, `base:`), profile_writer (a profile as YAML),
+// section_readers.hpp (one reader per scenario section), and
+// scenario_loader.cpp (the order of the sections and their cross-checks).
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/machine.hpp"
+#include "models/profile_writer.hpp"
 #include "models/scenario.hpp"
+#include "models/scenario_error.hpp"
+#include "models/scenario_paths.hpp"
 
 namespace poolsim {
-
-class ScenarioError : public std::runtime_error {
- public:
-  // `where` is "file:line:col" (or "--set backend.threads=x"); `key` the key
-  // path; `message` what was expected. what() is "where: key: message".
-  ScenarioError(std::string where, std::string key, std::string message);
-  const std::string& where() const { return where_; }
-  const std::string& key() const { return key_; }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string where_, key_, message_;
-};
 
 struct LoadOptions {
   std::vector<std::string> sets;       // "key.path=value", applied in order
@@ -47,13 +44,6 @@ struct LoadOptions {
   std::function<void(const std::filesystem::path&)> create_host_profile;
 };
 
-// $POOLSIM_CONFIG_DIR, else PREFIX/share/poolsim/configs when this program
-// runs as PREFIX/bin/... of an installed poolsim, else the build-time configs/.
-std::filesystem::path default_config_dir();
-// $POOLSIM_HOST_PROFILE, else $XDG_CONFIG_HOME/poolsim/host.yaml, else
-// ~/.config/poolsim/host.yaml.
-std::filesystem::path host_profile_path();
-
 Scenario load_scenario(const std::filesystem::path& file, const LoadOptions& opts = {});
 Scenario load_scenario_text(const std::string& yaml, const std::string& display_name,
                             const LoadOptions& opts = {});
@@ -61,11 +51,5 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& display_
 // Resolve a machine profile by name ("default", "host", a name under
 // configs/machines/) or path to a YAML file.
 MachineProfile load_machine_profile(const std::string& name_or_path, const LoadOptions& opts = {});
-// Write a profile as YAML (used by calibrate).
-std::string machine_profile_yaml(const MachineProfile& m, const std::string& comment = {});
-
-// The closest candidate by edit distance, if it is close enough to suggest.
-std::optional<std::string> did_you_mean(const std::string& word,
-                                        const std::vector<std::string>& candidates);
 
 }  // namespace poolsim

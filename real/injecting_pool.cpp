@@ -19,7 +19,6 @@
 // Left out: hill climbing (throughput-driven goal changes), the
 // cooperative-blocking hints, and the immediate starts below the minimum
 // (the minimum is started up front).
-#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/idle_policy.hpp"
 #include "models/injection_policy.hpp"
 #include "real/backend.hpp"
@@ -75,7 +75,7 @@ class InjectingPool final : public Backend {
   // Called and returns with mu_ held (released around the spawn).
   void start_worker(std::unique_lock<std::mutex>& lk) {
     const int n = counts_.worker_started();
-    assert(counts_.live <= params_.max_threads);
+    POOLSIM_ASSERT(counts_.live <= params_.max_threads, "more live workers than max_threads");
     lk.unlock();
     const pthread_t t =
         ctx_->spawn("worker " + std::to_string(n), stack_, [this] { worker_loop(); });
@@ -109,7 +109,7 @@ class InjectingPool final : public Backend {
       }
       if (stopping_) return;
       ++idle_;
-      assert(idle_ <= counts_.live);
+      POOLSIM_ASSERT(idle_ <= counts_.live, "more idle workers than live ones");
       IdlePeriod idle;
       bool retire = false;
       while (queue_.empty() && !stopping_) {

@@ -28,7 +28,6 @@
 // Left out: Java's lock-free fast path (ctl CAS, double-check of the run
 // state): decisions here are taken under one mutex, which serialises
 // submitters more than Java does; allowCoreThreadTimeOut; shutdown states.
-#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -36,6 +35,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/idle_policy.hpp"
 #include "models/pool_policy.hpp"
 #include "real/backend.hpp"
@@ -60,8 +60,9 @@ class Pool final : public Backend {
           return;
         case SubmitAction::enqueue:
           queue_.push_back(task);
-          assert(!limits_.queue_capacity ||
-                 static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity);
+          POOLSIM_ASSERT(!limits_.queue_capacity ||
+                             static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity,
+                         "the queue holds more than its capacity");
           if (idle_ > 0) cv_.notify_one();
           return;
         case SubmitAction::reject:
@@ -108,7 +109,7 @@ class Pool final : public Backend {
   // Called with mu_ held; returns with it released.
   void start_worker(std::unique_lock<std::mutex>& lk, std::uint32_t first) {
     const int n = counts_.worker_started();
-    assert(counts_.live <= limits_.max);
+    POOLSIM_ASSERT(counts_.live <= limits_.max, "more live workers than max_threads");
     lk.unlock();
     const pthread_t t =
         ctx_->spawn("worker " + std::to_string(n), stack_, [this, first] { worker_loop(first); });
@@ -140,7 +141,7 @@ class Pool final : public Backend {
   // Waits for work or stop; true if this worker must retire (keep-alive).
   bool idle_until_work_or_retire(std::unique_lock<std::mutex>& lk) {
     ++idle_;
-    assert(idle_ <= counts_.live);
+    POOLSIM_ASSERT(idle_ <= counts_.live, "more idle workers than live ones");
     IdlePeriod idle;
     bool retire = false;
     while (queue_.empty() && !stopping_) {

@@ -24,13 +24,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "models/assert.hpp"
 #include "models/resource_pool.hpp"
 #include "models/wait_policy.hpp"
 #include "real/backend.hpp"
@@ -379,7 +379,7 @@ void RunContext::mark_final(std::uint32_t task) {
 
 void RunContext::count_finalized(std::uint64_t n) {
   const std::uint64_t total = finalized_.fetch_add(n, std::memory_order_acq_rel) + n;
-  assert(total <= expected_final_);
+  POOLSIM_ASSERT(total <= expected_final_, "more tasks made final than the run has");
   if (workload_.arrival != ArrivalKind::closed || workload_.graph) {
     if (total == expected_final_) notify_submitter();
   }

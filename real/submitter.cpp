@@ -15,10 +15,10 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <functional>
 
+#include "models/assert.hpp"
 #include "real/backend.hpp"
 
 namespace poolsim::real {
@@ -78,7 +78,8 @@ void RunContext::drive_arrivals() {
       // Every task is final, once, and the records agree with the counts
       // (their writers released them through finalized_ / active_clients_,
       // which all_done() acquired).
-      assert(outcomes().consistent(records_));
+      POOLSIM_ASSERT(outcomes().consistent(records_),
+                     "the outcome counts disagree with the task records");
       return;
     }
     if (due_.empty()) {

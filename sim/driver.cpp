@@ -2,7 +2,6 @@
 #include "sim/driver.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 
 #include "models/assert.hpp"
@@ -48,8 +47,8 @@ void Driver::make_final(TaskOutcome outcome, std::uint32_t count) {
       outcomes_.not_run += count;
       break;
   }
-  assert((workload_.streamed() || outcomes_.final() <= workload_.tasks.size()) &&
-         "a task was made final twice");
+  POOLSIM_ASSERT(workload_.streamed() || outcomes_.final() <= workload_.tasks.size(),
+                 "a task was made final twice");
 }
 
 void Driver::check_done() {
@@ -270,7 +269,7 @@ std::optional<std::uint32_t> Driver::client_next(std::uint32_t task, bool issue_
   const ClientStep step = closed_client_next(workload_, task, k_.now());
   if (!step.next) {
     make_final(TaskOutcome::not_run, step.never_issued);  // the client stops
-    assert(clients_active_ > 0);
+    POOLSIM_ASSERT(clients_active_ > 0, "a closed client stops twice");
     --clients_active_;
     if (clients_active_ == 0) wake_submitter_before(std::nullopt);
     return std::nullopt;
@@ -293,9 +292,10 @@ void Driver::finish(RunResult& r) {
   in_system_step(0);
   const double end = static_cast<double>(k_.now().count());
   extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
-  assert(finished() && "the run ended with tasks not final");
+  POOLSIM_ASSERT(finished(), "the run ended with tasks not final");
   if (keep_records_ && workload_.streamed()) records_.resize(workload_.stream->drawn());
-  assert(!keep_records_ || outcomes_.consistent(records_));
+  POOLSIM_ASSERT(!keep_records_ || outcomes_.consistent(records_),
+                 "the outcome counts disagree with the task records");
   if (keep_records_)
     r.records = std::move(records_);
   else

@@ -30,10 +30,10 @@
 // Left out: hill climbing (throughput-driven goal changes), cooperative
 // blocking hints, and .NET's CPU-utilisation scaling of the delay.
 #include <algorithm>
-#include <cassert>
 #include <deque>
 #include <memory>
 
+#include "models/assert.hpp"
 #include "models/idle_policy.hpp"
 #include "models/injection_policy.hpp"
 #include "sim/driver.hpp"
@@ -66,7 +66,7 @@ class InjectingPool final : public Runtime {
   // new worker runs (the real twin counts it under its lock before spawning).
   Co start_worker() {
     counts_.worker_started();
-    assert(counts_.live <= params_.max_threads);
+    POOLSIM_ASSERT(counts_.live <= params_.max_threads, "more live workers than max_threads");
     co_await k_.spawn(worker(), "worker");
   }
 
@@ -90,7 +90,7 @@ class InjectingPool final : public Runtime {
         continue;
       }
       ++idle_;
-      assert(idle_ <= counts_.live);
+      POOLSIM_ASSERT(idle_ <= counts_.live, "more idle workers than live ones");
       IdlePeriod idle;
       bool retire = false;
       while (queue_.empty()) {

@@ -13,7 +13,8 @@
 //   runnable on a throttled group's run queue = throttled.
 //
 // Mechanisms (Linux 6.6+ EEVDF, kernel/sched/fair.c, and
-// ../shared/reference/mechanisms.md; each with the profile field it uses):
+// docs/simulator.md, "Mechanisms and their sources"; each with the profile
+// field it uses):
 // - Fair share: every thread is nice 0 (weight 1024), so vruntime advances
 //   1:1 with CPU time and the queue's virtual time V (avg_vruntime) is the
 //   plain mean of the vruntimes of the queued threads and the current one.
@@ -158,7 +159,7 @@
 // in nanoseconds (UserScheduler::on_sleep), as do kNever's users outside.
 //
 // Thread rules: everything runs on the engine's single thread. A coroutine
-// only runs inside Kernel::resume_current (called from a CPU event), while
+// only runs inside Kernel::complete_op (called from a CPU event), while
 // its CPU is marked executing; kernel operations it calls that touch that
 // CPU defer their re-arming to the end of the resume.
 #pragma once

@@ -31,10 +31,10 @@
 // never passes through the queue and pays neither.
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
 // run ends when every task is final; idle workers are still alive then).
-#include <cassert>
 #include <deque>
 #include <memory>
 
+#include "models/assert.hpp"
 #include "models/idle_policy.hpp"
 #include "models/pool_policy.hpp"
 #include "sim/driver.hpp"
@@ -55,13 +55,14 @@ class Pool final : public Runtime {
       case SubmitAction::start_core_thread:
       case SubmitAction::start_extra_thread:
         counts_.worker_started();
-        assert(counts_.live <= limits_.max);
+        POOLSIM_ASSERT(counts_.live <= limits_.max, "more live workers than max_threads");
         co_await k_.spawn(worker(task), "worker");
         break;
       case SubmitAction::enqueue:
         queue_.push_back(task);
-        assert(!limits_.queue_capacity ||
-               static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity);
+        POOLSIM_ASSERT(!limits_.queue_capacity ||
+                           static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity,
+                       "the queue holds more than its capacity");
         k_.notify_one(idle_);
         co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
         break;

@@ -30,11 +30,12 @@
 // phases, never inside a lock, so it does not happen today.
 // Memory: a user thread is its execute() coroutine frame (created at its
 // first mount, freed when it ends) plus one pending engine event while it
-// sleeps; user_threads_peak counts them. Nothing per task is a kernel
-// Thread. In the simulated process's memory_peak a user thread holds the
-// owner runtime's per-user-thread bytes (a fiber's stack pages, an event
-// loop task's handler and timer: profile fiber_touch, loop_task_touch) from
-// its first mount to its end, as the real fiber or task state lives.
+// sleeps; the scheduler's peak count (virtual_threads_peak in the output)
+// counts them. Nothing per task is a kernel Thread. In the simulated
+// process's memory_peak a user thread holds the owner runtime's
+// per-user-thread bytes (a fiber's stack pages, an event loop task's handler
+// and timer: profile fiber_touch, loop_task_touch) from its first mount to
+// its end, as the real fiber or task state lives.
 // Invariants: a user thread is mounted on at most one host; a host has at
 // most one mounted user thread; the coroutine of a user thread is resumed
 // only by a host's run(), i.e. inside a kernel resume of that host.

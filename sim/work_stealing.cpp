@@ -40,11 +40,11 @@
 #include "sim/work_stealing.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <deque>
 #include <optional>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/rng.hpp"
 #include "models/steal_policy.hpp"
 #include "sim/driver.hpp"
@@ -126,7 +126,7 @@ class WorkStealing final : public Runtime {
     }
     void taken() {
       --ws.pending_;
-      assert(ws.pending_ >= 0);
+      POOLSIM_ASSERT(ws.pending_ >= 0, "more tasks taken than submitted");
       ws.k_.memory_release(ws.flavor_.queued_task_bytes);
     }
   };

@@ -1,5 +1,5 @@
 // scenario_writer.hpp: an imported ProgramModel as a scenario file
-// (../shared/spec/scenario.md) plus its empirical sample files.
+// (docs/scenarios.md) plus its empirical sample files.
 //
 // Mechanism: the backend group becomes `backend: {kind: pool, threads: N}`;
 // its units become task classes by number of waits (a unit with k waits is

@@ -1,7 +1,7 @@
 // compare.hpp: prediction against measurement, metric by metric.
 //
 // For each metric: error = (predicted - measured mean) / measured mean (the
-// spec's definition); the verdict is
+// definition in docs/validation.md); the verdict is
 //   noisy    the measurement's own spread, its coefficient of variation
 //            sd / |mean|, is wider than the tolerance: no verdict can be
 //            drawn from it, whatever the prediction;

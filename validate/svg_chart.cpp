@@ -349,8 +349,8 @@ std::string axis_suffix(std::string_view key, const std::vector<std::string>& va
 // ---- line chart ------------------------------------------------------------
 
 // One pass in drawing order (scales, ranges, ticks, legend, series, marks,
-// labels, notes); kept in one function because every step reads the ranges
-// and scales the steps before it settled.
+// labels, notes). Long because every step reads the ranges and scales the
+// steps before it settled.
 Rendered render_line_chart(const LineChart& c_in) {
   // The axes' effective scales (auto_log resolved); the rest reads `c`.
   LineChart c = c_in;
