@@ -493,7 +493,8 @@ struct ProfileLoader {
     switch (f.kind()) {
       case FieldKind::count:
         m.*std::get<int MachineProfile::*>(f.member) =
-            static_cast<int>(yaml::integer(v, 1, 65536, f.name));
+            static_cast<int>(yaml::integer(v, static_cast<std::int64_t>(f.range.min),
+                                           static_cast<std::int64_t>(f.range.max), f.name));
         break;
       case FieldKind::duration: {
         const Duration d = yaml::duration(v);
@@ -508,6 +509,7 @@ struct ProfileLoader {
         m.*std::get<double MachineProfile::*>(f.member) = yaml::fraction(v);
         break;
     }
+    if (const std::string e = machine_field_range_error(f, m); !e.empty()) v.fail(e);
   }
 
   // A profile map: optional `name:` and `base:`, then fields. Without `base:`
@@ -702,6 +704,15 @@ void set_at(YAML::Node& root, const std::vector<PathStep>& steps, const YAML::No
 }
 
 void apply_overrides(YAML::Node& root, Source& src, const LoadOptions& opts) {
+  // --machine first, so that --set machine.FIELD applies on top of it.
+  if (opts.machine) {
+    std::string m = *opts.machine;
+    // A --machine path is relative to the working directory, not the scenario.
+    if (looks_like_path(m) && fs::path(m).is_relative()) m = fs::absolute(m).string();
+    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    if (root.IsMap()) root["machine"] = m;
+    src.add_override("machine", "--machine " + *opts.machine);
+  }
   for (const auto& set : opts.sets) {
     const std::string label = "--set " + set;
     const auto eq = set.find('=');
@@ -718,20 +729,17 @@ void apply_overrides(YAML::Node& root, Source& src, const LoadOptions& opts) {
     if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap())
       throw ScenarioError(label, path, "the scenario is not a map, cannot override keys");
+    // machine.FIELD over a named profile (or none: `default`): {base: NAME, FIELD: ...}.
+    if (steps.size() > 1 && steps[0].key == "machine" && !root["machine"].IsMap()) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["base"] = root["machine"].IsScalar() ? YAML::Clone(root["machine"]) : YAML::Node("default");
+      root["machine"] = m;
+    }
     set_at(root, steps, value, label);
     src.add_override(path, label);
   }
-  if (opts.machine || opts.seed) {
-    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  }
-  if (opts.machine) {
-    std::string m = *opts.machine;
-    // A --machine path is relative to the working directory, not the scenario.
-    if (looks_like_path(m) && fs::path(m).is_relative()) m = fs::absolute(m).string();
-    if (root.IsMap()) root["machine"] = m;
-    src.add_override("machine", "--machine " + *opts.machine);
-  }
   if (opts.seed) {
+    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (root.IsMap()) root["seed"] = std::to_string(*opts.seed);
     src.add_override("seed", "--seed " + std::to_string(*opts.seed));
   }
