@@ -25,15 +25,39 @@ std::string value(const real::Measurement& m, double v) {
   if (m.unit == "fraction") return fmt::format("{:g}%", 100 * v);
   return fmt::format("{:g}", v);
 }
+int report(const CalibrateFlags& f, const real::CalibrationReport& rep,
+           const std::filesystem::path& out) {
+  validate::Table t({"field", "median", "p10", "p90", "samples", "method"},
+                    {false, true, true, true, true, false});
+  for (const auto& m : rep.measurements)
+    t.add_row({m.field, value(m, m.median), value(m, m.p10), value(m, m.p90),
+               std::to_string(m.samples), m.method});
+  if (f.json != "-") {
+    std::cout << "machine: " << rep.cpu_model << ", kernel " << rep.kernel << "\n\n"
+              << t.str() << "\nprofile written to " << out.string() << "\n";
+  }
+  if (!f.json.empty()) {
+    nlohmann::ordered_json j;
+    j["profile"] = validate::machine_json(rep.profile);
+    j["path"] = out.string();
+    j["kernel"] = rep.kernel;
+    j["cpu_model"] = rep.cpu_model;
+    for (const auto& m : rep.measurements)
+      j["measurements"][m.field] = {{"median", m.median},   {"p10", m.p10},   {"p90", m.p90},
+                                    {"samples", m.samples}, {"unit", m.unit}, {"method", m.method}};
+    validate::write_json(f.json, j);
+  }
+  return kExitOk;
+}
 }  // namespace
 
 void register_calibrate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CalibrateFlags>();
   auto* cmd = app.add_subcommand("calibrate", "Measure this machine into a machine profile (YAML)");
-  cmd->add_option("--out", flags->out,
-                  "Where to write the profile (default: the 'host' profile, " +
-                      host_profile_path().string() + ")")
-      ->type_name("PATH");
+  auto* out_option = cmd->add_option("--out", flags->out,
+                                     "Where to write the profile (default: the 'host' profile, " +
+                                         host_profile_path().string() + ")")
+                         ->type_name("PATH");
   cmd->add_flag("--thorough", flags->thorough,
                 "Take 5x more samples (about 20 s instead of about 4 s)");
   cmd->add_flag_callback(
@@ -44,38 +68,26 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
   cmd->add_flag("--allow-busy", flags->allow_busy,
                 "Measure even when other work keeps the CPUs over 10% busy (by default calibrate "
                 "refuses: that work would be measured as the machine's costs and noise)");
-  cmd->callback([flags, &action] {
-    action = [flags] {
+  cmd->callback([flags, out_option, &action] {
+    const bool explicit_out = out_option->count() > 0;
+    action = [flags, explicit_out] {
       real::CalibrateOptions o;
       o.quick = !flags->thorough;
       o.quiet = flags->quiet;
       o.allow_busy = flags->allow_busy;
-      const auto rep = real::calibrate(o);
+      // The default host profile's directory is created; an --out path's
+      // must exist. Checked before the measurements, which take seconds.
+      const bool create_parent = !explicit_out;
       const std::filesystem::path out =
-          flags->out.empty() ? host_profile_path() : std::filesystem::path(flags->out);
-      real::write_profile(rep, out);
-      validate::Table t({"field", "median", "p10", "p90", "samples", "method"},
-                        {false, true, true, true, true, false});
-      for (const auto& m : rep.measurements)
-        t.add_row({m.field, value(m, m.median), value(m, m.p10), value(m, m.p90),
-                   std::to_string(m.samples), m.method});
-      if (flags->json != "-") {
-        std::cout << "machine: " << rep.cpu_model << ", kernel " << rep.kernel << "\n\n"
-                  << t.str() << "\nprofile written to " << out.string() << "\n";
+          explicit_out ? std::filesystem::path(flags->out) : host_profile_path();
+      try {
+        real::check_profile_path(out, create_parent);
+        const auto rep = real::calibrate(o);
+        real::write_profile(rep, out, create_parent);
+        return report(*flags, rep, out);
+      } catch (const real::ProfileWriteError& e) {
+        throw Refused(std::string(explicit_out ? "calibrate --out: " : "calibrate: ") + e.what());
       }
-      if (!flags->json.empty()) {
-        nlohmann::ordered_json j;
-        j["profile"] = validate::machine_json(rep.profile);
-        j["path"] = out.string();
-        j["kernel"] = rep.kernel;
-        j["cpu_model"] = rep.cpu_model;
-        for (const auto& m : rep.measurements)
-          j["measurements"][m.field] = {{"median", m.median}, {"p10", m.p10},
-                                        {"p90", m.p90},       {"samples", m.samples},
-                                        {"unit", m.unit},     {"method", m.method}};
-        validate::write_json(flags->json, j);
-      }
-      return kExitOk;
     };
   });
 }

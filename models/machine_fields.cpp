@@ -30,7 +30,38 @@ std::string exact_size(Bytes b) {
   return std::to_string(b) + "B";
 }
 
+// One end of a field's range, in the field's own units.
+std::string bound_text(const MachineField& f, double v) {
+  switch (f.kind()) {
+    case FieldKind::count:
+      return std::to_string(static_cast<long long>(v));
+    case FieldKind::duration:
+      return v == 0 ? "0" : exact_duration(from_seconds(v));
+    case FieldKind::size:
+      return v == 0 ? "0" : exact_size(static_cast<Bytes>(v));
+    case FieldKind::fraction: {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", v);
+      return text;
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string machine_field_range(const MachineField& f) {
+  const std::string span = bound_text(f, f.range.min) + " to " + bound_text(f, f.range.max);
+  return f.range.zero_off ? "0 (off) or " + span : span;
+}
+
+std::string machine_field_range_error(const MachineField& f, const MachineProfile& m) {
+  const double v = machine_field_si(f, m);
+  if (f.range.zero_off && v == 0) return {};
+  if (v >= f.range.min && v <= f.range.max) return {};  // false for NaN
+  return std::string(f.name) + " must be " + machine_field_range(f) + ", got " +
+         machine_field_yaml(f, m);
+}
 
 std::string_view to_string(FieldKind k) {
   switch (k) {
@@ -108,11 +139,12 @@ std::string machine_field_yaml(const MachineField& f, const MachineProfile& m) {
 
 std::string machine_fields_markdown() {
   std::string out =
-      "| field | kind | meaning | how `poolsim calibrate` measures it | if a file leaves it out "
-      "|\n|---|---|---|---|---|\n";
+      "| field | kind | range | meaning | how `poolsim calibrate` measures it | if a file leaves "
+      "it out |\n|---|---|---|---|---|---|\n";
   for (const MachineField& f : kMachineFields)
     out += "| `" + std::string(f.name) + "` | " + std::string(to_string(f.kind())) + " | " +
-           std::string(f.meaning) + " | " + std::string(f.measured) + " | " +
+           machine_field_range(f) + " | " + std::string(f.meaning) + " | " +
+           std::string(f.measured) + " | " +
            (f.presence == FieldPresence::required ? "error" : "the `default` profile's value") +
            " |\n";
   return out;

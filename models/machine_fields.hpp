@@ -7,6 +7,7 @@
 //   - the member it is stored in; the member's type is the field's kind:
 //     int = a count, Duration = a duration (JSON: seconds), Bytes = a size
 //     (JSON: bytes), double = a fraction (0.7 or 70% in files),
+//   - the values it may take (FieldRange, enforced by the loader),
 //   - when a profile file may leave it out: `required`, or `from_default`
 //     (added after the first profiles were written: a file without it takes
 //     the shipped `default` profile's value),
@@ -44,12 +45,46 @@ enum class FieldPresence {
   from_default,  // missing: the shipped `default` profile's value
 };
 
+// The values a profile may give a field, in SI units (a count, seconds,
+// bytes, a fraction), both ends included; `zero_off`: 0 is allowed too and
+// turns the mechanism off. The loader refuses anything else (NaN, infinity,
+// negative, huge) where it reads the value, before the profile is used.
+struct FieldRange {
+  double min = 0;
+  double max = 0;
+  bool zero_off = false;
+};
+
+// The ranges of the table (docs/scenarios.md shows them):
+// - cores: 1 to 65536 (x86-64 Linux is built for at most 8192 CPUs,
+//   CONFIG_NR_CPUS; limits.cpus has the same bound).
+inline constexpr FieldRange kCoreRange{1, 65536};
+// - a per-event cost or delay: 0 to 1 s (microseconds in practice; more is a
+//   typo, and would let the simulated clock run past int64 nanoseconds).
+inline constexpr FieldRange kCostRange{0, 1};
+// - a period of a CPU (the slice, the tick, the bandwidth slice, the noise
+//   interval): 100 us to 1 s. 100 us is the kernel's smallest per-task slice
+//   (sched_attr.sched_runtime is clamped to 0.1-100 ms) and ten times its
+//   largest HZ; below it the simulator would take an event per few
+//   microseconds of busy CPU. 0 is "off" for the tick and the noise.
+inline constexpr FieldRange kPeriodRange{100e-6, 1};
+inline constexpr FieldRange kPeriodOrOffRange{100e-6, 1, true};
+// - the thread stack: 16 KiB (glibc's PTHREAD_STACK_MIN) to 1 TiB (kMaxBytes);
+//   other sizes 0 to 1 TiB.
+inline constexpr FieldRange kStackRange{16384, static_cast<double>(kMaxBytes)};
+inline constexpr FieldRange kSizeRange{0, static_cast<double>(kMaxBytes)};
+// - a fraction: 0 to 1.
+inline constexpr FieldRange kFractionRange{0, 1};
+// - slots of a per-CPU cache (kstack_cache): 0 to 1024 (the kernel's is 2).
+inline constexpr FieldRange kSlotRange{0, 1024};
+
 struct MachineField {
   using Member = std::variant<int MachineProfile::*, Duration MachineProfile::*,
                               Bytes MachineProfile::*, double MachineProfile::*>;
   std::string_view name;
   Member member;
   FieldPresence presence;
+  FieldRange range;
   std::string_view meaning;   // one line
   std::string_view measured;  // how `poolsim calibrate` measures it, one line
 
@@ -58,120 +93,120 @@ struct MachineField {
 
 inline constexpr MachineField kMachineFields[] = {
     // clang-format off
-    {"cores", &MachineProfile::cores, FieldPresence::required,
+    {"cores", &MachineProfile::cores, FieldPresence::required, kCoreRange,
      "logical CPUs", "online CPUs (sysconf)"},
-    {"slice", &MachineProfile::slice, FieldPresence::required,
+    {"slice", &MachineProfile::slice, FieldPresence::required, kPeriodRange,
      "scheduler base slice of a CPU-bound thread sharing a CPU",
      "the kernel's base slice x (1 + ilog2 CPUs), checked against two CPU-bound threads on one CPU"},
-    {"tick", &MachineProfile::tick, FieldPresence::required,
+    {"tick", &MachineProfile::tick, FieldPresence::required, kPeriodOrOffRange,
      "scheduler tick period 1/HZ (0 = ideal tickless model)",
      "jiffies per second, else timer interrupts of a busy CPU, else CONFIG_HZ"},
-    {"switch_cost", &MachineProfile::switch_cost, FieldPresence::required,
+    {"switch_cost", &MachineProfile::switch_cost, FieldPresence::required, kCostRange,
      "direct cost of one context switch",
      "pipe ping-pong between two threads pinned to one CPU, half a round trip"},
-    {"cache_refill", &MachineProfile::cache_refill, FieldPresence::required,
+    {"cache_refill", &MachineProfile::cache_refill, FieldPresence::required, kCostRange,
      "extra cost a thread pays after it was switched out (cold cache)",
      "a 256 KiB working set re-read after a 16 MiB buffer evicted it, minus a warm pass"},
-    {"migration_cost", &MachineProfile::migration_cost, FieldPresence::required,
+    {"migration_cost", &MachineProfile::migration_cost, FieldPresence::required, kCostRange,
      "extra cost when a thread resumes on another CPU",
      "the same working set re-read right after moving to another CPU, minus a warm pass"},
-    {"wakeup_latency", &MachineProfile::wakeup_latency, FieldPresence::required,
+    {"wakeup_latency", &MachineProfile::wakeup_latency, FieldPresence::required, kCostRange,
      "from a wake to the woken thread running on another, awake CPU",
      "condition-variable signal to running, on another CPU kept awake"},
-    {"idle_exit", &MachineProfile::idle_exit, FieldPresence::required,
+    {"idle_exit", &MachineProfile::idle_exit, FieldPresence::required, kCostRange,
      "extra delay when that CPU was idle",
      "the same wake onto an idle CPU, minus wakeup_latency"},
-    {"timer_slack", &MachineProfile::timer_slack, FieldPresence::required,
+    {"timer_slack", &MachineProfile::timer_slack, FieldPresence::required, kCostRange,
      "extra delay added to every timed sleep",
      "overshoot of a 1 ms clock_nanosleep on an awake CPU"},
-    {"thread_create", &MachineProfile::thread_create, FieldPresence::required,
+    {"thread_create", &MachineProfile::thread_create, FieldPresence::required, kCostRange,
      "CPU cost of creating a thread, charged to the creator",
      "the creator's CPU time inside pthread_create"},
-    {"thread_exit", &MachineProfile::thread_exit, FieldPresence::required,
+    {"thread_exit", &MachineProfile::thread_exit, FieldPresence::required, kCostRange,
      "CPU cost of ending a thread, charged to the exiting thread",
      "create-to-join wall time on one CPU, minus the creation and two switches"},
-    {"stack_reserve", &MachineProfile::stack_reserve, FieldPresence::required,
+    {"stack_reserve", &MachineProfile::stack_reserve, FieldPresence::required, kStackRange,
      "virtual stack reserved per thread",
      "glibc's default thread stack (pthread_attr_getstacksize)"},
-    {"stack_touch", &MachineProfile::stack_touch, FieldPresence::required,
+    {"stack_touch", &MachineProfile::stack_touch, FieldPresence::required, kSizeRange,
      "memory a thread actually touches",
      "VmRSS added per blocked thread over 64 threads, rounded to 4 KiB pages"},
-    {"queue_handover", &MachineProfile::queue_handover, FieldPresence::from_default,
+    {"queue_handover", &MachineProfile::queue_handover, FieldPresence::from_default, kCostRange,
      "one side (push or pop) of a hand-over through a locked queue",
      "the real pool, 1 worker, a batch of empty tasks: CPU per task / 2"},
-    {"fiber_create", &MachineProfile::fiber_create, FieldPresence::from_default,
+    {"fiber_create", &MachineProfile::fiber_create, FieldPresence::from_default, kCostRange,
      "a user-level thread's creation, first mount and end",
      "real virtual threads on 1 carrier, 1,000 closed clients, empty requests: CPU per request "
      "less two queue_handover"},
-    {"fiber_switch", &MachineProfile::fiber_switch, FieldPresence::from_default,
+    {"fiber_switch", &MachineProfile::fiber_switch, FieldPresence::from_default, kCostRange,
      "one user-level switch: an unmount or a remount",
      "the same with `wait: 1ms` requests: half the extra CPU per request"},
-    {"timer_arm", &MachineProfile::timer_arm, FieldPresence::from_default,
+    {"timer_arm", &MachineProfile::timer_arm, FieldPresence::from_default, kCostRange,
      "an event loop's wait: arm a timer and dispatch its completion",
      "the real event loop, 1 loop, 1,000 closed clients: CPU per request with `wait: 1ms` less "
      "without"},
-    {"stack_cache", &MachineProfile::stack_cache, FieldPresence::from_default,
+    {"stack_cache", &MachineProfile::stack_cache, FieldPresence::from_default, kSizeRange,
      "bytes of ended threads' stacks glibc keeps for reuse",
      "glibc.pthread.stack_cache_size (ld.so --list-tunables), else glibc's default 40 MiB"},
-    {"stack_map", &MachineProfile::stack_map, FieldPresence::from_default,
+    {"stack_map", &MachineProfile::stack_map, FieldPresence::from_default, kCostRange,
      "mapping a new stack the cache cannot give (charged to the creator)",
      "mmap PROT_NONE + mprotect all but the guard + touch two pages, on one CPU"},
-    {"stack_unmap", &MachineProfile::stack_unmap, FieldPresence::from_default,
+    {"stack_unmap", &MachineProfile::stack_unmap, FieldPresence::from_default, kCostRange,
      "unmapping a stack the cache cannot keep, the process on one CPU (exiting thread)",
      "munmap of that stack, no other thread of the process running"},
-    {"tlb_shootdown", &MachineProfile::tlb_shootdown, FieldPresence::from_default,
+    {"tlb_shootdown", &MachineProfile::tlb_shootdown, FieldPresence::from_default, kCostRange,
      "extra for that munmap when the process runs on several CPUs",
      "the same munmap while a thread of the process spins on CPU 1, minus stack_unmap"},
-    {"wake_pack_util", &MachineProfile::wake_pack_util, FieldPresence::from_default,
+    {"wake_pack_util", &MachineProfile::wake_pack_util, FieldPresence::from_default, kFractionRange,
      "the waker's CPU utilization below which a woken thread is kept on the waker's CPU "
      "(0 = mainline)",
      "where most wakes stop running on the waker's CPU as a load thread keeps it 0-90% busy"},
-    {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default,
+    {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
      "the waker's thread CPU time across one FUTEX_WAKE of a thread on its own CPU"},
-    {"wake_ipi", &MachineProfile::wake_ipi, FieldPresence::from_default,
+    {"wake_ipi", &MachineProfile::wake_ipi, FieldPresence::from_default, kCostRange,
      "the extra when the woken thread goes to another CPU (the inter-processor interrupt)",
      "the same with the waiting thread on the idle CPU 1, minus wake_cost"},
-    {"noise_interval", &MachineProfile::noise_interval, FieldPresence::from_default,
+    {"noise_interval", &MachineProfile::noise_interval, FieldPresence::from_default, kPeriodOrOffRange,
      "mean busy time of a CPU between two interruptions by the OS (0 = no noise)",
      "fixed-work-quantum spinners on every CPU at once: busy time / interrupted quanta"},
-    {"noise_median", &MachineProfile::noise_median, FieldPresence::from_default,
+    {"noise_median", &MachineProfile::noise_median, FieldPresence::from_default, kCostRange,
      "time an OS interruption takes from the running thread: median",
      "the same benchmark: median excess of an interrupted quantum over the fastest one"},
-    {"noise_p99", &MachineProfile::noise_p99, FieldPresence::from_default,
+    {"noise_p99", &MachineProfile::noise_p99, FieldPresence::from_default, kCostRange,
      "time an OS interruption takes from the running thread: 99th percentile",
      "the same benchmark: 99th percentile of those excesses"},
-    {"noise_preempt", &MachineProfile::noise_preempt, FieldPresence::from_default,
+    {"noise_preempt", &MachineProfile::noise_preempt, FieldPresence::from_default, kFractionRange,
      "share of OS interruptions that switch to another task (an involuntary switch)",
      "the spinners' involuntary switches (getrusage) over their interrupted quanta"},
-    {"work_loop", &MachineProfile::work_loop, FieldPresence::from_default,
+    {"work_loop", &MachineProfile::work_loop, FieldPresence::from_default, kCostRange,
      "thread CPU time of 2^20 iterations of the loop that runs cpu phases (0 = calibrate each run)",
      "the fastest of seven tick-spanning trials of the loop, scaled to 2^20 iterations"},
-    {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default,
+    {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default, kPeriodRange,
      "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",
      "read from /proc/sys/kernel/sched_cfs_bandwidth_slice_us"},
-    {"runtime_touch", &MachineProfile::runtime_touch, FieldPresence::from_default,
+    {"runtime_touch", &MachineProfile::runtime_touch, FieldPresence::from_default, kSizeRange,
      "one-time memory a runtime adds with its first thread, beyond that thread's stack_touch",
      "the real pool, 1 worker, 16 tasks: memory_peak less stack_touch, median of runs"},
-    {"fiber_touch", &MachineProfile::fiber_touch, FieldPresence::from_default,
+    {"fiber_touch", &MachineProfile::fiber_touch, FieldPresence::from_default, kSizeRange,
      "memory of a live user-level thread (a Boost.Fiber fiber: its stack's touched pages)",
      "real virtual threads, 1 carrier, 1,000 sleeping fibers less 1: memory_peak per fiber"},
-    {"loop_task_touch", &MachineProfile::loop_task_touch, FieldPresence::from_default,
+    {"loop_task_touch", &MachineProfile::loop_task_touch, FieldPresence::from_default, kSizeRange,
      "memory of a task alive in an event loop (its posted handler, its timer)",
      "the real event loop, 1 loop, 2,000 tasks asleep on timers less 1: memory_peak per task"},
-    {"tbb_arena", &MachineProfile::tbb_arena, FieldPresence::from_default,
+    {"tbb_arena", &MachineProfile::tbb_arena, FieldPresence::from_default, kSizeRange,
      "one-time memory of oneTBB with its first worker, beyond that worker's stack_touch",
      "real oneTBB, 1 thread, 16 tasks: memory_peak less stack_touch"},
-    {"tbb_worker", &MachineProfile::tbb_worker, FieldPresence::from_default,
+    {"tbb_worker", &MachineProfile::tbb_worker, FieldPresence::from_default, kSizeRange,
      "memory each further oneTBB worker adds beyond its stack_touch",
      "real oneTBB, 2 threads less 1 thread: memory_peak per extra worker less stack_touch"},
-    {"tbb_task", &MachineProfile::tbb_task, FieldPresence::from_default,
+    {"tbb_task", &MachineProfile::tbb_task, FieldPresence::from_default, kSizeRange,
      "memory of a task enqueued in a oneTBB arena and not yet started",
      "real oneTBB, 1 thread, a batch of 4,000 100 us tasks less a batch of 16: per task"},
-    {"kstack_cache", &MachineProfile::kstack_cache, FieldPresence::from_default,
+    {"kstack_cache", &MachineProfile::kstack_cache, FieldPresence::from_default, kSlotRange,
      "freed kernel thread stacks each CPU keeps for reuse (NR_CACHED_STACKS)",
      "the kernel's constant (kernel/fork.c NR_CACHED_STACKS = 2), not measured"},
-    {"kstack_alloc", &MachineProfile::kstack_alloc, FieldPresence::from_default,
+    {"kstack_alloc", &MachineProfile::kstack_alloc, FieldPresence::from_default, kCostRange,
      "the creator's extra CPU time when its CPU has no cached kernel stack (vmalloc of a new one)",
      "creations of blocked threads on one CPU: beyond the cache, minus the first creation's cost"},
     // clang-format on
@@ -206,6 +241,12 @@ void set_machine_field_si(const MachineField& f, MachineProfile& m, double v);
 void copy_machine_field(const MachineField& f, MachineProfile& to, const MachineProfile& from);
 // Field-by-field equality over the table.
 bool same_machine_fields(const MachineProfile& a, const MachineProfile& b);
+// The field's range as docs and messages write it: "1 to 65536",
+// "0 (off) or 100us to 1s", "16KiB to 1024GiB" (the units a file may use).
+std::string machine_field_range(const MachineField& f);
+// Empty when the field's value in `m` is inside its range, else the message
+// "tick must be 0 (off) or 100us to 1s, got 20us" (NaN is never inside).
+std::string machine_field_range_error(const MachineField& f, const MachineProfile& m);
 // The field table of docs/scenarios.md ("Machine profiles"), Markdown with a
 // trailing newline (a test compares the two).
 std::string machine_fields_markdown();

@@ -47,7 +47,8 @@ void read_machine_field(const MachineField& f, const Val& v, MachineProfile& m) 
   switch (f.kind()) {
     case FieldKind::count:
       m.*std::get<int MachineProfile::*>(f.member) =
-          static_cast<int>(yaml::integer(v, 1, 65536, f.name));
+          static_cast<int>(yaml::integer(v, static_cast<std::int64_t>(f.range.min),
+                                         static_cast<std::int64_t>(f.range.max), f.name));
       break;
     case FieldKind::duration: {
       const Duration d = yaml::duration(v);
@@ -62,6 +63,7 @@ void read_machine_field(const MachineField& f, const Val& v, MachineProfile& m) 
       m.*std::get<double MachineProfile::*>(f.member) = yaml::fraction(v);
       break;
   }
+  if (const std::string e = machine_field_range_error(f, m); !e.empty()) v.fail(e);
 }
 
 }  // namespace

@@ -133,6 +133,15 @@ void set_at(YAML::Node& root, const std::vector<PathStep>& steps, const YAML::No
 }  // namespace
 
 void apply_overrides(YAML::Node& root, Source& src, const LoadOptions& opts) {
+  // --machine first, so that --set machine.FIELD applies on top of it.
+  if (opts.machine) {
+    std::string m = *opts.machine;
+    // A --machine path is relative to the working directory, not the scenario.
+    if (looks_like_path(m) && fs::path(m).is_relative()) m = fs::absolute(m).string();
+    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+    if (root.IsMap()) root["machine"] = m;
+    src.add_override("machine", "--machine " + *opts.machine);
+  }
   for (const auto& set : opts.sets) {
     const std::string label = "--set " + set;
     const auto eq = set.find('=');
@@ -149,20 +158,17 @@ void apply_overrides(YAML::Node& root, Source& src, const LoadOptions& opts) {
     if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap())
       throw ScenarioError(label, path, "the scenario is not a map, cannot override keys");
+    // machine.FIELD over a named profile (or none: `default`): {base: NAME, FIELD: ...}.
+    if (steps.size() > 1 && steps[0].key == "machine" && !root["machine"].IsMap()) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["base"] = root["machine"].IsScalar() ? YAML::Clone(root["machine"]) : YAML::Node("default");
+      root["machine"] = m;
+    }
     set_at(root, steps, value, label);
     src.add_override(path, label);
   }
-  if (opts.machine || opts.seed) {
-    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  }
-  if (opts.machine) {
-    std::string m = *opts.machine;
-    // A --machine path is relative to the working directory, not the scenario.
-    if (looks_like_path(m) && fs::path(m).is_relative()) m = fs::absolute(m).string();
-    if (root.IsMap()) root["machine"] = m;
-    src.add_override("machine", "--machine " + *opts.machine);
-  }
   if (opts.seed) {
+    if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     if (root.IsMap()) root["seed"] = std::to_string(*opts.seed);
     src.add_override("seed", "--seed " + std::to_string(*opts.seed));
   }

@@ -7,11 +7,15 @@
 #include "real/calibrate.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -191,7 +195,15 @@ MachineProfile profile_from_measurements(const std::vector<Measurement>& ms) {
         std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == f.name; });
     if (it == ms.end())
       throw std::logic_error("calibrate: no measurement of " + std::string(f.name));
+    // A measurement outside the field's range (machine_fields.hpp) would give
+    // a profile the loader refuses: refuse it here, before anything is written.
+    if (!std::isfinite(it->median))
+      throw MachineRefused("calibrate: the measurement of " + std::string(f.name) +
+                           " failed (not a number); no profile written");
     set_machine_field_si(f, p, it->median);
+    if (const std::string e = machine_field_range_error(f, p); !e.empty())
+      throw MachineRefused("calibrate measured a value a machine profile cannot hold: " + e + " (" +
+                           it->method + "); no profile written");
   }
   // Resident memory comes in whole pages.
   constexpr double kPage = 4096;
@@ -199,19 +211,84 @@ MachineProfile profile_from_measurements(const std::vector<Measurement>& ms) {
   return p;
 }
 
-void write_profile(const CalibrationReport& r, const std::filesystem::path& path) {
+namespace {
+
+[[noreturn]] void profile_error(const std::filesystem::path& path, const std::string& why) {
+  const std::string named = path.empty() ? "" : " " + path.string();
+  throw ProfileWriteError("cannot write the machine profile" + named + ": " + why);
+}
+
+// A temporary file next to `path` (same directory, so rename is atomic):
+// its name, and an open descriptor.
+std::pair<std::string, int> temp_beside(const std::filesystem::path& path) {
+  std::string name = path.string() + ".XXXXXX";
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0)
+    profile_error(path,
+                  std::string("cannot create a file in its directory: ") + std::strerror(errno));
+  return {name, fd};
+}
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_profile_path(const std::filesystem::path& path, bool create_parent) {
+  namespace fs = std::filesystem;
+  if (path.empty()) profile_error(path, "the path is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) profile_error(path, "it is a directory, expected a file path");
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    profile_error(path, "it is not a regular file (a device, FIFO or socket)");
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (create_parent && !fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) profile_error(path, "cannot create its directory: " + ec.message());
+  }
+  if (!fs::is_directory(dir, ec))
+    profile_error(path, "its directory " + dir.string() + " does not exist");
+  // Creating (and removing) a file is the one test that also covers a
+  // read-only file system and root, for whom permission bits do not apply.
+  const auto [tmp, fd] = temp_beside(path);
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
+void write_profile(const CalibrationReport& r, const std::filesystem::path& path,
+                   bool create_parent) {
+  check_profile_path(path, create_parent);
   std::string comment =
       fmt::format("Measured by `poolsim calibrate` on {} (kernel {}).\n", r.cpu_model, r.kernel);
   for (const auto& m : r.measurements) comment += fmt::format("{}: {}\n", m.field, m.method);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error("cannot write machine profile '" + path.string() + "'");
-    f << machine_profile_yaml(r.profile, comment);
-    if (!f) throw std::runtime_error("error writing machine profile '" + path.string() + "'");
+  const std::string text = machine_profile_yaml(r.profile, comment);
+  const auto [tmp, fd] = temp_beside(path);
+  const bool written = write_all(fd, text) && ::fsync(fd) == 0;
+  const int saved = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed) {
+    ::unlink(tmp.c_str());
+    profile_error(path, std::string("writing failed: ") + std::strerror(written ? errno : saved));
   }
-  std::filesystem::rename(tmp, path);
+  // mkstemp creates 0600; a profile is as readable as any file the user writes.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmp.c_str(), 0666 & ~mask);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    profile_error(path,
+                  std::string("renaming the written file into place failed: ") + std::strerror(e));
+  }
 }
 
 }  // namespace poolsim::real

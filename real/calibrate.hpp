@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,21 @@ CalibrationReport calibrate(const CalibrateOptions& opt);
 // whole 4 KiB pages. Throws std::logic_error naming a field no measurement
 // covers.
 MachineProfile profile_from_measurements(const std::vector<Measurement>& ms);
-// Writes the profile as YAML with the report as comments; creates parent
-// directories.
-void write_profile(const CalibrationReport& report, const std::filesystem::path& path);
+// A profile path that cannot be written, or a write that failed; what()
+// names the path (exit 3 in the CLI).
+struct ProfileWriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Checks, before the measurements start, that `path` can take a profile:
+// it is a regular file or does not exist yet (not a directory, device or
+// FIFO), its directory exists (`create_parent`: is created, for the default
+// host profile) and a file can be created in it. Throws ProfileWriteError.
+void check_profile_path(const std::filesystem::path& path, bool create_parent);
+// Writes the profile as YAML with the report as comments: to a temporary
+// file in the same directory, then renamed over `path`, so that a failed
+// write (a full disk) leaves the old file, or none, and no partial one.
+// Creates parent directories when `create_parent`. Throws ProfileWriteError.
+void write_profile(const CalibrationReport& report, const std::filesystem::path& path,
+                   bool create_parent = true);
 
 }  // namespace poolsim::real

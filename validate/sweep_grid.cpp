@@ -41,11 +41,15 @@ std::optional<NumberWithSuffix> split_number(const std::string& text) {
   return n;
 }
 
-// Shortest text that reads back as v (no "1.0000000000000002").
+// Shortest text of at most 12 significant digits that reads back as v (no
+// "1.0000000000000002"). Read back with from_chars: std::stod throws
+// out_of_range on a subnormal such as 1e-320 (found by fuzz_vary).
 std::string format_number(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
+  for (int digits = 1; digits <= 12; ++digits) {
     std::string s = fmt::format("{:.{}g}", v, digits);
-    if (std::stod(s) == v || digits >= 12) return s;
+    double back = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), back);
+    if ((ec == std::errc() && back == v) || digits == 12) return s;
   }
   return fmt::format("{}", v);
 }
@@ -150,11 +154,17 @@ std::vector<std::string> expand_range(const std::string& text, std::size_t dots,
       (std::abs(steps - nearest) <= 1e-9 * std::max(1.0, nearest) ? nearest : std::floor(steps)) +
       1;
   if (count > static_cast<double>(max_values))
-    throw std::invalid_argument(fmt::format("the range '{}' has {:.0f} values; {}",
-                                            abbreviate(text), count, too_many(max_values)));
+    throw std::invalid_argument(
+        fmt::format("the range '{}' has {} values; {}", abbreviate(text),
+                    count < 1e15 ? fmt::format("{:.0f}", count) : fmt::format("{:.3g}", count),
+                    too_many(max_values)));
+  // The loop stops at that count too: a step far below the ends' precision
+  // (1e5..1e5+1e-12) would otherwise crawl through the slack in `end`, one
+  // value per step, for 1e8 steps (found by fuzz_vary).
+  const auto n_values = static_cast<long long>(count);
   std::vector<std::string> out;
   std::set<long long> seen_int;
-  for (long long i = 0;; ++i) {
+  for (long long i = 0; i < n_values; ++i) {
     const double v = r.op == '*' ? r.a.value * std::pow(r.step, static_cast<double>(i))
                                  : r.a.value + static_cast<double>(i) * r.step;
     if (v > end) break;
@@ -165,7 +175,15 @@ std::vector<std::string> expand_range(const std::string& text, std::size_t dots,
       if (!seen_int.insert(n).second) continue;
       out.push_back(std::to_string(n) + r.a.suffix);
     } else {
-      out.push_back(format_number(v) + r.a.suffix);
+      // Values are written with 12 significant digits: a step finer than
+      // that would run the same point twice (found by fuzz_vary).
+      std::string value = format_number(v) + r.a.suffix;
+      if (!out.empty() && out.back() == value)
+        throw std::invalid_argument("the range '" + abbreviate(text) +
+                                    "' steps below 12 significant digits: two of its values "
+                                    "both read " +
+                                    value);
+      out.push_back(std::move(value));
     }
   }
   return out;

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -40,8 +41,8 @@ MachineProfile distinct_profile() {
       case FieldKind::count:
         set_machine_field_si(f, m, 2 + k);
         break;
-      case FieldKind::duration:
-        set_machine_field_si(f, m, k * 1.001e-6);
+      case FieldKind::duration:  // inside the range: the periods start at 100 us
+        set_machine_field_si(f, m, f.range.min + k * 1.001e-6);
         break;
       case FieldKind::size:
         set_machine_field_si(f, m, 1024 * 1024 * k + k);
@@ -193,4 +194,30 @@ TEST_CASE("machine_fields: docs/scenarios.md's field table is the one the table 
     std::cout << "docs/scenarios.md, \"## Machine profiles\", should read:\n"
               << machine_fields_markdown();
   CHECK(table == machine_fields_markdown());
+}
+
+TEST_CASE("machine_fields.range: every field states a range its shipped value is inside",
+          "[machine_fields][hostile]") {
+  const MachineProfile d = load_machine_profile("default", shipped());
+  for (const MachineField& f : kMachineFields) {
+    CAPTURE(f.name);
+    CHECK(f.range.min <= f.range.max);
+    CHECK(machine_field_range_error(f, d).empty());
+  }
+}
+
+TEST_CASE("machine_fields.range: a value outside the range names the field, range and value",
+          "[machine_fields][hostile]") {
+  MachineProfile m = load_machine_profile("default", shipped());
+  const MachineField& tick = MachineFieldName("tick").field();
+  m.tick = Duration{20'000};
+  CHECK(machine_field_range_error(tick, m) == "tick must be 0 (off) or 100us to 1s, got 20us");
+  m.tick = Duration{0};
+  CHECK(machine_field_range_error(tick, m).empty());
+  const MachineField& pack = MachineFieldName("wake_pack_util").field();
+  m.wake_pack_util = std::nan("");
+  CHECK(machine_field_range_error(pack, m) == "wake_pack_util must be 0 to 1, got nan");
+  const MachineField& stack = MachineFieldName("stack_reserve").field();
+  m.stack_reserve = 4096;
+  CHECK(machine_field_range_error(stack, m) == "stack_reserve must be 16KiB to 1024GiB, got 4KiB");
 }

@@ -2,9 +2,18 @@
 // comes from the measurement of that name, and a field nothing measured is an
 // error that names it (not a silent 0). The experiments themselves are timed
 // on this machine and are not run here.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,8 +38,8 @@ std::vector<real::Measurement> one_per_field() {
       case FieldKind::count:
         m.median = 2;
         break;
-      case FieldKind::duration:
-        m.median = v * 1e-6;
+      case FieldKind::duration:  // above the field's least value (the periods: 100 us)
+        m.median = f.range.min + v * 1e-6;
         break;
       case FieldKind::size:
         m.median = v * 8192 + 100;
@@ -109,4 +118,106 @@ TEST_CASE("calibrate.busy: calibrate refuses to measure while other work keeps t
   for (auto& t : spinners) t.join();
   CHECK_THAT(message, Catch::Contains("calibrate: the machine is busy before the measurement"));
   CHECK_THAT(message, Catch::Contains("--allow-busy"));
+}
+
+TEST_CASE("calibrate: a measurement outside a field's range is refused, naming the field",
+          "[real][calibrate][hostile]") {
+  auto ms = one_per_field();
+  for (auto& m : ms)
+    if (m.field == "slice") m.median = 20e-6;
+  CHECK_THROWS_WITH(real::profile_from_measurements(ms),
+                    Catch::Contains("slice must be 100us to 1s, got 20us") &&
+                        Catch::Contains("no profile written"));
+  for (auto& m : ms)
+    if (m.field == "slice") m.median = std::nan("");
+  CHECK_THROWS_WITH(real::profile_from_measurements(ms),
+                    Catch::Contains("measurement of slice failed"));
+}
+
+namespace {
+
+// A directory under /tmp, removed with its contents at the end of scope.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::string t = "/tmp/poolsim-calib-XXXXXX";
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
+                                                  std::filesystem::directory_iterator()));
+  }
+};
+
+real::CalibrationReport some_report() {
+  real::CalibrationReport r;
+  r.measurements = one_per_field();
+  r.profile = real::profile_from_measurements(r.measurements);
+  r.kernel = "test";
+  r.cpu_model = "test";
+  return r;
+}
+
+std::string text_of(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("calibrate.out: paths that cannot take a profile are refused before measuring",
+          "[real][calibrate][hostile]") {
+  ScratchDir dir;
+  using Catch::Contains;
+  CHECK_THROWS_WITH(real::check_profile_path(dir.path, false),
+                    Contains(dir.path.string()) && Contains("is a directory"));
+  CHECK_THROWS_WITH(real::check_profile_path("/dev/full", false),
+                    Contains("/dev/full") && Contains("not a regular file"));
+  const auto missing = dir.path / "no" / "such" / "host.yaml";
+  CHECK_THROWS_WITH(real::check_profile_path(missing, false),
+                    Contains(missing.string()) && Contains("does not exist"));
+  // sysfs refuses to create files, even for root, for whom permission bits
+  // do not apply: it stands for any read-only directory.
+  CHECK_THROWS_WITH(real::check_profile_path("/sys/poolsim-host.yaml", false),
+                    Contains("/sys/poolsim-host.yaml") && Contains("cannot create a file"));
+  CHECK_THROWS_WITH(real::check_profile_path("", false), Contains("the path is empty"));
+  CHECK(dir.entries() == 0);  // the checks leave nothing behind
+  // The default host profile's directory is created.
+  CHECK_NOTHROW(real::check_profile_path(missing, true));
+  CHECK(std::filesystem::is_directory(missing.parent_path()));
+  CHECK_FALSE(std::filesystem::exists(missing));
+}
+
+TEST_CASE("calibrate.out: the profile is written whole or not at all",
+          "[real][calibrate][hostile]") {
+  ScratchDir dir;
+  const auto out = dir.path / "host.yaml";
+  const real::CalibrationReport r = some_report();
+  real::write_profile(r, out, false);
+  const std::string first = text_of(out);
+  CHECK(first.find("slice: ") != std::string::npos);
+  CHECK(dir.entries() == 1);  // no temporary file left beside it
+  // A write that fails half-way (here: a file size limit, as a full disk
+  // would) leaves the old profile as it was and no temporary file.
+  struct rlimit old {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  struct rlimit small = old;
+  small.rlim_cur = 100;  // bytes: less than a profile
+  auto* previous = std::signal(SIGXFSZ, SIG_IGN);
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  real::CalibrationReport changed = r;
+  changed.kernel = "changed";
+  std::string error;
+  try {
+    real::write_profile(changed, out, false);
+  } catch (const real::ProfileWriteError& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  CHECK_THAT(error, Catch::Contains(out.string()) && Catch::Contains("writing failed"));
+  CHECK(text_of(out) == first);
+  CHECK(dir.entries() == 1);
 }
