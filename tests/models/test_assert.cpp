@@ -22,7 +22,7 @@ std::string failing_assert_in_child(int& status) {
   if (pid == 0) {
     dup2(fds[1], 2);
     close(fds[0]);
-    const int live = 3, max_threads = 2;
+    [[maybe_unused]] const int live = 3, max_threads = 2;
     POOLSIM_ASSERT(live <= max_threads, "more live workers than max_threads");
     _exit(0);
   }
