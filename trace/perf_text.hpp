@@ -24,7 +24,9 @@
 // switch-outs included; a per-task `perf record` sees only its own tasks'
 // side too): such a mismatch counts as hidden (stats().hidden_switches). A
 // mismatch whose missing thread does appear as an event's context elsewhere
-// in the trace is a real gap (stats().inconsistent: lost or cut-out events);
+// in the trace is a real gap (stats().inconsistent: lost or cut-out events),
+// except for the idle task: switches out of idle go unrecorded on a whole
+// vCPU of this VM, so those count as hidden too;
 // the importer refuses a trace with many. Both are decided in finish(), when
 // the whole trace has shown which threads' events are recorded. After a
 // mismatch the context thread is running: it gets an on-CPU transition at
@@ -92,17 +94,21 @@ class TraceReader {
   std::int64_t& cpu_last_time(int cpu);
   // The context thread of an event on `cpu` at `time`: checks it against the
   // CPU's current thread (see the file comment).
-  void context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time);
+  // `started`: when the event itself shows the thread started running (a
+  // sched_stat_runtime's time - runtime), else -1.
+  void context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time,
+               std::int64_t started = -1);
 
   std::string source_;
   Sink sink_;
   TextFormat format_ = TextFormat::undecided;
   ReadStats stats_;
-  std::vector<int> current_;                       // per CPU: tid running (-1 unknown)
-  std::vector<int> irq_depth_;                     // per CPU: interrupt handler nesting
-  std::vector<std::int64_t> cpu_last_time_;        // per CPU: time of its last event (-1 none)
-  std::unordered_set<int> context_seen_;           // threads some recorded event ran in
-  std::unordered_map<int, std::int64_t> missing_;  // mismatches by the thread expected
+  std::vector<int> current_;                         // per CPU: tid running (-1 unknown)
+  std::vector<int> irq_depth_;                       // per CPU: interrupt handler nesting
+  std::vector<std::int64_t> cpu_last_time_;          // per CPU: time of its last event (-1 none)
+  std::unordered_set<int> context_seen_;             // threads some recorded event ran in
+  std::unordered_map<int, std::int64_t> last_wake_;  // per thread: time of its last wake-up
+  std::unordered_map<int, std::int64_t> missing_;    // mismatches by the thread expected
   std::int64_t last_lineno_ = 0;
   bool timehist_wakers_ = false;  // `awakened:` lines seen (timehist -w)
 };

@@ -58,8 +58,9 @@ TEST_CASE(
   // lag and an earlier deadline, and preempts at the wake. A neighbour of 4x
   // the weight has a virtual slice a quarter as long, so its deadline comes
   // first: the worker waits for the tick that renews it (4 ms).
-  const Workload w =
-      make_workload(ArrivalKind::periodic, {20ms}, std::vector<Duration>(50, Duration{1ms}));
+  std::vector<Duration> at;
+  for (int i = 0; i < 50; ++i) at.push_back(i * Duration(20ms));
+  const Workload w = make_workload(ArrivalKind::periodic, at, std::vector<Duration>(50, 1ms));
   CHECK(compute_metrics(with_neighbour(1, 1, 1024, 1024, w))[Metric::latency_mean] < 0.0012);
   CHECK(compute_metrics(with_neighbour(1, 1, 1024, 4096, w))[Metric::latency_mean] ==
         Approx(0.005).epsilon(0.05));

@@ -138,6 +138,29 @@ TEST_CASE("trace_reader: a switch-in hidden by an unrecorded task is recovered, 
   CHECK(out[2].other == 7);
 }
 
+TEST_CASE(
+    "trace_reader: after an unrecorded switch out of idle a thread runs from its stat_runtime",
+    "[trace]") {
+  // CPU 1 goes idle at 1.0 s; the switch out of idle is not recorded (this
+  // VM's vCPU 1); at 2.0 s worker 7 reports 100 us of runtime: it got the
+  // CPU at 1.9999 s, not at the CPU's last event (1.0 s), which would credit
+  // it with a second of idle time.
+  std::vector<Transition> out;
+  TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
+  r.feed(
+      "w 7/7 [001] 1.000000000: sched:sched_switch: prev_comm=w prev_pid=7 prev_prio=120 "
+      "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+      1);
+  r.feed("w 7/7 [001] 2.000000000: sched:sched_stat_runtime: comm=w pid=7 runtime=100000 [ns]", 2);
+  r.finish(true);
+  CHECK(r.stats().hidden_switches == 1);
+  CHECK(r.stats().inconsistent == 0);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].kind == Transition::Kind::on_cpu);
+  CHECK(out[1].tid == 7);
+  CHECK(out[1].time == 1'999'900'000);
+}
+
 TEST_CASE("trace_reader: a switch missing for a thread whose events are recorded is inconsistent",
           "[trace]") {
   TraceReader r("x", [](const Transition&) {});
@@ -172,6 +195,21 @@ TEST_CASE("trace_import: switches hidden by an unrecorded task leave the model u
   CHECK(m.groups[m.backend].waits == a.groups[a.backend].waits);
   CHECK(m.unit_runq == a.unit_runq);
   CHECK(m.rate == Approx(a.rate));
+}
+
+TEST_CASE("trace_import: switches out of idle left unrecorded on a CPU are not lost events",
+          "[trace]") {
+  // idle-exits-hidden: synthetic.perf-script.txt without the switches out of
+  // idle on CPU 1 (this VM records none there, while the program's own
+  // events on CPU 1 are recorded): the same units, requests and groups.
+  const auto a = import_file("synthetic.perf-script.txt");
+  const auto m = import_file("idle-exits-hidden.perf-script.txt");
+  CHECK(m.read.inconsistent == 0);
+  CHECK(m.read.hidden_switches == 3);  // 4 removed, the first before any CPU 1 event
+  CHECK(m.units == a.units);
+  CHECK(m.requests == a.requests);
+  CHECK(m.groups.size() == a.groups.size());
+  CHECK(m.groups[m.backend].bursts == a.groups[a.backend].bursts);
 }
 
 TEST_CASE("trace_import: a trace with switches cut out is refused as having lost events",

@@ -23,6 +23,7 @@ const MetricComparison& row(const Comparison& c, Metric m) {
 
 TEST_CASE("compare: error is (predicted - measured) / measured", "[compare]") {
   Metrics p;
+  p.resources = true;  // every metric applies (resource_wait_mean only with resources)
   for (auto& v : p.values) v = 0.81;
   auto m = measured_all(0.84, 0.02);
   const auto c = compare(p, m, Tolerance{});
@@ -50,6 +51,7 @@ TEST_CASE("compare: beyond tolerance diverges, and a per-metric tolerance applie
 
 TEST_CASE("compare: a measurement noisier than the tolerance is noisy, not failed", "[compare]") {
   Metrics p;
+  p.resources = true;
   for (auto& v : p.values) v = 3.0;  // +200%: would diverge
   const auto c = compare(p, measured_all(1.0, 0.5), Tolerance{});
   CHECK(row(c, Metric::makespan).verdict == Verdict::noisy);
@@ -74,6 +76,7 @@ TEST_CASE("compare: a zero measurement matches only a zero prediction", "[compar
 
 TEST_CASE("compare: ignored metrics are not compared", "[compare]") {
   Metrics p;
+  p.resources = true;
   Tolerance t;
   t.ignored.insert("switches_voluntary");
   const auto c = compare(p, measured_all(0.0, 0.0), t);
@@ -96,4 +99,14 @@ TEST_CASE("compare: the JSON has the documented shape", "[compare]") {
   CHECK(mk["error"].get<double>() == Approx(-0.0357).epsilon(0.01));
   CHECK(mk["tolerance"].get<double>() == Approx(0.10));
   CHECK(mk["verdict"] == "match");
+}
+
+TEST_CASE("compare: resource_wait_mean is compared only for a run with bounded resources",
+          "[compare]") {
+  Metrics p;
+  const auto without = compare(p, measured_all(0.0, 0.0), Tolerance{});
+  CHECK(without.rows.size() == kMetricCount - 1);
+  for (const auto& r : without.rows) CHECK(r.metric != Metric::resource_wait_mean);
+  p.resources = true;
+  CHECK(compare(p, measured_all(0.0, 0.0), Tolerance{}).rows.size() == kMetricCount);
 }

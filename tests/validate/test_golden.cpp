@@ -55,13 +55,16 @@ std::vector<fs::path> golden_scenarios() {
 
 }  // namespace
 
-TEST_CASE("golden: the golden set has one scenario per backend kind, a quota and a graph",
-          "[golden]") {
+TEST_CASE(
+    "golden: the golden set has one scenario per backend kind, a quota, a graph and bounded "
+    "resources",
+    "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "graph", "injecting-pool",
-                                          "pool", "quota", "tbb", "thread-per-task",
-                                          "virtual-threads", "work-stealing"});
+                                          "pool", "quota", "resources", "resources-virtual-threads",
+                                          "tbb", "thread-per-task", "virtual-threads",
+                                          "work-stealing"});
 }
 
 TEST_CASE(
