@@ -61,8 +61,9 @@ TEST_CASE(
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
+  // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
   CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "graph", "injecting-pool",
-                                          "pool", "quota", "resources", "resources-virtual-threads",
+                                          "pool", "quota", "resources-virtual-threads", "resources",
                                           "tbb", "thread-per-task", "virtual-threads",
                                           "work-stealing"});
 }
