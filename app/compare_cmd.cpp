@@ -52,6 +52,8 @@ const Metric kColumns[] = {Metric::makespan,           Metric::throughput,
                            Metric::completed,          Metric::rejected};
 }  // namespace
 
+// Long because it declares every option of `compare` in one place, each with its help
+// text; the action it installs is short.
 void register_compare(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand("compare", "The same workload on several backends, side by side");

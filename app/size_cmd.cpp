@@ -111,50 +111,50 @@ void read_wait_distribution(const std::string& text, validate::SizingInputs& in)
 // threads with a queue of `queue` slots: both are bounded like a scenario's.
 constexpr std::int64_t kMaxQueue = kMaxTasks;
 
-int run_size(const SizeFlags& f) {
-  validate::PhasedProgress progress("size", std::cerr,
-                                    validate::Progress::style_for_stderr(f.common.quiet));
-  validate::SizingProgress sp;
-  sp.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
-  sp.on_point = [&](const std::string& label) { progress.step(label); };
+// size --resources FILE: the scenario's bounded resources and its threads.
+int run_size_resources(const SizeFlags& f, validate::SizingProgress& sp,
+                       validate::PhasedProgress& progress) {
   const bool to_stdout = f.common.json == "-";
+  if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores || f.queue ||
+      !f.graph.empty() || f.container)
+    throw Usage(
+        "size --resources FILE takes the workload, machine and backend from the scenario: "
+        "--rate, --cpu, --wait, --cores, --host-cores, --queue, --graph and --container do not "
+        "apply (use --set, --machine)");
+  std::optional<double> target;
+  if (!f.target_p99.empty())
+    target = flag_value("--target-p99", f.target_p99,
+                        [](const std::string& t) { return to_seconds(parse_duration(t)); });
+  const auto r = validate::size_resources(f.resources, load_options(f.common), target,
+                                          !f.no_simulate, f.jobs, sp);
+  progress.finish();
+  if (!to_stdout) std::cout << validate::resource_sizing_text(r);
+  if (!f.common.json.empty())
+    validate::write_json(f.common.json, validate::resource_sizing_json(r));
+  return kExitOk;
+}
 
-  if (!f.resources.empty()) {
-    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores ||
-        f.queue || !f.graph.empty() || f.container)
-      throw Usage(
-          "size --resources FILE takes the workload, machine and backend from the scenario: "
-          "--rate, --cpu, --wait, --cores, --host-cores, --queue, --graph and --container do not "
-          "apply (use --set, --machine)");
-    std::optional<double> target;
-    if (!f.target_p99.empty())
-      target = flag_value("--target-p99", f.target_p99,
-                          [](const std::string& t) { return to_seconds(parse_duration(t)); });
-    const auto r = validate::size_resources(f.resources, load_options(f.common), target,
-                                            !f.no_simulate, f.jobs, sp);
-    progress.finish();
-    if (!to_stdout) std::cout << validate::resource_sizing_text(r);
-    if (!f.common.json.empty())
-      validate::write_json(f.common.json, validate::resource_sizing_json(r));
-    return kExitOk;
-  }
+// size --graph FILE: a task graph's useful threads.
+int run_size_graph(const SizeFlags& f, validate::SizingProgress& sp,
+                   validate::PhasedProgress& progress) {
+  const bool to_stdout = f.common.json == "-";
+  if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores || f.queue ||
+      !f.target_p99.empty())
+    throw Usage(
+        "size --graph FILE takes the workload and machine from the scenario: --rate, --cpu, "
+        "--wait, "
+        "--cores, --host-cores, --queue and --target-p99 do not apply (use --set, --machine)");
+  CommonFlags cf = f.common;
+  if (f.cpus) cf.sets.push_back(fmt::format("limits.cpus={:.17g}", *f.cpus));
+  const auto g = validate::size_graph(f.graph, load_options(cf), !f.no_simulate, f.jobs, sp);
+  progress.finish();
+  if (!to_stdout) std::cout << validate::graph_sizing_text(g);
+  if (!f.common.json.empty()) validate::write_json(f.common.json, validate::graph_sizing_json(g));
+  return kExitOk;
+}
 
-  if (!f.graph.empty()) {
-    if (!f.rate.empty() || !f.cpu.empty() || !f.wait.empty() || f.cores || f.host_cores ||
-        f.queue || !f.target_p99.empty())
-      throw Usage(
-          "size --graph FILE takes the workload and machine from the scenario: --rate, --cpu, "
-          "--wait, "
-          "--cores, --host-cores, --queue and --target-p99 do not apply (use --set, --machine)");
-    CommonFlags cf = f.common;
-    if (f.cpus) cf.sets.push_back(fmt::format("limits.cpus={:.17g}", *f.cpus));
-    const auto g = validate::size_graph(f.graph, load_options(cf), !f.no_simulate, f.jobs, sp);
-    progress.finish();
-    if (!to_stdout) std::cout << validate::graph_sizing_text(g);
-    if (!f.common.json.empty()) validate::write_json(f.common.json, validate::graph_sizing_json(g));
-    return kExitOk;
-  }
-
+// The flags of the rate/CPU/wait form as SizingInputs (Usage on a bad flag).
+validate::SizingInputs sizing_inputs(const SizeFlags& f) {
   if (f.rate.empty() || f.cpu.empty())
     throw Usage(
         "size needs --rate and --cpu (and usually --wait), e.g. size --rate 1500/s --cpu 2ms "
@@ -214,27 +214,46 @@ int run_size(const SizeFlags& f) {
 
   if (!f.container && (!f.burst.empty() || !f.cpuset.empty()))
     throw Usage("--burst and --cpuset describe the container of size --container");
-  if (f.container) {
-    validate::ContainerInputs ci;
-    ci.base = in;
-    if (!f.burst.empty()) ci.burst = parse_duration(f.burst);
-    ci.cpuset = f.cpuset;
-    if (!f.cpuset.empty()) {
-      const Scenario s = load_scenario_text(
-          "name: c\nmachine: {base: default, cores: " + std::to_string(in.cores) +
-              "}\nlimits: {cpuset: \"" + f.cpuset +
-              "\"}\nworkload: {arrival: {kind: batch, count: 1}, task: [{cpu: 1ms}]}\n"
-              "backend: {kind: pool, threads: 1}\n",
-          "--cpuset", in.load);
-      ci.cpuset_size = static_cast<int>(s.limits.cpuset.size());
-    }
-    const auto cr = validate::size_container(ci, sp);
-    progress.finish();
-    if (!to_stdout) std::cout << validate::container_sizing_text(cr);
-    if (!f.common.json.empty())
-      validate::write_json(f.common.json, validate::container_sizing_json(cr));
-    return kExitOk;
+  return in;
+}
+
+// size --container: every common sizing rule in the container, side by side.
+int run_size_container(const SizeFlags& f, const validate::SizingInputs& in,
+                       validate::SizingProgress& sp, validate::PhasedProgress& progress) {
+  const bool to_stdout = f.common.json == "-";
+  validate::ContainerInputs ci;
+  ci.base = in;
+  if (!f.burst.empty()) ci.burst = parse_duration(f.burst);
+  ci.cpuset = f.cpuset;
+  if (!f.cpuset.empty()) {
+    const Scenario s = load_scenario_text(
+        "name: c\nmachine: {base: default, cores: " + std::to_string(in.cores) +
+            "}\nlimits: {cpuset: \"" + f.cpuset +
+            "\"}\nworkload: {arrival: {kind: batch, count: 1}, task: [{cpu: 1ms}]}\n"
+            "backend: {kind: pool, threads: 1}\n",
+        "--cpuset", in.load);
+    ci.cpuset_size = static_cast<int>(s.limits.cpuset.size());
   }
+  const auto cr = validate::size_container(ci, sp);
+  progress.finish();
+  if (!to_stdout) std::cout << validate::container_sizing_text(cr);
+  if (!f.common.json.empty())
+    validate::write_json(f.common.json, validate::container_sizing_json(cr));
+  return kExitOk;
+}
+
+int run_size(const SizeFlags& f) {
+  validate::PhasedProgress progress("size", std::cerr,
+                                    validate::Progress::style_for_stderr(f.common.quiet));
+  validate::SizingProgress sp;
+  sp.on_phase = [&](const std::string& phase, std::size_t n) { progress.phase(phase, n); };
+  sp.on_point = [&](const std::string& label) { progress.step(label); };
+
+  if (!f.resources.empty()) return run_size_resources(f, sp, progress);
+  if (!f.graph.empty()) return run_size_graph(f, sp, progress);
+  const validate::SizingInputs in = sizing_inputs(f);
+  if (f.container) return run_size_container(f, in, sp, progress);
+  const bool to_stdout = f.common.json == "-";
   const auto report = validate::size_pool(in, sp);
   // --replications N: the recommended pool simulated again with N seeds.
   std::optional<validate::Replicated> rep;

@@ -52,6 +52,8 @@ std::string timestamp() {
 }
 }  // namespace
 
+// Long because it declares every option of `validate` in one place, each with its help
+// text; the action it installs is short.
 void register_validate(CLI::App& app, std::function<int()>& action) {
   auto flags = std::make_shared<ValidateFlags>();
   auto* cmd = app.add_subcommand(

@@ -77,6 +77,8 @@ void require_quiet(const CalibrateOptions& opt, const char* when) {
 }
 }  // namespace
 
+// Long because it is the calibration's sequence: a step line and a call per experiment,
+// in the order they must run (the noise spinners last, after unpinning).
 CalibrationReport calibrate(const CalibrateOptions& opt) {
   const int scale = opt.quick ? 1 : 5;
   require_quiet(opt, "before the measurement");

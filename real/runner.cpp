@@ -280,6 +280,9 @@ std::string describe_status(int status) {
 }
 
 // ---- one repetition in a child -------------------------------------------------------
+// Long because it is one repetition's sequence in the parent: the groups (quota,
+// neighbour), the fork, the frame read under the watchdog, then the groups' counters;
+// each block one step.
 RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
   std::optional<CpuCgroup> cg;
   const bool weighted = s.limits.neighbour || s.limits.shares != 1024;

@@ -66,6 +66,7 @@ void ProgramImporter::block_ends(Thread& th, std::int64_t wake_at, int waker) {
 // The per-thread state machine: one case per transition kind (forks add
 // members; on/off CPU and wake-ups move a thread between running, runnable
 // and blocked, closing a Block at each wake-up of a block).
+// Long because it is one case per transition kind, each short.
 void ProgramImporter::on(const Transition& t) {
   ++transitions_;
   if (t.kind == Transition::Kind::fork) {
@@ -242,6 +243,8 @@ std::int64_t Unit::cpu() const {
   return std::accumulate(bursts.begin(), bursts.end(), std::int64_t{0});
 }
 
+// Long because it is the sequence of inference steps that cut a thread's history into
+// units of work, each block one step.
 std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
                                             const std::set<int>& submitters, ProgramModel& m) {
   std::vector<std::vector<Unit>> per_thread;

@@ -509,6 +509,7 @@ SizingReport size_pool(const SizingInputs& in, const SizingProgress& progress) {
   return r;
 }
 
+// Long because it writes the report's fields in their documented order (docs/sizing.md).
 nlohmann::ordered_json sizing_json(const SizingReport& r) {
   nlohmann::ordered_json j;
   auto& in = j["inputs"];
@@ -688,6 +689,7 @@ void container_text(std::ostringstream& o, const SizingReport& r) {
 
 }  // namespace
 
+// Long because it writes the report's lines in the order a reader follows them.
 std::string sizing_text(const SizingReport& r) {
   std::ostringstream o;
   const auto& in = r.in;

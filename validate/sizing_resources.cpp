@@ -51,6 +51,94 @@ SweepOptions sweep_of(const std::string& file, const LoadOptions& load, int jobs
   return so;
 }
 
+// Step 1: each request's mean length and each resource's mean hold, over
+// the generated requests; the needs by Erlang C (erlang). Returns the mean
+// time a request waits for permits.
+double resource_needs(const Scenario& s, const Workload& w, ResourceSizing& r) {
+  std::vector<double> hold(s.resources.size(), 0.0);
+  double length = 0;
+  for (const Task& t : w.tasks) {
+    length += to_seconds(w.length_of(t));
+    for (const Phase& p : w.phases_of(t))
+      if (p.resource < hold.size()) hold[p.resource] += to_seconds(p.duration + p.wait_inside);
+  }
+  const double n = std::max<double>(1, static_cast<double>(w.tasks.size()));
+  r.length = length / n;
+  double waits = 0;
+  for (std::size_t i = 0; i < s.resources.size(); ++i) {
+    ResourceNeed need;
+    need.name = s.resources[i].name;
+    need.permits = s.resources[i].permits;
+    need.hold = hold[i] / n;
+    if (need.hold <= 0) continue;  // declared, held by no phase
+    erlang(need, r.rate);
+    waits += need.stable ? need.mean_wait : 0;
+    r.resources.push_back(need);
+  }
+  return waits;
+}
+
+// Step 5: the thread sweep around Little's law's count, then fewer threads
+// while the smallest count still meets the goal; sets r.recommended.
+void sweep_threads(const std::string& file, const LoadOptions& load,
+                   std::optional<double> target_p99, int jobs, const SizingProgress& progress,
+                   ResourceSizing& r) {
+  const int base = std::max(1, static_cast<int>(std::ceil(r.threads_needed)));
+  std::set<int> sizes{r.declared_threads};
+  for (double f : {0.75, 1.0, 1.25, 1.5, 2.0})
+    sizes.insert(std::max(1, static_cast<int>(std::ceil(base * f))));
+  SweepOptions so = sweep_of(file, load, jobs, progress);
+  auto run = [&](const std::set<int>& counts) {
+    VaryAxis ax{r.thread_key, {}};
+    for (int t : counts) ax.values.push_back(std::to_string(t));
+    so.axes = {ax};
+    const SweepResult sw = run_sweep(so);
+    auto size = counts.begin();
+    for (const auto& p : sw.points) {
+      SimulatedSize sz;
+      sz.threads = *size++;
+      sz.metrics = p.predicted;
+      r.simulated.push_back(sz);
+    }
+    std::sort(r.simulated.begin(), r.simulated.end(),
+              [](const SimulatedSize& a, const SimulatedSize& b) { return a.threads < b.threads; });
+  };
+  run(sizes);
+  const double best = r.simulated.back().metrics[Metric::latency_p99];
+  const double goal = target_p99 ? *target_p99 : best * (1 + kThreadP99Slack);
+  // While the smallest count still meets the goal, try fewer threads
+  // (x 0.75, at most kMaxSearchRounds rounds).
+  for (int round = 0; round < kMaxSearchRounds; ++round) {
+    const SimulatedSize& low = r.simulated.front();
+    const int fewer = static_cast<int>(std::floor(low.threads * 0.75));
+    if (low.metrics[Metric::latency_p99] > goal || fewer < 1 || fewer >= low.threads) break;
+    run({fewer});
+  }
+  r.basis =
+      target_p99
+          ? fmt::format("the smallest simulated count with p99 <= {}", format_seconds(*target_p99))
+          : fmt::format(
+                "the smallest simulated count within {:.0f}% of the p99 of {} "
+                "threads ({}): more threads no longer shorten the tail",
+                100 * kThreadP99Slack, r.simulated.back().threads, format_seconds(best));
+  for (auto& sz : r.simulated) {
+    sz.meets = sz.metrics[Metric::latency_p99] <= goal;
+    if (sz.meets && !r.recommended) r.recommended = sz.threads;
+  }
+}
+
+// The suggested permits, simulated at the recommended thread count.
+void simulate_suggested_permits(const std::string& file, const LoadOptions& load, int jobs,
+                                const SizingProgress& progress, ResourceSizing& r) {
+  for (ResourceNeed& need : r.resources) {
+    if (need.suggested <= 0) continue;
+    SweepOptions so = sweep_of(file, load, jobs, progress);
+    if (r.recommended) so.load.sets.push_back(r.thread_key + "=" + std::to_string(*r.recommended));
+    so.axes = {VaryAxis{"resources." + need.name + ".permits", {std::to_string(need.suggested)}}};
+    need.simulated_suggested = run_sweep(so).points.front().predicted;
+  }
+}
+
 }  // namespace
 
 ResourceSizing size_resources(const std::string& file, const LoadOptions& load,
@@ -77,84 +165,12 @@ ResourceSizing size_resources(const std::string& file, const LoadOptions& load,
     r.thread_key = "backend." + std::string(workers);
     r.declared_threads = s.backend.initial_threads();
   }
-  // Step 1: mean length and hold per request, over the generated requests.
-  std::vector<double> hold(s.resources.size(), 0.0);
-  double length = 0;
-  for (const Task& t : w.tasks) {
-    length += to_seconds(w.length_of(t));
-    for (const Phase& p : w.phases_of(t))
-      if (p.resource < hold.size()) hold[p.resource] += to_seconds(p.duration + p.wait_inside);
-  }
-  const double n = std::max<double>(1, static_cast<double>(w.tasks.size()));
-  r.length = length / n;
-  double waits = 0;
-  for (std::size_t i = 0; i < s.resources.size(); ++i) {
-    ResourceNeed need;
-    need.name = s.resources[i].name;
-    need.permits = s.resources[i].permits;
-    need.hold = hold[i] / n;
-    if (need.hold <= 0) continue;  // declared, held by no phase
-    erlang(need, r.rate);
-    waits += need.stable ? need.mean_wait : 0;
-    r.resources.push_back(need);
-  }
+  const double waits = resource_needs(s, w, r);
   r.threads_needed = r.rate * (r.length + waits);
   if (!simulate) return r;
 
-  // Step 5: the thread sweep.
-  if (!r.thread_key.empty()) {
-    const int base = std::max(1, static_cast<int>(std::ceil(r.threads_needed)));
-    std::set<int> sizes{r.declared_threads};
-    for (double f : {0.75, 1.0, 1.25, 1.5, 2.0})
-      sizes.insert(std::max(1, static_cast<int>(std::ceil(base * f))));
-    SweepOptions so = sweep_of(file, load, jobs, progress);
-    auto run = [&](const std::set<int>& counts) {
-      VaryAxis ax{r.thread_key, {}};
-      for (int t : counts) ax.values.push_back(std::to_string(t));
-      so.axes = {ax};
-      const SweepResult sw = run_sweep(so);
-      auto size = counts.begin();
-      for (const auto& p : sw.points) {
-        SimulatedSize sz;
-        sz.threads = *size++;
-        sz.metrics = p.predicted;
-        r.simulated.push_back(sz);
-      }
-      std::sort(
-          r.simulated.begin(), r.simulated.end(),
-          [](const SimulatedSize& a, const SimulatedSize& b) { return a.threads < b.threads; });
-    };
-    run(sizes);
-    const double best = r.simulated.back().metrics[Metric::latency_p99];
-    const double goal = target_p99 ? *target_p99 : best * (1 + kThreadP99Slack);
-    // While the smallest count still meets the goal, try fewer threads
-    // (x 0.75, at most kMaxSearchRounds rounds).
-    for (int round = 0; round < kMaxSearchRounds; ++round) {
-      const SimulatedSize& low = r.simulated.front();
-      const int fewer = static_cast<int>(std::floor(low.threads * 0.75));
-      if (low.metrics[Metric::latency_p99] > goal || fewer < 1 || fewer >= low.threads) break;
-      run({fewer});
-    }
-    r.basis = target_p99
-                  ? fmt::format("the smallest simulated count with p99 <= {}",
-                                format_seconds(*target_p99))
-                  : fmt::format(
-                        "the smallest simulated count within {:.0f}% of the p99 of {} "
-                        "threads ({}): more threads no longer shorten the tail",
-                        100 * kThreadP99Slack, r.simulated.back().threads, format_seconds(best));
-    for (auto& sz : r.simulated) {
-      sz.meets = sz.metrics[Metric::latency_p99] <= goal;
-      if (sz.meets && !r.recommended) r.recommended = sz.threads;
-    }
-  }
-  // The suggested permits, simulated at the recommended thread count.
-  for (ResourceNeed& need : r.resources) {
-    if (need.suggested <= 0) continue;
-    SweepOptions so = sweep_of(file, load, jobs, progress);
-    if (r.recommended) so.load.sets.push_back(r.thread_key + "=" + std::to_string(*r.recommended));
-    so.axes = {VaryAxis{"resources." + need.name + ".permits", {std::to_string(need.suggested)}}};
-    need.simulated_suggested = run_sweep(so).points.front().predicted;
-  }
+  if (!r.thread_key.empty()) sweep_threads(file, load, target_p99, jobs, progress, r);
+  simulate_suggested_permits(file, load, jobs, progress, r);
   return r;
 }
 

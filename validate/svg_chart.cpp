@@ -525,6 +525,8 @@ Rendered render_line_chart(const LineChart& c_in) {
 
 // ---- whisker chart ---------------------------------------------------------
 
+// Long because it is the chart's steps in order: the ratios and the log range that holds
+// them, the legend, the ticks, one whisker per metric (arrows beyond the axis).
 Rendered render_whisker_chart(const WhiskerChart& c) {
   Rendered r;
   constexpr double kRow = 22;
@@ -674,6 +676,9 @@ Rendered render_whisker_chart(const WhiskerChart& c) {
 
 // ---- timeline chart --------------------------------------------------------
 
+// Long because it is the chart's steps in order: the drawable spans, their order, two
+// reductions (merge, keep the longest), the legend, track height and labels, one path per
+// style.
 Rendered render_timeline_chart(const TimelineChart& c) {
   Rendered r;
   const double w = c.width;

@@ -181,6 +181,9 @@ std::optional<double> numeric_value(const std::string& text) {
   return std::nullopt;
 }
 
+// Long because it builds the chart's parts in order: the x values and their scale (a
+// log axis for a geometric sweep), then one series per combination of the other axes,
+// with its overloaded points marked.
 svg::LineChart sweep_chart(const SweepResult& r, Metric metric) {
   svg::LineChart c;
   const std::string mname(to_string(metric));
