@@ -154,6 +154,42 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
   if (period_us < 1000 || period_us > 1000000)
     throw MachineRefused("limits.period must be between 1ms and 1s for a CFS quota (got " +
                          format_duration(period) + ")");
+  const auto configure = [&](const CpuCgroup& g) {
+    if (g.version_ == 2) {
+      const std::string err = write_file(
+          g.path_ + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(period_us));
+      if (err.empty()) write_burst(g.path_, "cpu.max.burst", burst);
+      return err;
+    }
+    std::string err = write_file(g.path_ + "/cpu.cfs_period_us", std::to_string(period_us));
+    if (err.empty()) err = write_file(g.path_ + "/cpu.cfs_quota_us", std::to_string(quota_us));
+    if (err.empty()) write_burst(g.path_, "cpu.cfs_burst_us", burst);
+    return err;
+  };
+  return create_group(v2, v1, group_name(rep), configure, "limits.cpus", "limits.cpus");
+}
+
+CpuCgroup CpuCgroup::create_weighted(int shares, int rep, const std::string& tag) {
+  return create_weighted_under(v2_parent(), v1_parent(), shares, rep, tag);
+}
+
+CpuCgroup CpuCgroup::create_weighted_under(const std::optional<std::string>& v2,
+                                           const std::optional<std::string>& v1, int shares,
+                                           int rep, const std::string& tag) {
+  // set_shares throws when the kernel refuses the weight.
+  const auto configure = [&](const CpuCgroup& g) {
+    g.set_shares(shares);
+    return std::string();
+  };
+  return create_group(v2, v1, group_name(rep) + tag, configure,
+                      "a CPU weight (limits.shares, limits.weight or limits.neighbour)",
+                      "those keys");
+}
+
+CpuCgroup CpuCgroup::create_group(const std::optional<std::string>& v2,
+                                  const std::optional<std::string>& v1, const std::string& name,
+                                  const std::function<std::string(const CpuCgroup&)>& configure,
+                                  const std::string& what, const std::string& drop) {
   std::string tried;
   if (const auto& parent = v2) {
     const std::string controllers = read_file(*parent + "/cgroup.controllers");
@@ -161,15 +197,11 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
       std::string sub = read_file(*parent + "/cgroup.subtree_control");
       if (!has_token(sub.substr(0, sub.find('\n')), "cpu", ' '))
         (void)write_file(*parent + "/cgroup.subtree_control", "+cpu");
-      const std::string dir = *parent + "/" + group_name(rep);
+      const std::string dir = *parent + "/" + name;
       if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
         CpuCgroup g(dir, 2);
-        const std::string err = write_file(
-            dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(period_us));
-        if (err.empty()) {
-          write_burst(dir, "cpu.max.burst", burst);
-          return g;
-        }
+        const std::string err = configure(g);
+        if (err.empty()) return g;
         tried += "cgroup v2 (" + err + "); ";
       } else {
         tried += "cgroup v2 (mkdir " + dir + ": " + std::strerror(errno) + "); ";
@@ -181,15 +213,11 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
     tried += "cgroup v2 (not mounted); ";
   }
   if (const auto& parent = v1) {
-    const std::string dir = *parent + "/" + group_name(rep);
+    const std::string dir = *parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
       CpuCgroup g(dir, 1);
-      std::string err = write_file(dir + "/cpu.cfs_period_us", std::to_string(period_us));
-      if (err.empty()) err = write_file(dir + "/cpu.cfs_quota_us", std::to_string(quota_us));
-      if (err.empty()) {
-        write_burst(dir, "cpu.cfs_burst_us", burst);
-        return g;
-      }
+      const std::string err = configure(g);
+      if (err.empty()) return g;
       tried += "cgroup v1 (" + err + ")";
     } else {
       tried += "cgroup v1 (mkdir " + dir + ": " + std::strerror(errno) + ")";
@@ -197,52 +225,8 @@ CpuCgroup CpuCgroup::create_under(const std::optional<std::string>& v2,
   } else {
     tried += "cgroup v1 (no cpu controller mounted)";
   }
-  throw MachineRefused("cannot apply limits.cpus: no writable cgroup CPU controller: " + tried +
-                       ". Run as root or with a delegated cgroup, or drop limits.cpus");
-}
-
-CpuCgroup CpuCgroup::create_weighted(int shares, int rep, const std::string& tag) {
-  return create_weighted_under(v2_parent(), v1_parent(), shares, rep, tag);
-}
-
-CpuCgroup CpuCgroup::create_weighted_under(const std::optional<std::string>& v2,
-                                           const std::optional<std::string>& v1, int shares,
-                                           int rep, const std::string& tag) {
-  std::string tried;
-  if (const auto& parent = v2) {
-    const std::string controllers = read_file(*parent + "/cgroup.controllers");
-    if (has_token(controllers.substr(0, controllers.find('\n')), "cpu", ' ')) {
-      std::string sub = read_file(*parent + "/cgroup.subtree_control");
-      if (!has_token(sub.substr(0, sub.find('\n')), "cpu", ' '))
-        (void)write_file(*parent + "/cgroup.subtree_control", "+cpu");
-      const std::string dir = *parent + "/" + group_name(rep) + tag;
-      if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
-        CpuCgroup g(dir, 2);
-        g.set_shares(shares);
-        return g;
-      }
-      tried += "cgroup v2 (mkdir " + dir + ": " + std::strerror(errno) + "); ";
-    } else {
-      tried += "cgroup v2 (no cpu controller in " + *parent + "/cgroup.controllers); ";
-    }
-  } else {
-    tried += "cgroup v2 (not mounted); ";
-  }
-  if (const auto& parent = v1) {
-    const std::string dir = *parent + "/" + group_name(rep) + tag;
-    if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
-      CpuCgroup g(dir, 1);
-      g.set_shares(shares);
-      return g;
-    }
-    tried += "cgroup v1 (mkdir " + dir + ": " + std::strerror(errno) + ")";
-  } else {
-    tried += "cgroup v1 (no cpu controller mounted)";
-  }
-  throw MachineRefused(
-      "cannot apply a CPU weight (limits.shares, limits.weight or "
-      "limits.neighbour): no writable cgroup CPU controller: " +
-      tried + ". Run as root or with a delegated cgroup, or drop those keys");
+  throw MachineRefused("cannot apply " + what + ": no writable cgroup CPU controller: " + tried +
+                       ". Run as root or with a delegated cgroup, or drop " + drop);
 }
 
 void CpuCgroup::set_shares(int shares) const {

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,14 @@ class CpuCgroup {
 
  private:
   CpuCgroup(std::string path, int version) : path_(std::move(path)), version_(version) {}
+  // The group `name` under the v2 parent (its cpu controller enabled in the
+  // parent's subtree_control) or else the v1 one, set up by `configure` (an
+  // error text, empty on success; a failure falls through to v1). Throws
+  // MachineRefused saying it cannot apply `what`, with every place tried.
+  static CpuCgroup create_group(const std::optional<std::string>& v2,
+                                const std::optional<std::string>& v1, const std::string& name,
+                                const std::function<std::string(const CpuCgroup&)>& configure,
+                                const std::string& what, const std::string& drop);
   std::string path_;
   int version_ = 0;
 };
