@@ -9,20 +9,15 @@
 #include <sstream>
 #include <string>
 
+#include "loader_fixtures.hpp"
 #include "models/backend_registry.hpp"
 #include "models/scenario_loader.hpp"
 
 using namespace poolsim;
+using poolsim::test::shipped;
 namespace fs = std::filesystem;
 
 namespace {
-
-LoadOptions shipped() {
-  LoadOptions o;
-  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
-  o.host_profile = fs::path(POOLSIM_TEST_DATA) / "no-such-host.yaml";
-  return o;
-}
 
 const std::string kWorkload =
     "workload:\n  arrival: {kind: batch, count: 2}\n  task: [{cpu: 1ms}]\n";

@@ -7,20 +7,15 @@
 #include <fstream>
 #include <string>
 
+#include "loader_fixtures.hpp"
 #include "models/scenario_loader.hpp"
 
 using namespace poolsim;
+using poolsim::test::shipped;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-
-LoadOptions shipped() {
-  LoadOptions o;
-  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
-  o.host_profile = fs::path(POOLSIM_TEST_DATA) / "loader" / "no-such-host.yaml";
-  return o;
-}
 
 const std::string kWorkload =
     "workload:\n"

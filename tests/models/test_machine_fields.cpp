@@ -14,20 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "loader_fixtures.hpp"
 #include "models/machine_fields.hpp"
 #include "models/scenario_loader.hpp"
 
 using namespace poolsim;
+using poolsim::test::shipped;
 namespace fs = std::filesystem;
 
 namespace {
-
-LoadOptions shipped() {
-  LoadOptions o;
-  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
-  o.host_profile = fs::path(POOLSIM_TEST_DATA) / "no-such-host.yaml";
-  return o;
-}
 
 // A profile whose every field holds a value no other field holds, none of
 // them a round number (so the writer's exact units are exercised).

@@ -14,10 +14,12 @@
 #include <string>
 #include <variant>
 
+#include "loader_fixtures.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 
 using namespace poolsim;
+using poolsim::test::shipped;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -26,12 +28,6 @@ namespace {
 const fs::path kData = fs::path(POOLSIM_TEST_DATA) / "loader";
 
 // The shipped configs/ directory.
-LoadOptions shipped() {
-  LoadOptions o;
-  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
-  o.host_profile = kData / "no-such-host.yaml";
-  return o;
-}
 // tests/data/loader as config dir (machines/small.yaml, tiny.yaml, ...).
 LoadOptions test_configs() {
   LoadOptions o;

@@ -6,21 +6,16 @@
 #include <optional>
 #include <string>
 
+#include "loader_fixtures.hpp"
 #include "models/resource_pool.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 
 using namespace poolsim;
+using poolsim::test::shipped;
 namespace fs = std::filesystem;
 
 namespace {
-
-LoadOptions shipped() {
-  LoadOptions o;
-  o.config_dir = fs::path(POOLSIM_SOURCE_DIR) / "configs";
-  o.host_profile = fs::path(POOLSIM_TEST_DATA) / "loader" / "no-such-host.yaml";
-  return o;
-}
 
 std::string scenario(const std::string& resources, const std::string& task) {
   return "name: r\n" + resources +

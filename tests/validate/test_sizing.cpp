@@ -224,16 +224,25 @@ TEST_CASE("size.graph: work/span bounds and the useful thread count", "[sizing][
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("size.backends: virtual threads and an event loop size carriers for the CPU time only",
-          "[sizing]") {
-  // 300/s of 4 ms CPU + 30 ms wait on 1.5 CPUs: a pool needs Little's law's
-  // 10.2 threads and more; a carrier is held for the 4 ms only (1.2 busy).
+namespace {
+// The capacity planner's study (issue 19): 300/s of 4 ms CPU + 30 ms wait,
+// a 1.5-CPU quota on a 16-core host.
+SizingInputs study_inputs() {
   SizingInputs in;
   in.rate = 300;
   in.cpu = 0.004;
   in.wait = 0.030;
   in.cores = 16;
   in.cpus = 1.5;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("size.backends: virtual threads and an event loop size carriers for the CPU time only",
+          "[sizing]") {
+  // 300/s of 4 ms CPU + 30 ms wait on 1.5 CPUs: a pool needs Little's law's
+  // 10.2 threads and more; a carrier is held for the 4 ms only (1.2 busy).
+  SizingInputs in = study_inputs();
   in.target_p99 = 0.100;
   in.simulate = false;
   const auto pool = size_pool(in);
@@ -268,12 +277,7 @@ TEST_CASE("size.backends: virtual threads and an event loop size carriers for th
 
 TEST_CASE("size.backends: every sizable backend's recommendation meets its target in simulation",
           "[sizing][sim]") {
-  SizingInputs in;
-  in.rate = 300;
-  in.cpu = 0.004;
-  in.wait = 0.030;
-  in.cores = 16;
-  in.cpus = 1.5;
+  SizingInputs in = study_inputs();
   in.target_p99 = 0.100;
   in.requests = 3000;
   in.jobs = 2;
@@ -294,11 +298,7 @@ TEST_CASE("size.backends: every sizable backend's recommendation meets its targe
 }
 
 TEST_CASE("size.wait_distribution: a lognormal wait sizes on its mean and its p99", "[sizing]") {
-  SizingInputs in;
-  in.rate = 300;
-  in.cpu = 0.004;
-  in.cores = 16;
-  in.cpus = 1.5;
+  SizingInputs in = study_inputs();
   in.target_p99 = 0.300;
   in.simulate = false;
   in.wait_dist = "{dist: lognormal, median: 20ms, p99: 200ms}";
@@ -327,12 +327,7 @@ TEST_CASE("size.wait_distribution: a lognormal wait sizes on its mean and its p9
 
 TEST_CASE("size.text: an unreachable target and a quota without --host-cores are said plainly",
           "[sizing]") {
-  SizingInputs in;
-  in.rate = 300;
-  in.cpu = 0.004;
-  in.wait = 0.030;
-  in.cores = 16;
-  in.cpus = 1.5;
+  SizingInputs in = study_inputs();
   in.target_p99 = 0.050;
   in.service = queueing::ServiceShape::exponential;
   in.simulate = false;
