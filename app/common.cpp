@@ -12,6 +12,7 @@
 #include "models/units.hpp"
 #include "real/calibrate.hpp"
 #include "real/runner.hpp"
+#include "sim/engine.hpp"
 #include "sim/simulate.hpp"
 
 namespace poolsim::app {
@@ -159,6 +160,12 @@ int guarded(const std::function<int()>& body) {
     std::cerr << "poolsim: " << printable(e.what()) << '\n';
     return kExitBadInput;
   } catch (const Refused& e) {
+    std::cerr << "poolsim: " << printable(e.what()) << '\n';
+    return kExitRefused;
+  } catch (const sim::EventBudgetExceeded& e) {
+    std::cerr << "poolsim: " << printable(e.what()) << '\n';
+    return kExitRefused;
+  } catch (const sim::HorizonExceeded& e) {
     std::cerr << "poolsim: " << printable(e.what()) << '\n';
     return kExitRefused;
   } catch (const real::MachineRefused& e) {

@@ -44,12 +44,12 @@ std::string backend_override(const std::string& entry) {
   return "backend=" + yaml + "}";
 }
 
-const Metric kColumns[] = {Metric::makespan,           Metric::throughput,
-                           Metric::latency_mean,       Metric::latency_p99,
-                           Metric::cpu_utilization,    Metric::throttled_time,
-                           Metric::threads_peak,       Metric::memory_peak,
-                           Metric::switches_voluntary, Metric::switches_involuntary,
-                           Metric::completed,          Metric::rejected};
+const Metric kCompareColumns[] = {Metric::makespan,           Metric::throughput,
+                                  Metric::latency_mean,       Metric::latency_p99,
+                                  Metric::cpu_utilization,    Metric::throttled_time,
+                                  Metric::threads_peak,       Metric::memory_peak,
+                                  Metric::switches_voluntary, Metric::switches_involuntary,
+                                  Metric::completed,          Metric::rejected};
 }  // namespace
 
 // Long because it declares every option of `compare` in one place, each with its help
@@ -77,7 +77,7 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
     action = [flags] {
       std::vector<std::string> header{"backend"};
       std::vector<bool> right{false};
-      for (auto m : kColumns) {
+      for (auto m : kCompareColumns) {
         header.emplace_back(std::string(to_string(m)) + (flags->measure ? " sim" : ""));
         right.push_back(true);
         if (flags->measure) {
@@ -123,7 +123,7 @@ void register_compare(CLI::App& app, std::function<int()>& action) {
         e["backend"] = validate::backend_json(s.backend);
         // Every parameter as simulated, the defaults the loader applied included.
         applied += fmt::format("  {}: {}\n", entry, e["backend"].dump());
-        for (auto m : kColumns) {
+        for (auto m : kCompareColumns) {
           row.push_back(validate::format_with_ci(m, pm[m], rep.ci[static_cast<std::size_t>(m)]));
           e["simulated"][std::string(to_string(m))] = pm[m];
           if (flags->measure) {

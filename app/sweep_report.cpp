@@ -18,9 +18,9 @@ namespace poolsim::app {
 namespace {
 
 // The table's metric columns: the ones people sweep for.
-const Metric kColumns[] = {Metric::throughput,     Metric::makespan,        Metric::latency_mean,
-                           Metric::latency_p99,    Metric::cpu_utilization, Metric::threads_peak,
-                           Metric::throttled_time, Metric::rejected};
+const Metric kSweepColumns[] = {
+    Metric::throughput,      Metric::makespan,     Metric::latency_mean,   Metric::latency_p99,
+    Metric::cpu_utilization, Metric::threads_peak, Metric::throttled_time, Metric::rejected};
 
 // With --replications, these columns show the mean and its 95% CI.
 bool with_ci(Metric m) {
@@ -34,7 +34,7 @@ void print_table(const validate::SweepResult& r) {
     header.push_back(a.key);
     right.push_back(true);
   }
-  for (auto m : kColumns) {
+  for (auto m : kSweepColumns) {
     header.emplace_back(to_string(m));
     right.push_back(true);
   }
@@ -48,7 +48,7 @@ void print_table(const validate::SweepResult& r) {
   std::size_t overloaded = 0;
   for (const auto& p : r.points) {
     std::vector<std::string> row = p.values;
-    for (auto m : kColumns)
+    for (auto m : kSweepColumns)
       row.push_back(
           p.spread && with_ci(m)
               ? validate::format_with_ci(m, p.value(m),

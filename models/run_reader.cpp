@@ -1,4 +1,4 @@
-// run_reader.cpp: the `run:` section (repetitions, timeout, thread cap, speed check).
+// run_reader.cpp: the `run:` section (repetitions, timeout, thread cap, event budget, speed check).
 #include <limits>
 
 #include "models/section_readers.hpp"
@@ -9,9 +9,10 @@ using yaml::MapReader;
 using yaml::Val;
 
 RunOptions read_run(const Val& v) {
-  MapReader r(
-      v, {"reps", "warmup", "timeout", "max_threads", "speed_band", "speed_retries", "speed_wait"},
-      "run options");
+  MapReader r(v,
+              {"reps", "warmup", "timeout", "max_threads", "max_events", "speed_band",
+               "speed_retries", "speed_wait"},
+              "run options");
   RunOptions o;
   constexpr auto kIntMax = std::numeric_limits<int>::max();
   if (auto x = r.get("reps")) o.reps = static_cast<int>(yaml::integer(*x, 1, kIntMax, "run.reps"));
@@ -23,6 +24,9 @@ RunOptions read_run(const Val& v) {
   }
   if (auto x = r.get("max_threads"))
     o.max_threads = static_cast<int>(yaml::integer(*x, 1, kIntMax, "run.max_threads"));
+  if (auto x = r.get("max_events"))
+    o.max_events = static_cast<std::uint64_t>(
+        yaml::integer(*x, 1, std::numeric_limits<std::int64_t>::max(), "run.max_events"));
   if (auto x = r.get("speed_band")) {
     o.speed_band = yaml::fraction(*x);
     if (o.speed_band <= 0 || o.speed_band >= 1)

@@ -28,6 +28,12 @@ namespace poolsim {
 // Tasks in one generated workload: a real run preallocates a record per task
 // (about 100 bytes), so 50M tasks is ~5 GB; more is a mistake, not a scenario.
 inline constexpr std::int64_t kMaxTasks = 50'000'000;
+// The simulator's default event budget (RunOptions::max_events): about two
+// seconds of simulation for the base, plus far more per finished task than
+// any scenario in configs/ or tests needs (they use 4-40 events per task),
+// so a run of any length passes as long as its tasks keep finishing.
+inline constexpr std::uint64_t kEventBudgetBase = 10'000'000;
+inline constexpr std::uint64_t kEventBudgetPerTask = 1'000;
 // Mutex shards over all lock names: each is a named mutex in the workload and
 // a real mutex in a real run (~64 bytes each).
 inline constexpr std::int64_t kMaxLockShards = 1'000'000;
@@ -207,6 +213,12 @@ struct RunOptions {
   int warmup = 1;
   Duration timeout = std::chrono::seconds(60);
   int max_threads = 20000;
+  // The simulator's event budget (sim/simulate.cpp): 0 = the default,
+  // kEventBudgetBase + kEventBudgetPerTask x tasks finished so far; else at
+  // most this many events. A run that passes it stops with exit 3 instead of
+  // running for hours (threads sharing a CPU for years of CPU time cost an
+  // event per slice).
+  std::uint64_t max_events = 0;
   // The machine-speed check of every measured repetition (real/speed_check):
   // a repetition whose work loop ran outside 1 +- speed_band of its
   // calibrated speed is run again, up to speed_retries more times, after

@@ -118,7 +118,7 @@ class WorkStealing final : public Backend {
       if (stopping_.load(std::memory_order_acquire)) break;
       if (idle.missed() == SpinThenPark::Next::spin) {
         ++w.c.spins;
-        cpu_relax();
+        spin_pause();
         continue;
       }
       park(w);
@@ -171,7 +171,7 @@ class WorkStealing final : public Backend {
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   }
 
-  static void cpu_relax() {
+  static void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)

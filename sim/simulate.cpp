@@ -7,6 +7,7 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
@@ -41,6 +42,37 @@ std::unique_ptr<Runtime> make_runtime(const SimContext& ctx) {
   return kRuntimes[backend_index(ctx.scenario.backend.kind)].make(ctx);
 }
 
+// Events between two checks of the budget when no progress display asks.
+constexpr std::uint64_t kBudgetCheckEvery = 1u << 20;
+
+std::string si(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// Throws EventBudgetExceeded once the run has fired more events than
+// run.max_events, or by default more than kEventBudgetBase plus
+// kEventBudgetPerTask per task finished so far.
+void check_event_budget(const Scenario& s, const Engine& engine, const SimProgress& p) {
+  const bool fixed = s.run.max_events > 0;
+  const std::uint64_t budget =
+      fixed ? s.run.max_events : kEventBudgetBase + kEventBudgetPerTask * p.final_tasks;
+  if (engine.fired() <= budget) return;
+  std::string what = "the simulation of '" + s.name + "' stopped after " +
+                     si(static_cast<double>(engine.fired())) + " events at simulated time " +
+                     si(to_seconds(p.now)) + " s with " + std::to_string(p.final_tasks) +
+                     " tasks finished";
+  if (p.task_limit > 0) what += " of " + std::to_string(p.task_limit);
+  what += fixed ? ": run.max_events is " + std::to_string(budget)
+                : ": the event budget is " + si(static_cast<double>(kEventBudgetBase)) + " + " +
+                      std::to_string(kEventBudgetPerTask) + " per finished task";
+  what +=
+      " (threads sharing a CPU cost an event per slice, so tasks of hours of CPU on a contended "
+      "machine take billions); shorten the tasks or raise the budget with --set run.max_events=N";
+  throw EventBudgetExceeded(what);
+}
+
 }  // namespace
 
 bool can_stream(const Scenario& s) {
@@ -60,25 +92,25 @@ RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) 
   std::unique_ptr<Runtime> runtime = make_runtime(ctx);
   driver.set_runtime(runtime.get());
   driver.start();
-  if (!opt.progress) {
-    engine.run();
-  } else {
-    // The same event order as run(), paused every progress_every events.
-    SimProgress p;
-    p.task_limit = w.streamed() ? (w.stream->limit() == std::numeric_limits<std::uint64_t>::max()
-                                       ? 0
-                                       : w.stream->limit())
-                                : w.tasks.size();
-    if (w.streamed()) p.arrivals_end = w.stream->end();
-    const std::uint64_t every = std::max<std::uint64_t>(1, opt.progress_every);
-    bool more = true;
-    while (more && !engine.stopped()) {
-      for (std::uint64_t i = 0; i < every && (more = engine.step()) && !engine.stopped(); ++i) {
-      }
-      p.final_tasks = driver.final_count();
-      p.now = engine.now();
-      opt.progress(p);
+  // The same event order as Engine::run(), paused every `every` events for
+  // the progress display and the event budget.
+  SimProgress p;
+  p.task_limit =
+      w.streamed()
+          ? (w.stream->limit() == std::numeric_limits<std::uint64_t>::max() ? 0 : w.stream->limit())
+          : w.tasks.size();
+  if (w.streamed()) p.arrivals_end = w.stream->end();
+  std::uint64_t every =
+      opt.progress ? std::max<std::uint64_t>(1, opt.progress_every) : kBudgetCheckEvery;
+  if (s.run.max_events > 0) every = std::min(every, s.run.max_events + 1);
+  bool more = true;
+  while (more && !engine.stopped()) {
+    for (std::uint64_t i = 0; i < every && (more = engine.step()) && !engine.stopped(); ++i) {
     }
+    p.final_tasks = driver.final_count();
+    p.now = engine.now();
+    if (opt.progress) opt.progress(p);
+    if (more) check_event_budget(s, engine, p);
   }
 
   RunResult r;

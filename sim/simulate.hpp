@@ -40,6 +40,12 @@ struct SimOptions {
   std::uint64_t progress_every = 1u << 20;
 };
 
+// A run that passed its event budget (Scenario::run.max_events): thrown by
+// simulate(), exit 3 in the CLI.
+struct EventBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Runs the generated workload on the scenario's backend, machine profile and limits.
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt = {});
 

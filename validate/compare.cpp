@@ -77,12 +77,11 @@ void mark_disturbed(Comparison& c) {
   c.matched = c.diverged = c.noisy = 0;
 }
 
-namespace {
-std::string pct(double x) {
+std::string signed_percent(double x) {
+  if (std::isnan(x)) return "n/a";
   if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
   return fmt::format("{:+.1f}%", x * 100);
 }
-}  // namespace
 
 std::string comparison_table(const Comparison& c) {
   Table t({"metric", "predicted", "measured", "sd", "min", "max", "error", "tolerance", "verdict"},
@@ -91,7 +90,7 @@ std::string comparison_table(const Comparison& c) {
     t.add_row({std::string(to_string(r.metric)), format_metric(r.metric, r.predicted),
                format_metric(r.metric, r.measured.mean), format_metric(r.metric, r.measured.sd),
                format_metric(r.metric, r.measured.min), format_metric(r.metric, r.measured.max),
-               pct(r.error), fmt::format("{:.0f}%", r.tolerance * 100),
+               signed_percent(r.error), fmt::format("{:.0f}%", r.tolerance * 100),
                std::string(to_string(r.verdict))});
   }
   const int n = c.rows.empty() ? 0 : c.rows.front().measured.n;

@@ -54,6 +54,9 @@ void mark_disturbed(Comparison& c);
 
 // The verdict table for the terminal.
 std::string comparison_table(const Comparison& c);
+// A relative error as the tables and the HTML report print it: "+12.3%",
+// "+inf", or "n/a" for NaN.
+std::string signed_percent(double x);
 // {"scenario", "verdict", "metrics": {name: {"predicted", "measured": {...}, "error", "tolerance",
 // "verdict"}}}
 nlohmann::ordered_json comparison_json(const Scenario& s, const Comparison& c);

@@ -15,8 +15,6 @@
 namespace poolsim::validate {
 namespace {
 
-std::string secs(double s) { return format_seconds(s); }
-
 // The size scenario with the container's limits in place of `size`'s own
 // (quota, burst, cpuset), set on the scenario's YAML node.
 std::string container_yaml(const ContainerInputs& in) {
@@ -96,13 +94,15 @@ ContainerSizing size_container(const ContainerInputs& in, const SizingProgress& 
   r.why = fmt::format(
       "{} ({} threads): p99 {} (the lowest is {}; within {:.0f}% counts as equal), throttled "
       "{} in {:.0f} periods",
-      w.rule, w.threads, secs(w.metrics[Metric::latency_p99]), secs(best_p99), kP99Slack * 100,
-      secs(w.metrics[Metric::throttled_time]), w.metrics[Metric::throttled_periods]);
+      w.rule, w.threads, format_seconds(w.metrics[Metric::latency_p99]), format_seconds(best_p99),
+      kP99Slack * 100, format_seconds(w.metrics[Metric::throttled_time]),
+      w.metrics[Metric::throttled_periods]);
   if (r.recommended != 0)
     r.why += fmt::format(
         "; the host-sized pool ({} threads) has p99 {} and is throttled {} in {:.0f} periods",
-        host.threads, secs(host.metrics[Metric::latency_p99]),
-        secs(host.metrics[Metric::throttled_time]), host.metrics[Metric::throttled_periods]);
+        host.threads, format_seconds(host.metrics[Metric::latency_p99]),
+        format_seconds(host.metrics[Metric::throttled_time]),
+        host.metrics[Metric::throttled_periods]);
   return r;
 }
 
@@ -113,15 +113,15 @@ std::string container_sizing_text(const ContainerSizing& r) {
       "+ {} wait each ({:.3g} CPUs on average)\n\n",
       *b.cpus, r.in.burst > Duration{0} ? ", burst " + format_duration(r.in.burst) : "",
       r.in.cpuset.empty() ? "" : ", cpuset " + r.in.cpuset, *b.host_cores, b.requests, b.rate,
-      secs(b.cpu), secs(b.wait), b.rate * b.cpu);
+      format_seconds(b.cpu), format_seconds(b.wait), b.rate * b.cpu);
   Table t({"sizing rule", "threads", "p99", "max", "throttled periods", "throttled time",
            "burst periods", "who picks it"},
           {false, true, true, true, true, true, true, false});
   for (const auto& c : r.choices)
-    t.add_row({c.rule, std::to_string(c.threads), secs(c.metrics[Metric::latency_p99]),
-               secs(c.metrics[Metric::latency_max]),
+    t.add_row({c.rule, std::to_string(c.threads), format_seconds(c.metrics[Metric::latency_p99]),
+               format_seconds(c.metrics[Metric::latency_max]),
                fmt::format("{:.0f}", c.metrics[Metric::throttled_periods]),
-               secs(c.metrics[Metric::throttled_time]),
+               format_seconds(c.metrics[Metric::throttled_time]),
                fmt::format("{:.0f}", c.metrics[Metric::burst_periods]), c.who});
   out += t.str();
   out += "\nSimulated (CFS bandwidth as the kernel does it: docs/containers.md).\n";

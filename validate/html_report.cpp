@@ -32,6 +32,7 @@
 #include "models/backend_registry.hpp"
 #include "models/machine_fields.hpp"
 #include "models/metrics.hpp"
+#include "validate/compare.hpp"
 #include "validate/output.hpp"
 #include "validate/speed_report.hpp"
 #include "validate/svg_chart.hpp"
@@ -109,12 +110,6 @@ pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; paddin
       font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
 footer { margin-top: 32px; color: #57606a; font-size: 12px; }
 )css";
-
-std::string pct(double x) {
-  if (std::isnan(x)) return "n/a";
-  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
-  return fmt::format("{:+.1f}%", x * 100);
-}
 
 std::string badge(Verdict v, bool big = false) {
   return fmt::format("<span class=\"badge{}\" style=\"background:{}\">{}</span>", big ? " big" : "",
@@ -234,7 +229,7 @@ std::string verdict_table(const Comparison& c) {
         to_string(r.verdict), escape_xml(to_string(m)), escape_xml(format_metric(m, r.predicted)),
         escape_xml(format_metric(m, r.measured.mean)), escape_xml(format_metric(m, r.measured.sd)),
         escape_xml(format_metric(m, r.measured.min)), escape_xml(format_metric(m, r.measured.max)),
-        r.measured.n, escape_xml(pct(r.error)), r.tolerance * 100, badge(r.verdict));
+        r.measured.n, escape_xml(signed_percent(r.error)), r.tolerance * 100, badge(r.verdict));
   }
   return out + "</tbody></table>\n";
 }
@@ -252,7 +247,7 @@ svg::Rendered whisker_chart(const Comparison& c) {
     w.max = r.measured.max;
     w.tolerance = r.tolerance;
     w.color = std::string(verdict_color(r.verdict));
-    w.value_text = pct(r.error) + "  " + std::string(to_string(r.verdict));
+    w.value_text = signed_percent(r.error) + "  " + std::string(to_string(r.verdict));
     ch.rows.push_back(std::move(w));
   }
   return svg::render_whisker_chart(ch);

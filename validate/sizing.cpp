@@ -39,8 +39,6 @@ std::string shape_name(ServiceShape s) {
   return s == ServiceShape::deterministic ? "deterministic" : "exponential";
 }
 
-std::string secs(double s) { return format_seconds(s); }
-
 std::string rate_text(double r) { return fmt::format("{:.6g}/s", r); }
 
 // What the service time alone gives at p99: no pool can do better.
@@ -229,7 +227,7 @@ void check_inputs(const SizingInputs& in) {
         "--backend thread-per-task: nothing to size, it starts one thread per request (Little's "
         "law: {:.4g}/s x {} = {:.4g} threads alive on average); size a pool, work-stealing, "
         "injecting-pool, virtual-threads or event-loop instead",
-        in.rate, secs(in.cpu + in.wait), in.rate * (in.cpu + in.wait)));
+        in.rate, format_seconds(in.cpu + in.wait), in.rate * (in.cpu + in.wait)));
   if (in.queue && in.backend != BackendKind::pool)
     throw SizingRefused(fmt::format("--queue: {} has no bounded queue (only --backend pool has)",
                                     to_string(in.backend)));
@@ -267,9 +265,10 @@ std::string sizing_scenario_yaml(const SizingInputs& in, int threads) {
   };
   YAML::Node y;
   y["name"] = "size-pool";
-  y["description"] = fmt::format(
-      "poolsim size, {} requests at {}, {} CPU + {} wait ({})", in.requests, rate_text(in.rate),
-      secs(in.cpu), in.wait_dist.empty() ? secs(in.wait) : in.wait_dist, shape_name(in.service));
+  y["description"] = fmt::format("poolsim size, {} requests at {}, {} CPU + {} wait ({})",
+                                 in.requests, rate_text(in.rate), format_seconds(in.cpu),
+                                 in.wait_dist.empty() ? format_seconds(in.wait) : in.wait_dist,
+                                 shape_name(in.service));
   y["seed"] = in.seed;
   y["machine"]["base"] = in.machine;
   y["machine"]["cores"] = in.cores;
@@ -312,7 +311,7 @@ std::string overload_message(const SizingInputs& in, const SizingReport& r) {
                   "CPUs ({}): CPU utilisation would be {:.1f}%, {:.4g} CPUs ({:.1f}%) more than "
                   "there is. No pool size "
                   "helps; lower the rate below {} or give it more than {:.4g} CPUs",
-                  rate_text(in.rate), secs(in.cpu), r.cpus_needed, r.capacity,
+                  rate_text(in.rate), format_seconds(in.cpu), r.cpus_needed, r.capacity,
                   in.cpus && *in.cpus < in.cores ? fmt::format("quota --cpus {:.4g}", *in.cpus)
                                                  : fmt::format("{} cores", in.cores),
                   r.cpu_utilization * 100, excess, excess / r.capacity * 100,
@@ -341,9 +340,10 @@ void analytic_sizing(const SizingInputs& in, SizingReport& r) {
     r.target_origin = "--target-p99";
   } else {
     r.target_p99 = default_target;
-    r.target_origin = fmt::format(
-        "default: {:.2f} x the p99 of the service time alone ({}, {})", kDefaultTargetFactor,
-        secs(alone), in.wait_dist.empty() ? shape_name(in.service) : "C + the wait's p99");
+    r.target_origin =
+        fmt::format("default: {:.2f} x the p99 of the service time alone ({}, {})",
+                    kDefaultTargetFactor, format_seconds(alone),
+                    in.wait_dist.empty() ? shape_name(in.service) : "C + the wait's p99");
   }
   r.erlang_c_threads = smallest_meeting(in, r.target_p99);
   const std::string model = model_name(in);
@@ -351,11 +351,11 @@ void analytic_sizing(const SizingInputs& in, SizingReport& r) {
     r.erlang_c_note = fmt::format(
         "no pool meets p99 <= {} under {}: the service time alone takes {} at p99 ({} service){}; "
         "using the default target {} ({:.2f} x that) instead",
-        secs(r.target_p99), model, secs(alone), shape_name(in.service),
+        format_seconds(r.target_p99), model, format_seconds(alone), shape_name(in.service),
         in.service == ServiceShape::exponential
             ? ", since an exponential service time has p99 = mean x ln 100 = 4.6 x mean"
             : "",
-        secs(default_target), kDefaultTargetFactor);
+        format_seconds(default_target), kDefaultTargetFactor);
     r.target_p99 = default_target;
     r.target_origin = "default (the --target-p99 given is unreachable)";
     r.erlang_c_threads = smallest_meeting(in, r.target_p99);
@@ -363,14 +363,14 @@ void analytic_sizing(const SizingInputs& in, SizingReport& r) {
     r.erlang_c_note = fmt::format(
         "{} on the {}: a request holds one for its CPU time C = {} only ({} the wait), then "
         "waits {} (p99 {}) off it",
-        model, unit_of(in), secs(in.cpu),
+        model, unit_of(in), format_seconds(in.cpu),
         in.backend == BackendKind::virtual_threads ? "virtual threads unmount on"
                                                    : "the loop parks the request on a timer for",
-        secs(in.wait), secs(wait_p99_of(in)));
+        format_seconds(in.wait), format_seconds(wait_p99_of(in)));
   } else {
     r.erlang_c_note = fmt::format(
-        "{}, service time S = C + W = {} held per request{}", model, secs(r.service_time),
-        in.wait_dist.empty() ? "" : fmt::format(" on average (p99 {})", secs(alone)));
+        "{}, service time S = C + W = {} held per request{}", model, format_seconds(r.service_time),
+        in.wait_dist.empty() ? "" : fmt::format(" on average (p99 {})", format_seconds(alone)));
   }
   // smallest_servers_for only fails beyond kMaxServersSearched for a reachable target.
   r.analytic_threads =
@@ -422,7 +422,7 @@ void recommend_from_simulation(SizingReport& r) {
     r.recommended = *best;
     r.recommendation_basis = fmt::format(
         "simulated: the smallest size from which every larger simulated size has p99 <= {}{}",
-        secs(r.target_p99),
+        format_seconds(r.target_p99),
         r.recommended == r.analytic_threads ? "; it confirms the analytic size"
         : r.recommended > r.analytic_threads
             ? fmt::format("; {} more than the analytic size: CPU contention the queueing model "
@@ -443,7 +443,7 @@ void recommend_from_simulation(SizingReport& r) {
         "within {:.0f}% "
         "of it. More threads do not help: the CPUs (or the service time itself) bound the "
         "latency",
-        secs(r.target_p99), secs(best_p99), r.recommended, kBestP99Slack * 100);
+        format_seconds(r.target_p99), format_seconds(best_p99), r.recommended, kBestP99Slack * 100);
   }
 }
 
@@ -625,9 +625,9 @@ void simulated_sizes_text(std::ostringstream& o, const SizingReport& r) {
       note += "  (queueing model)";
     else if (s.threads == r.formula_threads)
       note += "  (Goetz)";
-    t.add_row({std::to_string(s.threads), secs(s.metrics[Metric::latency_p99]),
-               std::isfinite(mp) ? secs(mp) : std::string("unstable"),
-               secs(s.metrics[Metric::latency_mean]),
+    t.add_row({std::to_string(s.threads), format_seconds(s.metrics[Metric::latency_p99]),
+               std::isfinite(mp) ? format_seconds(mp) : std::string("unstable"),
+               format_seconds(s.metrics[Metric::latency_mean]),
                fmt::format("{:.1f}%", s.metrics[Metric::cpu_utilization] * 100),
                fmt::format("{:.0f}", s.metrics[Metric::rejected]), note});
   }
@@ -652,11 +652,12 @@ void container_text(std::ostringstream& o, const SizingReport& r) {
       t.add_row({name, std::to_string(threads), "-", "-", "-", "-", "-", "-", "-"});
       return;
     }
-    t.add_row({name, std::to_string(threads), secs(s.metrics[Metric::latency_p99]),
-               secs(s.metrics[Metric::latency_max]), secs(s.metrics[Metric::latency_mean]),
-               secs(s.metrics[Metric::makespan]),
+    t.add_row({name, std::to_string(threads), format_seconds(s.metrics[Metric::latency_p99]),
+               format_seconds(s.metrics[Metric::latency_max]),
+               format_seconds(s.metrics[Metric::latency_mean]),
+               format_seconds(s.metrics[Metric::makespan]),
                fmt::format("{:.0f}", s.metrics[Metric::throttled_periods]),
-               secs(s.metrics[Metric::throttled_time]),
+               format_seconds(s.metrics[Metric::throttled_time]),
                fmt::format("{:.0f}", s.metrics[Metric::switches_involuntary])});
   };
   row(fmt::format("host ({} cores)", a.host_cores), a.by_host, a.host_sized);
@@ -679,9 +680,10 @@ void container_text(std::ostringstream& o, const SizingReport& r) {
           "longer ({} vs {}), because a burst runs on idle host CPUs until the period's quota "
           "is spent; it pays with stalls of the whole group ({:.0f} throttled periods, max "
           "latency {} vs {}). The quota caps the CPU time either way (makespan {} vs {}).\n",
-          secs(h[Metric::latency_p99]), secs(q[Metric::latency_p99]), h[Metric::throttled_periods],
-          secs(h[Metric::latency_max]), secs(q[Metric::latency_max]), secs(h[Metric::makespan]),
-          secs(q[Metric::makespan]));
+          format_seconds(h[Metric::latency_p99]), format_seconds(q[Metric::latency_p99]),
+          h[Metric::throttled_periods], format_seconds(h[Metric::latency_max]),
+          format_seconds(q[Metric::latency_max]), format_seconds(h[Metric::makespan]),
+          format_seconds(q[Metric::makespan]));
   } else {
     o << "\n";
   }
@@ -700,26 +702,27 @@ std::string sizing_text(const SizingReport& r) {
   o << fmt::format(
       "poolsim size: {} requests, {} CPU + {} wait each ({} service), {} (capacity {:.4g} "
       "CPUs){}\n\n",
-      rate_text(in.rate), secs(in.cpu),
-      in.wait_dist.empty()
-          ? secs(in.wait)
-          : fmt::format("{} (mean {}, p99 {})", in.wait_dist, secs(in.wait), secs(in.wait_p99)),
+      rate_text(in.rate), format_seconds(in.cpu),
+      in.wait_dist.empty() ? format_seconds(in.wait)
+                           : fmt::format("{} (mean {}, p99 {})", in.wait_dist,
+                                         format_seconds(in.wait), format_seconds(in.wait_p99)),
       shape_name(in.service), cap_text, r.capacity, sized_note(in));
   o << fmt::format(
       "  CPU utilisation       {:>8.1f}%   lambda x C / capacity = {} x {} / {:.4g} CPUs "
       "({:.3g} CPUs busy on average)\n",
-      r.cpu_utilization * 100, rate_text(in.rate), secs(in.cpu), r.capacity, r.cpus_needed);
+      r.cpu_utilization * 100, rate_text(in.rate), format_seconds(in.cpu), r.capacity,
+      r.cpus_needed);
   if (holds(in))
     o << fmt::format(
         "  Little's law L        {:>9.1f}   lambda x (C + W) = {} x {}: requests in flight, so "
         "threads "
         "busy on average\n",
-        r.littles_law_concurrency, rate_text(in.rate), secs(in.cpu + in.wait));
+        r.littles_law_concurrency, rate_text(in.rate), format_seconds(in.cpu + in.wait));
   else
     o << fmt::format(
         "  Little's law L        {:>9.1f}   lambda x (C + W) = {} x {}: requests in flight ({}), "
         "of which lambda x C = {:.3g} hold a {} on average\n",
-        r.littles_law_concurrency, rate_text(in.rate), secs(in.cpu + in.wait),
+        r.littles_law_concurrency, rate_text(in.rate), format_seconds(in.cpu + in.wait),
         in.backend == BackendKind::virtual_threads ? "virtual threads" : "pending callbacks",
         in.rate * in.cpu, unit_of(in) == "carriers" ? "carrier" : "loop");
   if (holds(in))
@@ -728,8 +731,8 @@ std::string sizing_text(const SizingReport& r) {
         "= "
         "{:.1f} "
         "(Java Concurrency in Practice 8.2; sizes for saturation, ignores the rate)\n",
-        r.formula_threads, r.capacity, in.target_utilization, secs(in.wait), secs(in.cpu),
-        r.formula_exact);
+        r.formula_threads, r.capacity, in.target_utilization, format_seconds(in.wait),
+        format_seconds(in.cpu), r.formula_exact);
   else
     o << fmt::format(
         "  Goetz's formula       {:>9}   capacity x U = {:.4g} x {:.2f} = {:.1f}: the wait holds "
@@ -737,12 +740,13 @@ std::string sizing_text(const SizingReport& r) {
         "{} (Java Concurrency in Practice 8.2 with W = 0)\n",
         r.formula_threads, r.capacity, in.target_utilization, r.formula_exact,
         unit_of(in) == "carriers" ? "carrier" : "loop");
-  o << fmt::format("  latency target p99    {:>9}   {}\n", secs(r.target_p99), r.target_origin);
+  o << fmt::format("  latency target p99    {:>9}   {}\n", format_seconds(r.target_p99),
+                   r.target_origin);
   if (r.erlang_c_threads)
     o << fmt::format("  queueing model        {:>9}   smallest {} with p99 <= {}: {}\n",
                      *r.erlang_c_threads,
                      in.backend == BackendKind::pool ? std::string("pool") : unit_of(in),
-                     secs(r.target_p99), r.erlang_c_note);
+                     format_seconds(r.target_p99), r.erlang_c_note);
   else
     o << fmt::format("  queueing model        {:>9}   {}\n", "-", r.erlang_c_note);
   if (r.bounded)
@@ -751,23 +755,23 @@ std::string sizing_text(const SizingReport& r) {
         "service): "
         "rejects {:.3g} of requests, throughput {}, mean {}, p99 {} (admitted)\n",
         fmt::format("{:.2g}", r.bounded->blocking), r.bounded->threads, r.bounded->queue,
-        r.bounded->blocking, rate_text(r.bounded->throughput), secs(r.bounded->mean_response),
-        secs(r.bounded->response_p99));
+        r.bounded->blocking, rate_text(r.bounded->throughput),
+        format_seconds(r.bounded->mean_response), format_seconds(r.bounded->response_p99));
 
   if (!r.simulated.empty()) simulated_sizes_text(o, r);
   if (in.target_p99 && *in.target_p99 != r.target_p99)
     o << fmt::format(
         "\nNOT within --target-p99 {}: no size reaches it (see the queueing model line); the "
         "recommendation below is for the default target {}\n",
-        secs(*in.target_p99), secs(r.target_p99));
+        format_seconds(*in.target_p99), format_seconds(r.target_p99));
   o << fmt::format("\nrecommended: {} {} ({})\n", r.recommended, unit_of(in),
                    r.recommendation_basis);
   o << fmt::format(
       "  at {} {} the model predicts p99 {}, mean {}, P(wait) {:.3f}, {} busy {:.1f}%\n",
       r.recommended, unit_of(in),
-      std::isfinite(r.predicted_p99) ? secs(r.predicted_p99) : "unstable",
-      std::isfinite(r.predicted_mean) ? secs(r.predicted_mean) : "unstable", r.predicted_prob_wait,
-      unit_of(in), r.thread_utilization * 100);
+      std::isfinite(r.predicted_p99) ? format_seconds(r.predicted_p99) : "unstable",
+      std::isfinite(r.predicted_mean) ? format_seconds(r.predicted_mean) : "unstable",
+      r.predicted_prob_wait, unit_of(in), r.thread_utilization * 100);
 
   if (r.container)
     container_text(o, r);
@@ -884,18 +888,19 @@ std::string graph_sizing_text(const GraphSizing& g) {
   o << fmt::format("poolsim size --graph: scenario {}, {} tasks, capacity {:.4g} CPUs\n\n",
                    g.scenario, g.tasks, g.capacity);
   o << fmt::format("  work (CPU)            {:>10}   sum of every task's CPU phases\n",
-                   secs(g.work));
+                   format_seconds(g.work));
   o << fmt::format(
       "  total task time       {:>10}   sum of every task's phases (CPU + waits): thread time "
       "held\n",
-      secs(g.total_length));
+      format_seconds(g.total_length));
   o << fmt::format(
       "  critical path         {:>10}   the longest dependency chain (every phase counts)\n",
-      secs(g.critical_path));
+      format_seconds(g.critical_path));
   o << fmt::format(
       "  makespan >=           {:>10}   max(work / capacity, critical path) = max({} / {:.4g}, "
       "{})\n",
-      secs(g.makespan_bound), secs(g.work), g.capacity, secs(g.critical_path));
+      format_seconds(g.makespan_bound), format_seconds(g.work), g.capacity,
+      format_seconds(g.critical_path));
   o << fmt::format(
       "  useful threads <=     {:>10}   ceil(total task time / critical path): the graph's average "
       "parallelism (work/span)\n",
@@ -911,7 +916,8 @@ std::string graph_sizing_text(const GraphSizing& g) {
             {true, true, true, true, false});
     for (const auto& x : g.simulated) {
       const double ms = x.metrics[Metric::makespan];
-      t.add_row({std::to_string(x.threads), secs(ms), fmt::format("{:.2f}x", ms / g.makespan_bound),
+      t.add_row({std::to_string(x.threads), format_seconds(ms),
+                 fmt::format("{:.2f}x", ms / g.makespan_bound),
                  fmt::format("{:.1f}%", x.metrics[Metric::cpu_utilization] * 100),
                  g.recommended && *g.recommended == x.threads ? "<- recommended" : ""});
     }

@@ -1100,9 +1100,10 @@ TEST_CASE("loader_errors: run and tolerance", "[loader][errors]") {
                          "tolerance.default", "the default tolerance cannot be off");
   }
   SECTION("run is a scalar") {
-    CHECK_SCENARIO_ERROR(error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
-                         "expected run options (a map with keys reps, warmup, timeout, "
-                         "max_threads, speed_band, speed_retries, speed_wait), got 'fast'");
+    CHECK_SCENARIO_ERROR(
+        error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
+        "expected run options (a map with keys reps, warmup, timeout, "
+        "max_threads, max_events, speed_band, speed_retries, speed_wait), got 'fast'");
   }
 }
 

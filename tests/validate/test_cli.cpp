@@ -307,6 +307,38 @@ TEST_CASE("cli_hostile: within the horizon a long interval is simulated exactly"
   CHECK(j["metrics"]["completed"] == 100);
 }
 
+TEST_CASE("cli_hostile: threads sharing a CPU for years stop at the event budget, exit 3",
+          "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  // 4 workers on 2 CPUs and 1e5 s of CPU per task: billions of slice ends.
+  // Within the horizon, so the loader accepts it; the simulator stops at
+  // its budget (10M events plus 1,000 per finished task) in about 2 s.
+  auto r = bounded("simulate " + base +
+                   " -q --set machine.cores=2 --set 'workload.task[0]={cpu: 1e5s}'");
+  CHECK(r.exit_code == 3);
+  CHECK(first_line(r.out).starts_with("poolsim: the simulation of 'base' stopped after 1.0"));
+  CHECK(r.out.find("tasks finished of 200: the event budget is 1e+07 + 1000 per finished task") !=
+        std::string::npos);
+  CHECK(r.out.find("--set run.max_events=N") != std::string::npos);
+  // An explicit run.max_events is the budget, whatever the task count.
+  r = bounded("simulate " + base +
+              " -q --set machine.cores=2 --set 'workload.task[0]={cpu: 1s}' --set "
+              "run.max_events=1000");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find(": run.max_events is 1000 (") != std::string::npos);
+  // The same run with room passes, and a budget of 0 is refused at load.
+  r = bounded("simulate " + base +
+              " -q --set machine.cores=2 --set 'workload.task[0]={cpu: 1s}' --set "
+              "run.max_events=10000000");
+  CHECK(r.exit_code == 0);
+  r = bounded("simulate " + base + " -q --set run.max_events=0");
+  CHECK(r.exit_code == 2);
+  CHECK(
+      first_line(r.out) ==
+      "poolsim: --set run.max_events=0: run.max_events: run.max_events must be at least 1, got 0");
+}
+
 TEST_CASE("cli_hostile: size names the flag and states the bound", "[cli][hostile]") {
   struct Case {
     std::string args, message;
