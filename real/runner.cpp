@@ -505,6 +505,27 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
   }
 }
 
+// Refuses, before any repetition, a workload that cannot finish within
+// run.timeout: no repetition ends before its last arrival, before its
+// longest task (critical path), nor before its CPU work spread over every
+// CPU it may use. Without this a scenario of days of CPU would run until
+// the watchdog killed it, a minute later.
+void check_least_duration(const Scenario& s, const Workload& w) {
+  Duration last_arrival{0};
+  for (const Task& t : w.tasks) last_arrival = std::max(last_arrival, t.arrival);
+  const double work = to_seconds(w.total_work) / s.capacity();
+  const double least = std::max({to_seconds(last_arrival), to_seconds(w.critical_path), work});
+  if (least <= to_seconds(s.run.timeout)) return;
+  const std::string why = least == work ? fmt::format("its {:.3g} s of CPU work over {:.3g} CPUs",
+                                                      to_seconds(w.total_work), s.capacity())
+                          : least == to_seconds(w.critical_path) ? std::string("its longest task")
+                                                                 : std::string("its last arrival");
+  throw MachineRefused(fmt::format(
+      "a repetition of '{}' needs at least {:.3g} s ({}), more than run.timeout = {}: raise "
+      "run.timeout (--set run.timeout=...) or shorten the workload",
+      s.name, least, why, format_duration(s.run.timeout)));
+}
+
 }  // namespace
 
 std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const RealOptions& opt) {
@@ -513,6 +534,7 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
     throw MachineRefused("the scenario needs about " + std::to_string(est) +
                          " OS threads (backend " + std::string(to_string(s.backend.kind)) +
                          "), more than run.max_threads = " + std::to_string(s.run.max_threads));
+  check_least_duration(s, w);
   remove_stale_cgroups();
   // The work loop's rate, once before forking, for every repetition: the
   // machine profile's (work_loop, measured by calibrate) when it has one, so

@@ -104,6 +104,10 @@ void simulate_all(const SweepOptions& opt, const std::vector<Scenario>& scenario
       return true;
     } catch (const std::bad_alloc&) {
       out_of_memory[i] = 1;
+    } catch (const sim::EventBudgetExceeded& e) {
+      errors[i] = std::make_exception_ptr(sim::EventBudgetExceeded(
+          "sweep point " + point_label(opt.axes, points[i].values) + ": " + e.what()));
+      failed.store(true);
     } catch (...) {
       errors[i] = std::current_exception();
       failed.store(true);
