@@ -341,7 +341,7 @@ TEST_CASE("cli_hostile: threads sharing a CPU for years stop at the event budget
   CHECK(r.exit_code == 3);
   CHECK(first_line(r.out) ==
         "poolsim: the machine refused: a repetition of 'base' needs at least 5e+06 s (its 2e+07 s "
-        "of CPU work over 4 CPUs), more than run.timeout = 60s: raise run.timeout (--set "
+        "of CPU work over 4 CPUs), more than run.timeout = 60 s: raise run.timeout (--set "
         "run.timeout=...) or shorten the workload");
   r = bounded("simulate " + base + " -q --set run.max_events=0");
   CHECK(r.exit_code == 2);
