@@ -209,6 +209,16 @@ namespace {
 // The list form of an open arrival process: its stream, collected.
 void generate_open(const Scenario& s, std::uint64_t seed, Builder& b, Workload& w) {
   TaskStream stream(s, seed, b.locks.names);
+  // A known count sizes the list at once (no regrowth copying it, no pages
+  // touched twice); capped, as a duration or the horizon may end it sooner.
+  constexpr std::uint64_t kReserveCap = std::uint64_t{1} << 21;
+  if (stream.limit() != std::numeric_limits<std::uint64_t>::max()) {
+    std::size_t per_task = 1;
+    for (const auto& c : s.workload.classes) per_task = std::max(per_task, c.task.size());
+    const auto n = static_cast<std::size_t>(std::min(stream.limit(), kReserveCap));
+    w.tasks.reserve(n);
+    w.phases.reserve(n * per_task);
+  }
   Task t;
   std::vector<Phase> phases;
   while (stream.next(t, phases)) b.append(t, phases);

@@ -1,4 +1,4 @@
-// engine.cpp: the 4-ary event heap and the firing loop (design in engine.hpp).
+// engine.cpp: the indexed 4-ary event heap and the firing loop (design in engine.hpp).
 #include "sim/engine.hpp"
 
 #include <stdexcept>
@@ -22,8 +22,33 @@ EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg)
   s.cb = cb;
   s.ctx = ctx;
   s.arg = arg;
-  push({t, seq_++, slot, s.gen});
-  return {slot, s.gen};
+  const std::uint32_t gen = s.gen;
+  push({t, seq_++, slot});
+  return {slot, gen};
+}
+
+EventId Engine::reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, std::uint64_t arg) {
+  if (!pending(id)) {
+    id = {};
+    return at_ns(t, cb, ctx, arg);
+  }
+  if (t < now_) throw std::logic_error("sim::Engine: event scheduled in the past");
+  const std::uint32_t slot = id.slot;
+  id = {};
+  Slot& s = slots_[slot];
+  ++s.gen;  // the old id no longer refers to it
+  s.cb = cb;
+  s.ctx = ctx;
+  s.arg = arg;
+  const std::uint32_t gen = s.gen;
+  const std::size_t i = s.pos;
+  const Entry e{t, seq_++, slot};
+  // The new key may come before or after the old one: sift either way.
+  if (i > 0 && before(e, heap_[(i - 1) / 4]))
+    sift_up(i, e);
+  else
+    sift_down(i, e);
+  return {slot, gen};
 }
 
 void Engine::horizon_exceeded(Duration d) const {
@@ -33,8 +58,11 @@ void Engine::horizon_exceeded(Duration d) const {
 }
 
 bool Engine::cancel(EventId& id) {
-  bool was = pending(id);
-  if (was) release(id.slot);
+  const bool was = pending(id);
+  if (was) {
+    remove_at(slots_[id.slot].pos);
+    release(id.slot);
+  }
   id = {};
   return was;
 }
@@ -44,53 +72,65 @@ void Engine::push(const Entry& e) {
     // The fired top is still in place: overwrite it and sift down once
     // instead of removing it and sifting the new entry up.
     top_fired_ = false;
-    sift_down(e);
+    sift_down(0, e);
     return;
   }
-  std::size_t i = heap_.size();
+  const std::size_t i = heap_.size();
   heap_.push_back(e);
+  sift_up(i, e);
+}
+
+void Engine::sift_up(std::size_t i, const Entry& e) {
   while (i > 0) {
-    std::size_t parent = (i - 1) / 4;
+    const std::size_t parent = (i - 1) / 4;
     if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  place(i, e);
+}
+
+// Removes the pending entry at i (never the fired top: a fired event's slot
+// is no longer pending). The fired top, if any, stays the root: every
+// pending entry is after it.
+void Engine::remove_at(std::size_t i) {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  if (i > 0 && before(last, heap_[(i - 1) / 4]))
+    sift_up(i, last);
+  else
+    sift_down(i, last);
 }
 
 void Engine::drop_fired_top() {
   top_fired_ = false;
-  Entry last = heap_.back();
+  const Entry last = heap_.back();
   heap_.pop_back();
-  if (!heap_.empty()) sift_down(last);
+  if (!heap_.empty()) sift_down(0, last);
 }
 
-void Engine::sift_down(const Entry& last) {
+void Engine::sift_down(std::size_t i, const Entry& last) {
   const std::size_t n = heap_.size();
-  std::size_t i = 0;
   for (;;) {
-    std::size_t c = 4 * i + 1;
+    const std::size_t c = 4 * i + 1;
     if (c >= n) break;
     std::size_t best = c;
-    std::size_t end = c + 4 < n ? c + 4 : n;
+    const std::size_t end = c + 4 < n ? c + 4 : n;
     for (std::size_t j = c + 1; j < end; ++j)
       if (before(heap_[j], heap_[best])) best = j;
     if (!before(heap_[best], last)) break;
-    heap_[i] = heap_[best];
+    place(i, heap_[best]);
     i = best;
   }
-  heap_[i] = last;
+  place(i, last);
 }
 
 bool Engine::step() {
   if (top_fired_) drop_fired_top();
-  while (!heap_.empty()) {
+  if (!heap_.empty()) {
     const Entry e = heap_[0];
     Slot& s = slots_[e.slot];
-    if (s.gen != e.gen) {  // cancelled
-      drop_fired_top();
-      continue;
-    }
     top_fired_ = true;  // removed lazily: by the next push, or the next step
     POOLSIM_ASSERT(e.t >= now_, "simulated time goes back");
     now_ = e.t;

@@ -7,14 +7,19 @@
 // (reproducibility rule, enforced in Engine::run: no other order exists).
 // Like SimGrid's EngineImpl we keep one fixed order and no wall clock.
 //
-// Cancellation: an event lives in a slot with a generation number; cancel()
-// bumps the generation, and a popped heap entry whose generation no longer
-// matches is skipped (lazy deletion). Cancelling is O(1), a cancelled entry
-// costs one skipped pop later. The fired top entry is removed lazily: when
-// its handler schedules a successor (the common case), the successor
-// overwrites the top and sinks once instead of a pop plus a push. EventId is two 32-bit words: no
-// allocation per event, the callback is a plain function pointer plus context and argument, so
-// scheduling allocates nothing once the vectors have grown.
+// Cancellation: an event lives in a slot with a generation number and its
+// heap position; cancel() removes its entry from the heap at once (moved last
+// entry sifted up or down) and bumps the generation, so the heap holds only
+// pending events: a kernel that re-arms hundreds of CPUs per simulated
+// millisecond does not sift through the entries it cancelled. reschedule()
+// is cancel() and at() in one: the entry gets its new time and the next
+// sequence number (the order a cancel then a new event would give) and
+// moves in place. The fired top entry is removed lazily: when its handler
+// schedules a successor (the common case), the successor overwrites the top
+// and sinks once instead of a pop plus a push. EventId is two 32-bit words:
+// no allocation per event, the callback is a plain function pointer plus
+// context and argument, so scheduling allocates nothing once the vectors
+// have grown.
 //
 // Invariants: now() never decreases; at(t) requires t >= now(); an EventId
 // refers to at most one pending event.
@@ -65,6 +70,9 @@ class Engine {
   // Cancels a pending event; returns false if it already fired or was
   // cancelled. Resets id either way.
   bool cancel(EventId& id);
+  // cancel(id), then at_ns(t, ...): the same order of events, in one move of
+  // the heap entry when id is pending. Returns the new event's id.
+  EventId reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, std::uint64_t arg = 0);
   bool pending(EventId id) const {
     return id.valid() && id.slot < slots_.size() && slots_[id.slot].gen == id.gen;
   }
@@ -85,19 +93,26 @@ class Engine {
     std::int64_t t;
     std::uint64_t seq;
     std::uint32_t slot;
-    std::uint32_t gen;
   };
   struct Slot {
     Callback cb = nullptr;
     void* ctx = nullptr;
     std::uint64_t arg = 0;
     std::uint32_t gen = 0;
+    std::uint32_t pos = 0;  // index of its entry in heap_ while pending
   };
   static bool before(const Entry& a, const Entry& b) {
     return a.t < b.t || (a.t == b.t && a.seq < b.seq);
   }
+  void place(std::size_t i, const Entry& e) {
+    heap_[i] = e;
+    slots_[e.slot].pos = static_cast<std::uint32_t>(i);
+  }
   void push(const Entry& e);
-  void sift_down(const Entry& e);
+  // Puts e at index i, moving it towards the root / the leaves.
+  void sift_up(std::size_t i, const Entry& e);
+  void sift_down(std::size_t i, const Entry& e);
+  void remove_at(std::size_t i);
   void drop_fired_top();
   void release(std::uint32_t slot) {
     ++slots_[slot].gen;

@@ -739,14 +739,15 @@ void Kernel::refresh_slice(Cpu& c) {
 }
 
 void Kernel::arm(Cpu& c) {
-  engine_.cancel(c.ev);
   const Thread& t = threads_[c.curr];
   Duration at = std::max(now(), c.stall_until) + t.overhead + t.work;
   if (!rq_empty(c)) {
     refresh_slice(c);
     at = std::min(at, std::max(now(), round_to_tick(c.slice_end)));
   }
-  c.ev = engine_.at(at, &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(&c - cpus_.data()));
+  // The pending CPU event, if any, is replaced (cancelled and scheduled anew).
+  c.ev = engine_.reschedule(c.ev, at.count(), &Kernel::on_cpu_event, this,
+                            static_cast<std::uint64_t>(&c - cpus_.data()));
 }
 
 void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
