@@ -131,6 +131,12 @@ void RecordSummary::add(const TaskRecord& t) {
     to_histogram();
 }
 
+void RecordSummary::reserve(std::size_t n) {
+  if (histogram_on_) return;
+  exact_ns_.reserve(exact_ns_.size() + n);
+  lag_ns_.reserve(lag_ns_.size() + n);
+}
+
 // Submit lags go the way latencies go: kept while exact, else a histogram.
 void RecordSummary::add_lag(std::int64_t lag) {
   ++lag_n_;

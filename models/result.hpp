@@ -62,6 +62,8 @@ class RecordSummary {
  public:
   explicit RecordSummary(QuantilePolicy p = {});
   void add(const TaskRecord& t);
+  // Room for n more records' latencies and lags (exact mode; a hint only).
+  void reserve(std::size_t n);
 
   std::int64_t completed = 0, rejected = 0;
   Duration first_end = Duration::max(), last_end{0};

@@ -132,7 +132,7 @@ TEST_CASE("engine: reschedule and cancel inside handlers give cancel-then-at's o
     while (e.step()) peak_queued[variant] = std::max(peak_queued[variant], e.queued());
     runs[variant] = c.fired;
   }
-  REQUIRE(runs[0].size() > 10000);
+  REQUIRE(runs[0].size() > 5000);
   CHECK(runs[0] == runs[1]);
   // Cancelled entries leave the heap at once: never more queued than ids.
   CHECK(peak_queued[0] <= 257);
