@@ -1,6 +1,6 @@
 // poolsim simulate FILE: predict the scenario with the discrete-event simulator.
 //
-// Two paths. A run of more than kStreamAbove tasks (open arrivals on a
+// Two paths. A run of kStreamFrom tasks or more (open arrivals on a
 // backend that can stream, sim::can_stream) is streamed: tasks are drawn as
 // the simulation reaches them and records folded into a summary, so memory
 // stays flat in the task count, with a progress bar on stderr; its overload
@@ -24,9 +24,12 @@
 namespace poolsim::app {
 namespace {
 
-// Above a million tasks the records cost ~120 bytes each and exact
-// quantiles a sort; below, a run keeps them (exact, and the backlog trend).
-constexpr double kStreamAbove = 1e6;
+// From 100,000 tasks on a run streams: the records would cost ~120 bytes
+// each (12 MB here, 120 MB at a million) and the task list as much again,
+// while the summary keeps quantiles exact up to a million completions
+// anyway. Below, a run keeps its records (the backlog trend of the overload
+// warning reads them).
+constexpr double kStreamFrom = 1e5;
 constexpr std::int64_t kBoundSample = 100000;
 
 struct SimulateFlags {
@@ -123,15 +126,21 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--quantiles", flags->quantiles,
                   "Latency quantiles: exact, histogram (0.5% relative error, constant memory), or "
-                  "auto (exact up to 1,000,000 completed tasks); runs of up to a million tasks "
-                  "keep exact records")
+                  "auto (exact up to 1,000,000 completed tasks); runs of fewer than 100,000 "
+                  "tasks keep every record")
       ->check(CLI::IsMember({"auto", "exact", "histogram"}));
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
-      const Scenario s = load_checked(flags->file, flags->common);
+      // Loaded with the streamed cap on open arrivals; a run that will not
+      // stream is loaded again with the list cap, which refuses it located.
+      LoadOptions lo = load_options(flags->common);
+      lo.open_task_cap = kMaxStreamedTasks;
+      const Scenario s = load_scenario(flags->file, lo);
       const bool stream =
-          flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) > kStreamAbove;
+          flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) >= kStreamFrom;
+      if (!stream && expected_tasks(s) > static_cast<double>(kMaxTasks))
+        load_checked(flags->file, flags->common);
       return stream ? simulate_streamed(*flags, s) : simulate_kept(*flags, s);
     };
   });

@@ -28,6 +28,10 @@ namespace poolsim {
 // Tasks in one generated workload: a real run preallocates a record per task
 // (about 100 bytes), so 50M tasks is ~5 GB; more is a mistake, not a scenario.
 inline constexpr std::int64_t kMaxTasks = 50'000'000;
+// The cap on a Poisson or periodic arrival's tasks when `poolsim simulate`
+// streams them (LoadOptions::open_task_cap): no record is kept per task, so
+// memory does not bound it; this keeps a run under ~10 minutes.
+inline constexpr std::int64_t kMaxStreamedTasks = 1'000'000'000;
 // The simulator's default event budget (RunOptions::max_events): about two
 // seconds of simulation for the base, plus far more per finished task than
 // any scenario in configs/ or tests needs (they use 4-40 events per task),

@@ -118,7 +118,8 @@ Scenario read_scenario(YAML::Node root, Source& src, const LoadOptions& opts) {
   if (auto r = top.get("run")) s.run = read_run(*r);
   if (auto rs = top.get("resources")) s.resources = loader::read_resources(*rs);
   const loader::HoldingScope holding_scope(s.resources);
-  s.workload = read_workload(top.require("workload", "arrival + task, or graph"), s.limits);
+  s.workload = read_workload(top.require("workload", "arrival + task, or graph"), s.limits,
+                             opts.open_task_cap);
   const auto bv = top.require("backend", "kind and its parameters");
   s.backend = read_backend(bv, effective_cores(s.machine, s.limits), s.machine.cores);
   if (auto t = top.get("tolerance")) s.tolerance = read_tolerance(*t);

@@ -42,6 +42,11 @@ struct LoadOptions {
   // Called when the `host` profile is requested but does not exist yet; it
   // must create the file (the CLI calibrates). Unset: a ScenarioError.
   std::function<void(const std::filesystem::path&)> create_host_profile;
+  // The cap on the tasks of a Poisson or periodic arrival (count, rate x
+  // duration, duration / interval): kMaxTasks, or kMaxStreamedTasks where
+  // the caller streams the workload (poolsim simulate). Batches, closed
+  // loops and graphs keep kMaxTasks.
+  std::int64_t open_task_cap = kMaxTasks;
 };
 
 Scenario load_scenario(const std::filesystem::path& file, const LoadOptions& opts = {});

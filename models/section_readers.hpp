@@ -30,7 +30,8 @@ Limits read_limits(const yaml::Val& v, const MachineProfile& m);
 RunOptions read_run(const yaml::Val& v);
 GraphSpec read_graph(const yaml::Val& v);
 // The workload, checked against the caps with the CPU quota of `limits`.
-WorkloadSpec read_workload(const yaml::Val& v, const Limits& limits);
+// open_task_cap: LoadOptions::open_task_cap.
+WorkloadSpec read_workload(const yaml::Val& v, const Limits& limits, std::int64_t open_task_cap);
 // Thread counts such as "2*cores" resolve with `cores` (the machine's
 // effective cores under the limits); host_cpus with `host_cpus`.
 BackendSpec read_backend(const yaml::Val& v, int cores, int host_cpus);

@@ -107,7 +107,7 @@ std::vector<std::string> arrival_keys(const std::string& kind) {
 
 }  // namespace
 
-Arrival read_arrival(const Val& v) {
+Arrival read_arrival(const Val& v, std::int64_t open_cap) {
   const auto& kKinds = kArrivalKinds;
   const std::string kind = arrival_kind(v);
   const std::vector<std::string> keys = arrival_keys(kind);
@@ -121,7 +121,11 @@ Arrival read_arrival(const Val& v) {
   });
   r.require("kind", "one of " + yaml::join(kKinds));
   Arrival a;
-  auto count = [&]() { return yaml::integer(*r.get("count"), 1, kMaxTasks, "count"); };
+  // Poisson and periodic arrivals may stream (open_cap); a batch is queued
+  // whole at t=0 and a closed loop keeps its clients' tasks.
+  const bool may_stream = kind == "poisson" || kind == "periodic";
+  const std::int64_t cap = may_stream ? std::max(open_cap, kMaxTasks) : kMaxTasks;
+  auto count = [&]() { return yaml::integer(*r.get("count"), 1, cap, "count"); };
   auto limit = [&]() {
     const bool c = r.has("count"), d = r.has("duration");
     if (c && d) r.get("duration")->fail("give either count or duration, not both");
@@ -135,10 +139,10 @@ Arrival read_arrival(const Val& v) {
   // The task count an open arrival implies, checked against the cap before
   // the generator allocates anything; `expected` is "rate x duration" etc.
   auto check_tasks = [&](double tasks, const std::string& expected) {
-    if (tasks > static_cast<double>(kMaxTasks))
+    if (tasks > static_cast<double>(cap))
       r.get("duration")
           ->fail(expected + " = " + fmt::format("{:.4g}", tasks) + " tasks, more than the " +
-                 std::to_string(kMaxTasks) + "-task cap of one workload");
+                 std::to_string(cap) + "-task cap of one workload");
   };
   // The last arrival, against the simulated horizon.
   auto check_span = [&](double seconds, const Val& at, const std::string& expected) {
@@ -190,7 +194,7 @@ Arrival read_arrival(const Val& v) {
 
 namespace {
 
-WorkloadSpec read_workload_spec(const Val& v) {
+WorkloadSpec read_workload_spec(const Val& v, std::int64_t open_cap) {
   MapReader r(v, {"arrival", "task", "classes", "graph"}, "a workload");
   WorkloadSpec w;
   if (auto g = r.get("graph")) {
@@ -201,7 +205,7 @@ WorkloadSpec read_workload_spec(const Val& v) {
     w.graph = read_graph(*g);
     return w;
   }
-  w.arrival = read_arrival(r.require("arrival", "or graph"));
+  w.arrival = read_arrival(r.require("arrival", "or graph"), open_cap);
   const bool t = r.has("task"), c = r.has("classes");
   if (t && c) r.get("classes")->fail("give either task or classes, not both");
   if (!t && !c) r.require("task", "or classes: what each task does");
@@ -316,8 +320,8 @@ void check_workload_size(const WorkloadSpec& w, const Val& at, double quota) {
 
 }  // namespace
 
-WorkloadSpec read_workload(const Val& v, const Limits& limits) {
-  WorkloadSpec w = read_workload_spec(v);
+WorkloadSpec read_workload(const Val& v, const Limits& limits, std::int64_t open_task_cap) {
+  WorkloadSpec w = read_workload_spec(v, open_task_cap);
   check_workload_size(w, v, limits.cpus.value_or(1.0));
   return w;
 }

@@ -226,15 +226,15 @@ TEST_CASE("cli_hostile: sizes and times are refused before anything is allocated
   const Case cases[] = {
       {"--set workload.arrival.count=4000000000",
        "poolsim: --set workload.arrival.count=4000000000: workload.arrival.count: count must be at "
-       "most 50000000, got 4000000000"},
+       "most 1000000000, got 4000000000"},
       {"--set 'workload.arrival={kind: poisson, rate: 1e8/s, duration: 1000s}'",
        "poolsim: --set workload.arrival={kind: poisson, rate: 1e8/s, duration: 1000s}: "
-       "workload.arrival.duration: rate x duration = 1e+11 tasks, more than the 50000000-task cap "
-       "of one workload"},
+       "workload.arrival.duration: rate x duration = 1e+11 tasks, more than the 1000000000-task "
+       "cap of one workload"},
       {"--set 'workload.arrival={kind: periodic, interval: 1ns, duration: 1000s}'",
        "poolsim: --set workload.arrival={kind: periodic, interval: 1ns, duration: 1000s}: "
        "workload.arrival.duration: duration / interval = 1e+12 tasks, more than the "
-       "50000000-task cap of one workload"},
+       "1000000000-task cap of one workload"},
       {"--set 'workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}'",
        "poolsim: --set workload.task[0]={lock: {name: a, shards: 2000000000, hold: 1us}}: "
        "workload.task[0].lock.shards: shards must be at most 1000000, got 2000000000"},
@@ -266,7 +266,7 @@ TEST_CASE("cli_hostile: sizes and times are refused before anything is allocated
        "may have), got 1e15"},
       {"--set workload.arrival.count=9223372036854775808",
        "poolsim: --set workload.arrival.count=9223372036854775808: workload.arrival.count: count "
-       "must be at most 50000000, got 9223372036854775808"},
+       "must be at most 1000000000, got 9223372036854775808"},
       {"--set run.max_threads=4000000000",
        "poolsim: --set run.max_threads=4000000000: run.max_threads: run.max_threads must be at "
        "most 2147483647, got 4000000000"},
@@ -293,6 +293,27 @@ TEST_CASE("cli_hostile: sizes and times are refused before anything is allocated
     CHECK(r.exit_code == 2);
     CHECK(first_line(r.out) == c.message);
   }
+}
+
+TEST_CASE("cli_hostile: only a streamed simulation may pass the 50M-task cap", "[cli][hostile]") {
+  TempDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
+  const std::string count = " -q --set workload.arrival.count=100000000";
+  const std::string capped =
+      "poolsim: --set workload.arrival.count=100000000: workload.arrival.count: count must be at "
+      "most 50000000, got 100000000";
+  // Replications keep every task's record, so they do not stream.
+  auto r = bounded("simulate " + base + count + " --replications 2");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == capped);
+  // A real run keeps a record per task.
+  r = bounded("run " + base + count);
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out) == capped);
+  // A batch is queued whole at t=0, streamed or not.
+  r = bounded("simulate " + base + " -q --set 'workload.arrival={kind: batch, count: 100000000}'");
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r.out).ends_with("count must be at most 50000000, got 100000000"));
 }
 
 TEST_CASE("cli_hostile: within the horizon a long interval is simulated exactly",
