@@ -180,13 +180,24 @@ RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) con
     for (double q : qs) out.quantiles.push_back(hist_.quantile(q) * 1e-9);
     return out;
   }
-  // Exact: the sorted latencies in seconds, summed in that order.
-  const auto lat = sorted_latencies();
+  // Exact: the sorted latencies in seconds, summed in that order (as
+  // sorted_latencies() gives them, without building that list).
+  std::vector<std::int64_t> ns = exact_ns_;
+  sort_ns(ns);
   long double lat_sum = 0;
-  for (double x : lat) lat_sum += x;
+  for (std::int64_t x : ns) lat_sum += to_seconds(Duration{x});
   out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;
-  out.max = lat.empty() ? 0 : lat.back();
-  for (double q : qs) out.quantiles.push_back(nearest_rank(lat, q));
+  out.max = ns.empty() ? 0 : to_seconds(Duration{ns.back()});
+  for (double q : qs) {
+    if (ns.empty()) {
+      out.quantiles.push_back(0);
+      continue;
+    }
+    // nearest_rank() on the same list.
+    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ns.size())));
+    rank = std::clamp<std::size_t>(rank, 1, ns.size());
+    out.quantiles.push_back(to_seconds(Duration{ns[rank - 1]}));
+  }
   return out;
 }
 

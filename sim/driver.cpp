@@ -2,6 +2,7 @@
 #include "sim/driver.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "models/assert.hpp"
@@ -18,6 +19,12 @@ Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workloa
       summary_(opt.quantiles),
       locks_(workload.lock_names.size()) {
   if (workload_.graph) graph_.emplace(workload_);
+  // A streamed workload of known length: the summary's exact latencies get
+  // their room at once (up to the exact limit) instead of by doubling.
+  if (!opt.records && workload_.streamed() &&
+      workload_.stream->limit() != std::numeric_limits<std::uint64_t>::max())
+    summary_.reserve(static_cast<std::size_t>(
+        std::min<std::uint64_t>(workload_.stream->limit(), opt.quantiles.exact_limit)));
   resources_.reserve(scenario.resources.size());
   for (const ResourceSpec& r : scenario.resources)
     resources_.push_back({FifoPermits<Parking*>(r.permits), {}});
