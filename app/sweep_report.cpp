@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -108,10 +110,20 @@ void write_text_file(const std::string& path, const std::string& text, const cha
     std::cout << text;
     return;
   }
+  // As write_json: a path that cannot be opened is the user's mistake
+  // (exit 2); a write that fails once open (a full disk, /dev/full) is the
+  // machine refusing (exit 3). The flush makes the failure show here, not in
+  // the destructor, where it would be lost.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Usage(fmt::format("cannot write the {} '{}': it is a directory", what, path));
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw Usage(fmt::format("cannot write the {} '{}'", what, path));
+  if (!out)
+    throw Usage(fmt::format("cannot write the {} '{}': {}", what, path, std::strerror(errno)));
   out << text;
-  if (!out) throw Usage(fmt::format("cannot write the {} '{}'", what, path));
+  out.flush();
+  if (!out)
+    throw Refused(fmt::format("writing the {} '{}' failed: {}", what, path, std::strerror(errno)));
 }
 
 std::vector<Metric> check_sweep_outputs(const SweepOutputs& o,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 #include "trace/perf_text.hpp"
 
@@ -226,7 +227,8 @@ std::vector<std::filesystem::path> write_scenario(const ProgramModel& m,
     f << "# " << what << " of group " << b.name << " (" << v.size() << " samples) from " << o.source
       << "\n";
     for (auto x : v) f << x << "ns\n";
-    if (!f) throw TraceError(p.string() + ": write failed");
+    f.flush();  // a full disk shows here, not in the destructor
+    if (!f) throw std::runtime_error(p.string() + ": writing the sample file failed");
     written.push_back(p);
   };
   samples(stem + "." + b.name + ".cpu.csv", b.bursts, "CPU bursts");
@@ -234,7 +236,8 @@ std::vector<std::filesystem::path> write_scenario(const ProgramModel& m,
   std::ofstream f(out);
   if (!f) throw TraceError(out.string() + ": cannot write the scenario");
   f << scenario_text(m, stem, o);
-  if (!f) throw TraceError(out.string() + ": write failed");
+  f.flush();
+  if (!f) throw std::runtime_error(out.string() + ": writing the scenario failed");
   written.push_back(out);
   return written;
 }

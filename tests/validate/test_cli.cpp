@@ -412,6 +412,11 @@ TEST_CASE("cli_hostile: output errors are errors", "[cli][hostile]") {
   CHECK(table.exit_code == 3);
   CHECK(first_line(table.out) ==
         "poolsim: cannot write to standard output: No space left on device");
+  // A sweep's CSV: the write fails only when the stream is flushed.
+  r = bounded("sweep " + base + " -q --vary backend.threads=1..2 --csv /dev/full");
+  CHECK(r.exit_code == 3);
+  CHECK(error_line(r.out) ==
+        "poolsim: writing the CSV '/dev/full' failed: No space left on device");
   // The same mistake, the same exit code.
   const auto d = dir.file("adir");
   std::filesystem::create_directory(d);
@@ -421,6 +426,9 @@ TEST_CASE("cli_hostile: output errors are errors", "[cli][hostile]") {
   r = bounded("simulate " + base + " -q --trace " + d);
   CHECK(r.exit_code == 2);
   CHECK(error_line(r.out) == "poolsim: --trace " + d + ": is a directory, expected a file path");
+  r = bounded("sweep " + base + " -q --vary backend.threads=1..2 --csv " + d);
+  CHECK(r.exit_code == 2);
+  CHECK(error_line(r.out) == "poolsim: cannot write the CSV '" + d + "': it is a directory");
 }
 
 TEST_CASE("cli_hostile: unhelpful messages get plain words", "[cli][hostile]") {
