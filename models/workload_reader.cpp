@@ -107,11 +107,12 @@ std::vector<std::string> arrival_keys(const std::string& kind) {
 
 }  // namespace
 
-Arrival read_arrival(const Val& v, std::int64_t open_cap) {
-  const auto& kKinds = kArrivalKinds;
-  const std::string kind = arrival_kind(v);
+namespace {
+// The arrival's map, its keys those of its kind; a parameter of another kind
+// is named as such.
+MapReader arrival_reader(const Val& v, const std::string& kind) {
   const std::vector<std::string> keys = arrival_keys(kind);
-  MapReader r(v, keys, "an arrival process", [&](const std::string& key) -> std::string {
+  MapReader r(v, keys, "an arrival process", [kind, keys](const std::string& key) -> std::string {
     static const std::vector<std::string> kAll = {"count",    "rate",    "duration",
                                                   "interval", "clients", "think"};
     if (!kind.empty() && std::find(kAll.begin(), kAll.end(), key) != kAll.end())
@@ -119,7 +120,14 @@ Arrival read_arrival(const Val& v, std::int64_t open_cap) {
              yaml::join(std::vector<std::string>(keys.begin() + 1, keys.end())) + ")";
     return {};
   });
-  r.require("kind", "one of " + yaml::join(kKinds));
+  r.require("kind", "one of " + yaml::join(kArrivalKinds));
+  return r;
+}
+}  // namespace
+
+Arrival read_arrival(const Val& v, std::int64_t open_cap) {
+  const std::string kind = arrival_kind(v);
+  MapReader r = arrival_reader(v, kind);
   Arrival a;
   // Poisson and periodic arrivals may stream (open_cap); a batch is queued
   // whole at t=0 and a closed loop keeps its clients' tasks.
