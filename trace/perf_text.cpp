@@ -160,6 +160,31 @@ std::int64_t& TraceReader::cpu_last_time(int cpu) {
   return cpu_last_time_[cpu];
 }
 
+bool TraceReader::departed(int cpu) const {
+  return cpu < static_cast<int>(departed_.size()) && departed_[cpu];
+}
+
+void TraceReader::becomes_current(int cpu, int tid) {
+  int& cur = current(cpu);
+  if (cur > 0)
+    if (const auto it = running_on_.find(cur); it != running_on_.end() && it->second == cpu)
+      running_on_.erase(it);
+  cur = tid;
+  if (cpu < static_cast<int>(departed_.size())) departed_[cpu] = 0;
+  if (tid <= 0) return;
+  const auto [it, fresh] = running_on_.try_emplace(tid, cpu);
+  if (fresh || it->second == cpu) return;
+  const int old = it->second;
+  it->second = cpu;
+  if (current(old) != tid || departed(old)) return;
+  if (old >= static_cast<int>(departed_.size())) departed_.resize(old + 1, 0);
+  departed_[old] = 1;
+  const std::int64_t last = cpu_last_time(old);
+  if (last >= 0)
+    sink_(Transition{Transition::Kind::off_cpu, last, old, tid, std::string(), 0, -1,
+                     OffState::unknown});
+}
+
 void TraceReader::context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time,
                           std::int64_t started) {
   if (tid < 0) return;  // perf prints -1 for a thread that has exited
@@ -167,20 +192,32 @@ void TraceReader::context(int cpu, int tid, const std::string& comm, int pid, st
   int& cur = current(cpu);
   if (cur >= 0 && cur != tid) {
     ++missing_[cur];
+    const std::int64_t last = cpu_last_time(cpu) >= 0 ? cpu_last_time(cpu) : time;
+    // The thread the CPU was running left it unseen: by the CPU's last
+    // recorded event at the latest that still showed it there. Without this
+    // off-CPU it would stay "running" until its next recorded switch, its
+    // CPU time growing through a block it was woken from (a main thread in
+    // join() looked like the busiest thread, and so like the pool). Its
+    // state is left to the importer: blocked if a wake-up follows.
+    if (cur != 0 && !departed(cpu))
+      sink_(Transition{Transition::Kind::off_cpu, last, cpu, cur, std::string(), 0, -1,
+                       OffState::unknown});
     // A switch to `tid` was not recorded: it runs now, and cannot have
     // started before the CPU's last recorded event.
     if (tid != 0) {
-      std::int64_t since = cpu_last_time(cpu) >= 0 ? cpu_last_time(cpu) : time;
+      std::int64_t since = last;
       // Out of idle, it cannot have started before its wake-up either (else
       // an unrecorded idle exit would credit it with the idle time).
       if (const auto w = last_wake_.find(tid); cur == 0 && w != last_wake_.end())
         since = std::clamp(w->second, since, time);
       // A sched_stat_runtime says how long it has run since it got the CPU.
       if (cur == 0 && started >= 0) since = std::clamp(started, since, time);
+      becomes_current(cpu, tid);
       sink_(Transition{Transition::Kind::on_cpu, since, cpu, tid, comm, 0, pid});
+      return;
     }
   }
-  cur = tid;
+  becomes_current(cpu, tid);
 }
 
 int& TraceReader::irq_depth(int cpu) {
@@ -300,13 +337,13 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
         bad("`prev_comm=... ==> next_comm=...` or `comm:tid [prio] S ==> comm:tid [prio]`");
     }
     context(cpu, prev, prev_comm, pid, time);
-    current(cpu) = next;
-    cpu_last_time(cpu) = time;
     if (prev != 0) {
       Transition off{Transition::Kind::off_cpu, time, cpu, prev, prev_comm, 0, pid,
                      off_state(state)};
       sink_(off);
     }
+    becomes_current(cpu, next);
+    cpu_last_time(cpu) = time;
     if (next != 0) sink_(Transition{Transition::Kind::on_cpu, time, cpu, next, next_comm, 0, -1});
     return;
   }

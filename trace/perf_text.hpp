@@ -98,12 +98,22 @@ class TraceReader {
   // sched_stat_runtime's time - runtime), else -1.
   void context(int cpu, int tid, const std::string& comm, int pid, std::int64_t time,
                std::int64_t started = -1);
+  // `tid` runs on `cpu` from now: if it was another CPU's current thread, it
+  // left that CPU unseen, by that CPU's last recorded event; emits that
+  // off-CPU transition and forgets it there. Then records it as cpu's.
+  void becomes_current(int cpu, int tid);
+  bool departed(int cpu) const;
 
   std::string source_;
   Sink sink_;
   TextFormat format_ = TextFormat::undecided;
   ReadStats stats_;
-  std::vector<int> current_;                         // per CPU: tid running (-1 unknown)
+  std::vector<int> current_;                 // per CPU: tid running (-1 unknown)
+  std::unordered_map<int, int> running_on_;  // per thread: the CPU it is current on
+  // Per CPU: its current thread was since seen on another CPU, and its
+  // off-CPU here already emitted (becomes_current); the next event on this
+  // CPU still counts the unseen switch, without a second off-CPU.
+  std::vector<char> departed_;
   std::vector<int> irq_depth_;                       // per CPU: interrupt handler nesting
   std::vector<std::int64_t> cpu_last_time_;          // per CPU: time of its last event (-1 none)
   std::unordered_set<int> context_seen_;             // threads some recorded event ran in
