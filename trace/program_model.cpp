@@ -440,18 +440,30 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
 
   // 3. The backend: of the groups woken by other groups (at least
   // kEdgeMinCount times), the one that spends the most CPU (the work is
-  // where the CPU goes; a closed loop's submitter is woken as often).
+  // where the CPU goes; a closed loop's submitter is woken as often),
+  // groups without the process leader first.
   std::vector<std::int64_t> in_from_others(groups.size(), 0), group_cpu(groups.size(), 0);
   for (const auto& [e, c] : edges)
     if (group_of[e.first] != group_of[e.second]) in_from_others[group_of[e.second]] += c;
   for (int i = 0; i < static_cast<int>(groups.size()); ++i)
     for (int tid : groups[i]) group_cpu[i] += threads_[tid].cpu;
+  // A group holding the process leader (the main thread) is the pool only
+  // when no other group qualifies: a main thread that starts the workers and
+  // join()s them is woken by them at the end, and an unrecorded idle exit
+  // (this VM's vCPU 1, docs/traces.md) can make its join() look like the
+  // most CPU of the program.
+  auto has_leader = [&](int i) {
+    return std::any_of(groups[i].begin(), groups[i].end(), [&](int tid) { return leader[tid]; });
+  };
   int backend = -1;
-  for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
-    if (in_from_others[i] < kEdgeMinCount) continue;
-    if (backend < 0 || group_cpu[i] > group_cpu[backend] ||
-        (group_cpu[i] == group_cpu[backend] && groups[i].size() > groups[backend].size()))
-      backend = i;
+  for (const bool leaders : {false, true}) {
+    for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
+      if (in_from_others[i] < kEdgeMinCount || has_leader(i) != leaders) continue;
+      if (backend < 0 || group_cpu[i] > group_cpu[backend] ||
+          (group_cpu[i] == group_cpu[backend] && groups[i].size() > groups[backend].size()))
+        backend = i;
+    }
+    if (backend >= 0) break;
   }
   if (backend < 0)
     throw TraceError(source + ": no unit of work: no thread of the program (" + m.root + ", " +
