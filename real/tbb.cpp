@@ -106,12 +106,19 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   void on_scheduler_entry(bool is_worker) override {
     // Only TBB's workers: an external thread is already known to the run.
     if (!is_worker || RunContext::current_slot() != nullptr) return;
+    // Registering and counting it inside are one step under mu_, and a
+    // worker that arrives once stop() has closed the observer is not
+    // registered: else a late worker registered between wait_until_empty()
+    // and observe(false) was never unregistered (its exit callback no longer
+    // came), and the run waited for it forever (calibrate's runtime-memory
+    // step hung in 4 of 5 runs: 16 short tasks on 2 threads).
+    std::lock_guard lk(mu_);
+    if (closed_) return;
     const int entry = entries_.fetch_add(1, std::memory_order_relaxed) + 1;
     ctx_.register_current_thread("tbb worker " +
                                  std::to_string(tbb::this_task_arena::current_thread_index()) +
                                  " (entry " + std::to_string(entry) + ")");
     tl_observer = this;
-    std::lock_guard lk(mu_);
     ++inside_;
     POOLSIM_TSAN_RELEASE(this);
   }
@@ -132,6 +139,7 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   // Blocks until every worker that registered here has left the arena.
   void wait_until_empty() {
     std::unique_lock lk(mu_);
+    closed_ = true;
     left_.wait(lk, [this] { return inside_ == 0; });
   }
 
@@ -142,7 +150,8 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   std::atomic<int> entries_{0};
   std::mutex mu_;
   std::condition_variable left_;
-  int inside_ = 0;  // registered workers inside the arena, under mu_
+  int inside_ = 0;       // registered workers inside the arena, under mu_
+  bool closed_ = false;  // stop() began waiting: later entries are not registered, under mu_
 };
 
 class Tbb final : public Backend {
