@@ -1,5 +1,6 @@
 // cli_util.hpp: running the poolsim binary (and shell lines) from the
-// validate layer's end-to-end tests, and their temporary directories.
+// validate layer's end-to-end tests, under the hostile-input contract's
+// bounds, and their temporary directories.
 #pragma once
 
 #include <sys/wait.h>
@@ -66,5 +67,39 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The contract's bounds: 5 s and 1 GiB. `seconds` is larger only for a run
+// whose point is to use most of its 5 s in a Release build (the event
+// budget), which an instrumented build runs several times slower.
+inline Result bounded(const std::string& args, int seconds = 5) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer reserves terabytes of shadow memory at start, which no
+  // `ulimit -v` admits: sanitizer builds check the answers and the time
+  // bound; the memory bound is checked by the Release build.
+  return run_shell("timeout " + std::to_string(seconds) + " " + std::string(POOLSIM_BINARY) + " " +
+                   args);
+#else
+  return run_shell("ulimit -v 1048576; timeout 5 " + std::string(POOLSIM_BINARY) + " " + args);
+#endif
+}
+
+// The hostile-input tests' base scenario: Poisson 1000/s, 200 tasks of 1 ms
+// on a 4-thread pool.
+inline const char* const kPoissonBase =
+    "name: base\n"
+    "seed: 1\n"
+    "workload:\n"
+    "  arrival: {kind: poisson, rate: 1000/s, count: 200}\n"
+    "  task: [{cpu: 1ms}]\n"
+    "backend: {kind: pool, threads: 4}\n";
+
+// The first line of the output (the error message, without CLI11's hint).
+inline std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+// The first line that starts with "poolsim:" (after a table on stdout).
+inline std::string error_line(const std::string& s) {
+  const auto at = s.rfind("\npoolsim:");
+  return first_line(s.compare(0, 8, "poolsim:") == 0 || at == std::string::npos ? s
+                                                                                : s.substr(at + 1));
+}
 
 }  // namespace poolsim::test

@@ -16,6 +16,10 @@
 
 namespace {
 
+using poolsim::test::bounded;
+using poolsim::test::error_line;
+using poolsim::test::first_line;
+using poolsim::test::kPoissonBase;
 using poolsim::test::Result;
 using poolsim::test::run;
 using poolsim::test::run_shell;
@@ -136,43 +140,8 @@ TEST_CASE("cli: the machine refusing exits 3", "[cli]") {
 // Hostile input (issue 20): exit 2 or 3 with a located message, never a
 // crash, a hang or exit 0 with a wrong number. Each command runs under a
 // 1 GiB address-space cap and a 5 s timeout (`timeout` exits 124 when it
-// fires), so an input that allocates without bound or blocks fails the test.
-
-namespace {
-
-// The contract's bounds: 5 s and 1 GiB. `seconds` is larger only for a run
-// whose point is to use most of its 5 s in a Release build (the event
-// budget), which an instrumented build runs several times slower.
-Result bounded(const std::string& args, int seconds = 5) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  // A sanitizer reserves terabytes of shadow memory at start, which no
-  // `ulimit -v` admits: sanitizer builds check the answers and the time
-  // bound; the memory bound is checked by the Release build.
-  return run_shell("timeout " + std::to_string(seconds) + " " + std::string(POOLSIM_BINARY) + " " +
-                   args);
-#else
-  return run_shell("ulimit -v 1048576; timeout 5 " + std::string(POOLSIM_BINARY) + " " + args);
-#endif
-}
-
-const char* kPoissonBase =
-    "name: base\n"
-    "seed: 1\n"
-    "workload:\n"
-    "  arrival: {kind: poisson, rate: 1000/s, count: 200}\n"
-    "  task: [{cpu: 1ms}]\n"
-    "backend: {kind: pool, threads: 4}\n";
-
-// The first line of the output (the error message, without CLI11's hint).
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-// The first line that starts with "poolsim:" (after a table on stdout).
-std::string error_line(const std::string& s) {
-  const auto at = s.rfind("\npoolsim:");
-  return first_line(s.compare(0, 8, "poolsim:") == 0 || at == std::string::npos ? s
-                                                                                : s.substr(at + 1));
-}
-
-}  // namespace
+// fires), so an input that allocates without bound or blocks fails the test
+// (bounded(), first_line(), error_line() and kPoissonBase: cli_util.hpp).
 
 TEST_CASE("cli_hostile: devices, FIFOs, directories and link loops are refused as inputs",
           "[cli][hostile]") {

@@ -10,36 +10,17 @@
 #include "cli_util.hpp"
 #include "validate/sweep_grid.hpp"
 
-using namespace poolsim::test;
-
 namespace {
-
-Result bounded(const std::string& args) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  // Sanitizers reserve terabytes of shadow memory, which no `ulimit -v`
-  // admits: the memory bound is checked by the Release build.
-  return run_shell("timeout 5 " + std::string(POOLSIM_BINARY) + " " + args);
-#else
-  return run_shell("ulimit -v 1048576; timeout 5 " + std::string(POOLSIM_BINARY) + " " + args);
-#endif
-}
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-const char* kBase =
-    "name: base\n"
-    "seed: 1\n"
-    "workload:\n"
-    "  arrival: {kind: poisson, rate: 1000/s, count: 200}\n"
-    "  task: [{cpu: 1ms}]\n"
-    "backend: {kind: pool, threads: 4}\n";
-
+using poolsim::test::bounded;
+using poolsim::test::first_line;
+using poolsim::test::kPoissonBase;
+using HostileDir = poolsim::test::TempDir;
 }  // namespace
 
 TEST_CASE("cli_hostile.machine: out-of-range profile fields are refused with the range",
           "[cli][hostile]") {
-  TempDir dir;
-  const auto base = dir.file("base.yaml", kBase);
+  HostileDir dir;
+  const auto base = dir.file("base.yaml", kPoissonBase);
   const auto huge = dir.file("huge.yaml", "base: default\ncores: 1000000000\n");
   const auto nan = dir.file("nan.yaml", "base: default\ntick: .nan\n");
   const auto chained = dir.file("chained.yaml", "base: " + huge + "\n");
@@ -104,8 +85,8 @@ TEST_CASE("cli_hostile.machine: out-of-range profile fields are refused with the
 
 TEST_CASE("cli_hostile.machine: --set machine.FIELD applies over the named profile",
           "[cli][hostile]") {
-  TempDir dir;
-  const auto base = dir.file("base.yaml", std::string(kBase) + "machine: default\n");
+  HostileDir dir;
+  const auto base = dir.file("base.yaml", std::string(kPoissonBase) + "machine: default\n");
   // 200 tasks of 1 ms at 10000/s: one core serialises them (200 ms), four
   // run them four at a time.
   const auto one =
@@ -122,7 +103,7 @@ TEST_CASE("cli_hostile.machine: --set machine.FIELD applies over the named profi
 
 TEST_CASE("cli_hostile.calibrate: an --out path that cannot take the profile is refused at once",
           "[cli][hostile]") {
-  TempDir dir;
+  HostileDir dir;
   const std::string missing = (dir.path() / "no" / "host.yaml").string();
   struct Case {
     std::string out, message;
