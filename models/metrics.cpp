@@ -47,11 +47,16 @@ std::string_view unit_of(Metric m) {
   }
 }
 
+namespace {
+// The index of the nearest-rank q-quantile in a sorted list of n > 0 values.
+std::size_t nearest_rank_index(std::size_t n, double q) {
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+  return std::clamp<std::size_t>(rank, 1, n) - 1;
+}
+}  // namespace
+
 double nearest_rank(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+  return sorted.empty() ? 0 : sorted[nearest_rank_index(sorted.size(), q)];
 }
 
 std::vector<double> sorted_latencies(const RunResult& r) {
@@ -188,16 +193,9 @@ RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) con
   for (std::int64_t x : ns) lat_sum += to_seconds(Duration{x});
   out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;
   out.max = ns.empty() ? 0 : to_seconds(Duration{ns.back()});
-  for (double q : qs) {
-    if (ns.empty()) {
-      out.quantiles.push_back(0);
-      continue;
-    }
-    // nearest_rank() on the same list.
-    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ns.size())));
-    rank = std::clamp<std::size_t>(rank, 1, ns.size());
-    out.quantiles.push_back(to_seconds(Duration{ns[rank - 1]}));
-  }
+  for (double q : qs)
+    out.quantiles.push_back(
+        ns.empty() ? 0 : to_seconds(Duration{ns[nearest_rank_index(ns.size(), q)]}));
   return out;
 }
 
@@ -210,10 +208,7 @@ RecordSummary::Lag RecordSummary::submit_lag() const {
   }
   std::vector<std::int64_t> ns = lag_ns_;
   sort_ns(ns);
-  std::vector<double> lag;
-  lag.reserve(ns.size());
-  for (std::int64_t x : ns) lag.push_back(to_seconds(Duration{x}));
-  out.p99 = nearest_rank(lag, 0.99);
+  out.p99 = ns.empty() ? 0 : to_seconds(Duration{ns[nearest_rank_index(ns.size(), 0.99)]});
   return out;
 }
 
