@@ -13,7 +13,6 @@
 #include "real/calibrate.hpp"
 #include "real/runner.hpp"
 #include "sim/engine.hpp"
-#include "sim/simulate.hpp"
 
 namespace poolsim::app {
 
@@ -162,10 +161,7 @@ int guarded(const std::function<int()>& body) {
   } catch (const Refused& e) {
     std::cerr << "poolsim: " << printable(e.what()) << '\n';
     return kExitRefused;
-  } catch (const sim::EventBudgetExceeded& e) {
-    std::cerr << "poolsim: " << printable(e.what()) << '\n';
-    return kExitRefused;
-  } catch (const sim::HorizonExceeded& e) {
+  } catch (const sim::SimulationRefused& e) {
     std::cerr << "poolsim: " << printable(e.what()) << '\n';
     return kExitRefused;
   } catch (const real::MachineRefused& e) {

@@ -34,10 +34,17 @@
 
 namespace poolsim::sim {
 
+// A simulation that stops because it cannot finish within the simulator's
+// bounds (the CLI's exit 3): the clock's range here, the event budget in
+// sim/simulate.hpp.
+struct SimulationRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The simulated clock would pass the int64 nanosecond range (the loader's
 // horizon, kMaxDuration, keeps scenarios far below it; this is the backstop).
-struct HorizonExceeded : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct HorizonExceeded : SimulationRefused {
+  using SimulationRefused::SimulationRefused;
 };
 
 struct EventId {

@@ -14,6 +14,7 @@
 #include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
+#include "sim/engine.hpp"
 
 namespace poolsim::sim {
 
@@ -42,8 +43,8 @@ struct SimOptions {
 
 // A run that passed its event budget (Scenario::run.max_events): thrown by
 // simulate(), exit 3 in the CLI.
-struct EventBudgetExceeded : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct EventBudgetExceeded : SimulationRefused {
+  using SimulationRefused::SimulationRefused;
 };
 
 // Runs the generated workload on the scenario's backend, machine profile and limits.
