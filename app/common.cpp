@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -176,18 +177,26 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
-void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title) {
+void write_output(const std::string& flag, const std::string& path, const std::string& what,
+                  const std::function<void(std::ostream&)>& body) {
+  // A path that cannot be opened is the user's mistake (exit 2); a write
+  // that fails once open (a full disk, /dev/full) is the machine refusing
+  // (exit 3). The flush makes that failure show here, not in the
+  // destructor, where it would be lost.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw Usage("--trace " + path.string() + ": is a directory, expected a file path");
-  std::ofstream f(path);
-  if (!f)
-    throw Usage("--trace " + path.string() + ": cannot open for writing: " + std::strerror(errno));
-  write_chrome_trace(f, t, title);
+    throw Usage(flag + " " + path + ": is a directory, expected a file path");
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Usage(flag + " " + path + ": cannot open for writing: " + std::strerror(errno));
+  body(f);
   f.flush();
   if (!f)
-    throw Refused("--trace " + path.string() +
-                  ": writing the trace failed: " + std::strerror(errno));
+    throw Refused(flag + " " + path + ": writing " + what + " failed: " + std::strerror(errno));
+}
+
+void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title) {
+  write_output("--trace", path.string(), "the trace",
+               [&](std::ostream& f) { write_chrome_trace(f, t, title); });
 }
 
 }  // namespace poolsim::app

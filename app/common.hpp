@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,12 @@ struct Usage : std::runtime_error {
 };
 
 // Writes `t` as Chrome trace-event JSON to `path` (Usage if it cannot).
+// Writes `path` through `body`, for the output flag `flag` (--trace, --csv,
+// --plot): a directory or a path that cannot be opened is exit 2, a write
+// that fails (a full disk) exit 3, each naming the flag and the path;
+// `what` names the content in the latter ("the trace").
+void write_output(const std::string& flag, const std::string& path, const std::string& what,
+                  const std::function<void(std::ostream&)>& body);
 void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title);
 
 // Runs a command body, mapping exceptions to exit codes and messages; a

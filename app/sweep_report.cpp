@@ -4,10 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "models/metric_names.hpp"
@@ -105,25 +102,13 @@ void print_fits(const std::vector<validate::UslSeriesFit>& fits, const std::stri
 
 }  // namespace
 
-void write_text_file(const std::string& path, const std::string& text, const char* what) {
+void write_text_file(const std::string& flag, const std::string& path, const std::string& text,
+                     const std::string& what) {
   if (path == "-") {
     std::cout << text;
     return;
   }
-  // As write_json: a path that cannot be opened is the user's mistake
-  // (exit 2); a write that fails once open (a full disk, /dev/full) is the
-  // machine refusing (exit 3). The flush makes the failure show here, not in
-  // the destructor, where it would be lost.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Usage(fmt::format("cannot write the {} '{}': it is a directory", what, path));
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw Usage(fmt::format("cannot write the {} '{}': {}", what, path, std::strerror(errno)));
-  out << text;
-  out.flush();
-  if (!out)
-    throw Refused(fmt::format("writing the {} '{}' failed: {}", what, path, std::strerror(errno)));
+  write_output(flag, path, what, [&](std::ostream& f) { f << text; });
 }
 
 std::vector<Metric> check_sweep_outputs(const SweepOutputs& o,
@@ -167,13 +152,13 @@ void report_sweep(const validate::SweepResult& r, const SweepOutputs& o) {
     print_table(r);
     print_fits(fits, o.usl_key);
   }
-  if (!o.csv.empty()) write_text_file(o.csv, validate::sweep_csv(r), "CSV");
+  if (!o.csv.empty()) write_text_file("--csv", o.csv, validate::sweep_csv(r), "the CSV");
   if (!o.plot.empty()) {
     const bool svg = std::filesystem::path(o.plot).extension() == ".svg";
     write_text_file(
-        o.plot,
+        "--plot", o.plot,
         svg ? validate::sweep_svg(r, plot_metrics) : validate::sweep_html(r, plot_metrics, usl),
-        "plot");
+        "the charts");
     if (!o.quiet) std::cerr << "poolsim: wrote " << o.plot << '\n';
   }
   if (!o.json.empty()) {

@@ -30,6 +30,7 @@ void report_sweep(const validate::SweepResult& r, const SweepOutputs& o);
 
 // Writes `text` to `path` ('-': stdout); Usage naming `what` and the path if
 // it cannot.
-void write_text_file(const std::string& path, const std::string& text, const char* what);
+void write_text_file(const std::string& flag, const std::string& path, const std::string& text,
+                     const std::string& what);
 
 }  // namespace poolsim::app
