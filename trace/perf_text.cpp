@@ -210,6 +210,22 @@ void TraceReader::context(int cpu, int tid, const std::string& comm, int pid, st
       // an unrecorded idle exit would credit it with the idle time).
       if (const auto w = last_wake_.find(tid); cur == 0 && w != last_wake_.end())
         since = std::clamp(w->second, since, time);
+      // A sleep timer armed after its last recorded wake-up woke it, not
+      // before the timer expired: on this VM's vCPU 1 nothing is recorded
+      // while the CPU idles (no sched_waking from the timer interrupt, no
+      // switch out of idle; docs/traces.md), and without this bound a
+      // thread waking from nanosleep there is taken to have run since the
+      // CPU went idle. A timer of another clock (CLOCK_REALTIME) converts
+      // to a time outside (since, time] and is ignored.
+      if (const auto st = sleep_timer_.find(tid);
+          cur == 0 && st != sleep_timer_.end() && timer_offset_ != kNoOffset) {
+        const auto w = last_wake_.find(tid);
+        const std::int64_t expiry = st->second.expires + timer_offset_;
+        if ((w == last_wake_.end() || w->second < st->second.armed_at) && expiry > since &&
+            expiry <= time)
+          since = expiry;
+        sleep_timer_.erase(st);
+      }
       // A sched_stat_runtime says how long it has run since it got the CPU.
       if (cur == 0 && started >= 0) since = std::clamp(started, since, time);
       becomes_current(cpu, tid);
@@ -402,7 +418,20 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
                      event == "timer:hrtimer_expire_entry";
   const bool leave = event == "irq:irq_handler_exit" || event == "irq:softirq_exit" ||
                      event == "timer:hrtimer_expire_exit";
+  if (event == "timer:hrtimer_start") {
+    // "hrtimer=P function=hrtimer_wakeup expires=NS softexpires=NS ...":
+    // the thread in whose context it runs arms its own sleep timer.
+    const auto fn = field(fields, "function=");
+    const auto ex = field(fields, "expires=");
+    if (tid != 0 && fn && *fn == "hrtimer_wakeup" && ex && to_int(*ex))
+      sleep_timer_[tid] = SleepTimer{*to_int(*ex), time};
+    ++stats_.other_events;
+    return;
+  }
   if (enter || leave) {
+    if (event == "timer:hrtimer_expire_entry")
+      if (const auto now = field(fields, "now="); now && to_int(*now))
+        timer_offset_ = time - *to_int(*now);
     stats_.irq_context_events = true;
     int& d = irq_depth(cpu);
     d = enter ? d + 1 : std::max(0, d - 1);

@@ -30,10 +30,18 @@
 // the importer refuses a trace with many. Both are decided in finish(), when
 // the whole trace has shown which threads' events are recorded. After a
 // mismatch the context thread is running: it gets an on-CPU transition at
-// the last recorded event of that CPU (the latest moment it can have started).
+// the last recorded event of that CPU (the earliest moment it can have
+// started), or later where the trace bounds its wake-up: its recorded
+// sched_waking, a sched_stat_runtime, or the expiry of a sleep timer it
+// armed after its last recorded wake-up (hrtimer_start of hrtimer_wakeup:
+// nanosleep, timed futex and poll waits; the monotonic expiry is converted to
+// trace time with the latest hrtimer_expire_entry's now=). Without that bound
+// a thread woken by its timer on the vCPU that records nothing while idle
+// was credited with the CPU's idle time (a 300 us burst read as 650 us).
 // Left out: perf script's other output forms (--fields without tid or time).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -118,7 +126,18 @@ class TraceReader {
   std::vector<std::int64_t> cpu_last_time_;          // per CPU: time of its last event (-1 none)
   std::unordered_set<int> context_seen_;             // threads some recorded event ran in
   std::unordered_map<int, std::int64_t> last_wake_;  // per thread: time of its last wake-up
-  std::unordered_map<int, std::int64_t> missing_;    // mismatches by the thread expected
+  // A sleep timer a thread armed (hrtimer_start of hrtimer_wakeup: nanosleep,
+  // a futex or poll timeout): its expiry in the timer base's clock, and when
+  // it was armed (trace time).
+  struct SleepTimer {
+    std::int64_t expires = 0, armed_at = 0;
+  };
+  std::unordered_map<int, SleepTimer> sleep_timer_;
+  // Trace time minus the monotonic hrtimer base (from hrtimer_expire_entry's
+  // now=); kNoOffset until one is seen.
+  static constexpr std::int64_t kNoOffset = INT64_MIN;
+  std::int64_t timer_offset_ = kNoOffset;
+  std::unordered_map<int, std::int64_t> missing_;  // mismatches by the thread expected
   std::int64_t last_lineno_ = 0;
   bool timehist_wakers_ = false;  // `awakened:` lines seen (timehist -w)
 };
