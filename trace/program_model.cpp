@@ -353,6 +353,58 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
   return units;
 }
 
+// Roles the wake graph alone cannot tell apart: the clients of an unnamed
+// request/reply program and its workers both hand work to many threads and
+// take work from many (one shared pipe: clients wake workers with requests,
+// workers wake clients with replies). Such threads share a colour, and the
+// colour group hands work to itself. There the work tells them apart: the
+// workers run the requests, the clients wait for the replies, so their CPU
+// differs by an order of magnitude or more. A colour group whose members
+// wake each other is split at the widest gap of its members' CPU when that
+// gap is at least kRoleCpuGap (a pool's busy and lightly used workers differ
+// by less, and where they do differ more, the light ones are reported as
+// unmapped, not taken for the pool). Only names equal to the process's take
+// this tag: named threads are told apart by their names.
+std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& tids,
+                                                      const std::map<int, std::set<int>>& wakees,
+                                                      const std::map<int, std::set<int>>& wakers,
+                                                      const std::map<int, std::string>& base,
+                                                      const std::map<int, bool>& leader) {
+  std::map<int, std::string> out = base;
+  auto fan = [](const std::map<int, std::set<int>>& m, int tid) {
+    const auto it = m.find(tid);
+    return std::to_string(bucket(it == m.end() ? 0 : it->second.size()));
+  };
+  std::map<std::string, std::vector<int>> shape;  // threads by first-round colour
+  for (int tid : tids)
+    if (!leader.at(tid))
+      shape[base.at(tid) + "|" + fan(wakees, tid) + fan(wakers, tid)].push_back(tid);
+  for (auto& [key, members] : shape) {
+    if (members.size() < 2) continue;
+    const std::set<int> in(members.begin(), members.end());
+    const bool self_handoff = std::any_of(members.begin(), members.end(), [&](int tid) {
+      const auto it = wakees.find(tid);
+      return it != wakees.end() && std::any_of(it->second.begin(), it->second.end(),
+                                               [&](int w) { return in.count(w) > 0; });
+    });
+    if (!self_handoff) continue;
+    std::sort(members.begin(), members.end(),
+              [&](int a, int b) { return threads_[a].cpu < threads_[b].cpu; });
+    std::size_t cut = 0;
+    double widest = 0;
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      const double lo =
+          static_cast<double>(std::max<std::int64_t>(threads_[members[i - 1]].cpu, 1));
+      const double gap = static_cast<double>(threads_[members[i]].cpu) / lo;
+      if (gap > widest) widest = gap, cut = i;
+    }
+    if (widest < kRoleCpuGap) continue;
+    for (std::size_t i = 0; i < members.size(); ++i)
+      out[members[i]] += i < cut ? "|light" : "|heavy";
+  }
+  return out;
+}
+
 // Builds the model: edges, groups, backend and submitters, units and
 // requests, the arrival process, the unmapped threads. Long because it is
 // the sequence of inference steps, each block one step, numbered.
@@ -429,7 +481,8 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
     base[tid] = base_name(threads_[tid].comm);
     leader[tid] = is_leader(tid);
   }
-  const auto colour = colours(tids, wakees, wakers, base, leader);
+  const auto colour =
+      colours(tids, wakees, wakers, role_base(tids, wakees, wakers, base, leader), leader);
   std::map<std::string, std::vector<int>> by_colour;
   for (int tid : tids) by_colour[colour.at(tid)].push_back(tid);
   std::vector<std::vector<int>> groups;

@@ -17,7 +17,11 @@
 // the shape of the wake graph (how many threads a thread hands work to and
 // takes work from: 0, 1, many), refined once by the groups of those partners
 // (one round of colour refinement), so an unnamed program's generator,
-// workers and main thread separate although they share a comm. Idle threads
+// workers and main thread separate although they share a comm. Where the
+// wake graph is symmetric (an unnamed request/reply program over one shared
+// pipe: clients and workers both hand work to many and take work from many)
+// the threads of one shape that hand work to each other are split by CPU at
+// a gap of kRoleCpuGap or more: the workers run the requests. Idle threads
 // of the pool's name (no hand-offs either way) join the pool, and so do all
 // threads of a named pool's pattern (one not the process's own name).
 // The backend is the group with the most units (ties: more threads); the
@@ -78,6 +82,11 @@ inline constexpr double kPeriodicMaxCv = 0.5;
 // wake-ups and this share of the thread's wake-up traffic (a join at exit,
 // one wake-up, does not; a worker that replied twice in a short trace does).
 inline constexpr std::int64_t kEdgeMinCount = 2;
+// The CPU ratio between the busiest "light" and the least busy "heavy"
+// thread of one wake-graph shape above which they are told apart as clients
+// and workers (ProgramImporter::role_base): clients of a request/reply
+// program spend a few microseconds per request, workers its whole CPU.
+inline constexpr double kRoleCpuGap = 8.0;
 inline constexpr double kEdgeMinShare = 0.05;
 
 // Which threads are the program.
@@ -206,6 +215,13 @@ class ProgramImporter {
   void block_ends(Thread& th, std::int64_t wake_at, int waker);
   std::vector<Unit> units_of(const std::set<int>& backend, const std::set<int>& submitters,
                              ProgramModel& m);
+  // Base names for colour refinement, with clients and workers of one
+  // wake-graph shape told apart by their CPU (see program_model.cpp).
+  std::map<int, std::string> role_base(const std::vector<int>& tids,
+                                       const std::map<int, std::set<int>>& wakees,
+                                       const std::map<int, std::set<int>>& wakers,
+                                       const std::map<int, std::string>& base,
+                                       const std::map<int, bool>& leader);
   void think_times(ProgramModel& m, const std::vector<int>& subs,
                    const std::vector<std::vector<int>>& groups, const std::set<int>& backend);
   void name_groups(ProgramModel& m, std::vector<std::vector<int>>& groups, int backend,

@@ -4,6 +4,7 @@
 // CPU, a timer wait, CPU; one timer fires while the submitter runs; one
 // preemption), on traces recorded here with perf (traced-server, trimmed to
 // 0.05 s runs) and on bad traces.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -401,4 +402,85 @@ TEST_CASE("trace_import: group names strip numeric suffixes", "[trace]") {
   CHECK(base_name("pool-1-thread-3") == "pool-1-thread");
   CHECK(base_name("kworker/0:1") == "kworker");
   CHECK(base_name("123") == "123");
+}
+
+TEST_CASE("trace_reader: a sleep timer bounds a wake-up out of unrecorded idle", "[trace]") {
+  // This VM's vCPU 1 records nothing while it idles: a thread woken there by
+  // its nanosleep timer shows up running with no sched_waking and no switch
+  // in. It cannot have run before its timer expired (hrtimer_start's
+  // expires, in the monotonic base: trace time = now + offset, the offset
+  // from hrtimer_expire_entry's now=).
+  std::vector<Transition> out;
+  TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
+  r.feed(
+      "w 5/7 [001] 10.000000000: timer:hrtimer_expire_entry: hrtimer=0xffff1 "
+      "function=tick_nohz_handler now=9998000000",
+      1);
+  r.feed("w 5/7 [001] 10.000001000: timer:hrtimer_expire_exit: hrtimer=0xffff1", 2);
+  r.feed(
+      "w 5/7 [001] 10.000100000: timer:hrtimer_start: hrtimer=0xffff2 function=hrtimer_wakeup "
+      "expires=9999600000 softexpires=9999550000 mode=REL",
+      3);
+  r.feed(
+      "w 5/7 [001] 10.000110000: sched:sched_switch: prev_comm=w prev_pid=7 prev_prio=120 "
+      "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+      4);
+  // 1.5 ms later it runs (timer due at 9999600000 + 2000000 = 10.0016 s).
+  r.feed("w 5/7 [001] 10.001900000: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000", 5);
+  r.finish(true);
+  const auto on = std::find_if(out.begin() + 1, out.end(), [](const Transition& t) {
+    return t.kind == Transition::Kind::on_cpu && t.tid == 7;
+  });
+  REQUIRE(on != out.end());
+  CHECK(on->time == 10'001'600'000);
+  // A timer of another clock (CLOCK_REALTIME: expires far beyond the trace)
+  // says nothing: the thread is taken to run since the CPU's last event.
+  std::vector<Transition> out2;
+  TraceReader r2("x", [&](const Transition& t) { out2.push_back(t); });
+  r2.feed(
+      "w 5/7 [001] 10.000000000: timer:hrtimer_expire_entry: hrtimer=0xffff1 "
+      "function=tick_nohz_handler now=9998000000",
+      1);
+  r2.feed(
+      "w 5/7 [001] 10.000100000: timer:hrtimer_start: hrtimer=0xffff2 function=hrtimer_wakeup "
+      "expires=1764590000000000000 softexpires=1764590000000000000 mode=ABS",
+      2);
+  r2.feed(
+      "w 5/7 [001] 10.000110000: sched:sched_switch: prev_comm=w prev_pid=7 prev_prio=120 "
+      "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+      3);
+  r2.feed("w 5/7 [001] 10.001900000: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000", 4);
+  r2.finish(true);
+  const auto on2 = std::find_if(out2.begin() + 1, out2.end(), [](const Transition& t) {
+    return t.kind == Transition::Kind::on_cpu && t.tid == 7;
+  });
+  REQUIRE(on2 != out2.end());
+  CHECK(on2->time == 10'000'110'000);
+}
+
+TEST_CASE("trace_import: an unnamed shared-pipe pool separates clients and workers by CPU",
+          "[trace]") {
+  // examples/traced-server/pipe_pool.cpp, `pipe-pool 3 3 0.2` recorded here
+  // (177 requests; each 800 us of CPU, usleep(1500), 300 us of CPU): every
+  // thread is "pipe-pool", clients wake workers with requests and workers
+  // wake clients with replies (and each other: pipe_read wakes the next
+  // reader), so the wake graph alone gives them one colour; their CPU tells
+  // them apart. Workers on vCPU 1 wake from usleep unrecorded: the sleep
+  // timer bounds those wake-ups, so no wait is shorter than the usleep.
+  const auto m = import_file("pipe-pool.perf-script.txt");
+  const auto& b = m.groups[m.backend];
+  CHECK(b.tids.size() == 3);
+  REQUIRE(m.submitters.size() == 1);
+  CHECK(m.groups[m.submitters[0]].tids.size() == 3);
+  CHECK(m.closed);
+  CHECK(m.clients == 3);
+  CHECK(m.requests >= 170);
+  CHECK(m.requests <= 177);
+  const double cpu_per_request =
+      static_cast<double>(std::accumulate(b.bursts.begin(), b.bursts.end(), std::int64_t{0})) /
+      static_cast<double>(m.requests) * 1e-9;
+  CHECK(cpu_per_request > 1.05e-3);
+  CHECK(cpu_per_request < 1.25e-3);
+  REQUIRE(!b.waits.empty());
+  CHECK(*std::min_element(b.waits.begin(), b.waits.end()) >= 1'450'000);
 }
