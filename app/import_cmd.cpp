@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "app/common.hpp"
+#include "app/host_costs.hpp"
 #include "trace/perf_tool.hpp"
 #include "trace/scenario_writer.hpp"
 #include "trace/trace_import.hpp"
@@ -53,6 +54,7 @@ int run_import(const ImportFlags& f) {
       trace::SignalForwarder::reraise(e.signal);
     }
   }
+  if (const auto costs = host_kernel_costs()) trace::net_kernel_costs(m, *costs);
   trace::WriteOptions o;
   o.name = f.name;
   o.source = f.path;

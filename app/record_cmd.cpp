@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "app/common.hpp"
+#include "app/host_costs.hpp"
 #include "trace/perf_tool.hpp"
 #include "trace/scenario_writer.hpp"
 #include "trace/trace_import.hpp"
@@ -147,6 +148,7 @@ int run_record(const RecordFlags& f) {
     }
   }
   cleanup();
+  if (const auto costs = host_kernel_costs()) trace::net_kernel_costs(m, *costs);
   trace::WriteOptions o;
   o.name = f.name;
   o.source = "perf sched record";

@@ -12,6 +12,14 @@ constexpr std::uint64_t kNoiseStreamBase = std::uint64_t{1} << 48;
 
 }  // namespace
 
+double noise_share(const MachineProfile& m) {
+  if (m.noise_interval <= Duration{0} || m.noise_median <= Duration{0}) return 0;
+  const Distribution stolen = m.noise_p99 > m.noise_median
+                                  ? Distribution::lognormal(m.noise_median, m.noise_p99)
+                                  : Distribution::fixed(m.noise_median);
+  return stolen.mean_seconds() / to_seconds(m.noise_interval);
+}
+
 NoiseSource::NoiseSource(const MachineProfile& m, std::uint64_t seed, int cpus)
     : on_(m.noise_interval > Duration{0} && m.noise_median > Duration{0}),
       interval_(m.noise_interval),

@@ -40,6 +40,11 @@ struct Interruption {
   bool preempts = false;  // a switch to another task: an involuntary switch
 };
 
+// The time noise steals per unit of busy time on average (the mean stolen
+// time over noise_interval); 0 when the profile has no noise. What a
+// recorded run interval holds beyond its work (trace import, app/common.cpp).
+double noise_share(const MachineProfile& m);
+
 class NoiseSource {
  public:
   NoiseSource(const MachineProfile& m, std::uint64_t seed, int cpus);

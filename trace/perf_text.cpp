@@ -393,7 +393,10 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
       waker = kWakerInterrupt;
       ++stats_.interrupt_wakes;
     }
-    sink_(Transition{Transition::Kind::wake, time, cpu, wakee, std::string(*c), waker, -1});
+    Transition w{Transition::Kind::wake, time, cpu, wakee, std::string(*c), waker, -1};
+    if (const auto tc = field(fields, "target_cpu="); tc && to_int(*tc))
+      w.target_cpu = static_cast<int>(*to_int(*tc));
+    sink_(w);
     return;
   }
   if (event == "sched:sched_process_fork") {

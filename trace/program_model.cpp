@@ -103,6 +103,9 @@ void ProgramImporter::on(const Transition& t) {
           block_ends(*th, at, kWakerUnknown);
         }
       }
+      ++th->dispatches;
+      if (th->last_cpu >= 0 && th->last_cpu != t.cpu) ++th->migrations;
+      th->last_cpu = t.cpu;
       th->running = true;
       th->on_since = at;
       th->woken = false;
@@ -140,6 +143,7 @@ void ProgramImporter::on(const Transition& t) {
           const Thread& wt = w->second;
           const std::int64_t ran = wt.running ? t.time - wt.on_since : 0;
           w->second.marks.push_back(Mark{t.time, wt.seg_cpu + ran, wt.blocks.size(), t.tid});
+          if (t.target_cpu >= 0 && t.target_cpu != t.cpu) ++remote_edges_[{waker, t.tid}];
         }
       }
       th->woken = true;
@@ -213,6 +217,7 @@ void add_requests(const Unit& u, int modal, GroupModel& g, std::int64_t& request
   std::vector<std::int64_t> b{u.bursts[0]}, w;
   auto emit = [&] {
     g.bursts.insert(g.bursts.end(), b.begin(), b.end());
+    for (std::size_t j = 0; j < b.size(); ++j) g.burst_pos.push_back(static_cast<int>(j));
     g.waits.insert(g.waits.end(), w.begin(), w.end());
     ++g.requests_by_waits[static_cast<int>(w.size())];
     ++requests;
@@ -405,6 +410,53 @@ std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& ti
   return out;
 }
 
+// The kernel events inside the run intervals of `tids`: their dispatches and
+// migrations, and the wake-ups they gave across the pool's boundary (the
+// pool's replies to other roles when `tids` is the pool, the submitters'
+// hand-offs into it otherwise): the ones the simulator models again.
+KernelEvents ProgramImporter::kernel_events(
+    const std::set<int>& tids, const std::set<int>& pool,
+    const std::map<std::pair<int, int>, std::int64_t>& edges) {
+  KernelEvents e;
+  for (int tid : tids) {
+    e.dispatches += threads_[tid].dispatches;
+    e.migrations += threads_[tid].migrations;
+  }
+  for (const auto& [edge, n] : edges) {
+    if (!tids.count(edge.first) || pool.count(edge.first) == pool.count(edge.second)) continue;
+    e.wakes += n;
+    const auto r = remote_edges_.find(edge);
+    if (r != remote_edges_.end()) e.remote_wakes += r->second;
+  }
+  return e;
+}
+
+void net_kernel_costs(ProgramModel& m, const KernelCosts& c) {
+  const double requests = static_cast<double>(std::max<std::int64_t>(m.requests, 1));
+  auto per_request = [&](const KernelEvents& e) {  // ns
+    return static_cast<double>(e.dispatches * c.dispatch + e.migrations * c.migration +
+                               e.wakes * c.wake + e.remote_wakes * c.ipi) /
+           requests;
+  };
+  GroupModel& b = m.groups[static_cast<std::size_t>(m.backend)];
+  if (b.bursts.empty()) return;
+  const double per_burst =
+      per_request(m.backend_kernel) / (static_cast<double>(b.bursts.size()) / requests);
+  const double scale = 1.0 / (1.0 + c.noise_share);
+  double before = 0, after = 0;
+  for (auto& x : b.bursts) {
+    before += static_cast<double>(x);
+    x = std::max<std::int64_t>(0, std::llround(static_cast<double>(x) * scale - per_burst));
+    after += static_cast<double>(x);
+  }
+  m.netted_backend = (before - after) / requests * 1e-9;
+  const double sub = m.submit_cpu_per_request;
+  const double sub_net = std::max(0.0, sub * scale - per_request(m.submit_kernel) * 1e-9);
+  m.netted_submit = sub - sub_net;
+  m.submit_cpu_per_request = sub_net;
+  m.netted_profile = c.profile;
+}
+
 // Builds the model: edges, groups, backend and submitters, units and
 // requests, the arrival process, the unmapped threads. Long because it is
 // the sequence of inference steps, each block one step, numbered.
@@ -573,6 +625,8 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
                   })->first;
   GroupModel bg;
   for (const auto& u : units) add_requests(u, m.modal_waits, bg, m.requests);
+  m.backend_kernel = kernel_events(backend_tids, backend_tids, edges);
+  m.submit_kernel = kernel_events(sub_tids, backend_tids, edges);
   m.units = static_cast<std::int64_t>(units.size());
 
   // 6. Arrival process: rate of requests over the span of the units;

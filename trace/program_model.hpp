@@ -149,10 +149,19 @@ struct GroupModel {
   std::string name;
   std::vector<int> tids;
   std::vector<std::int64_t> bursts;  // CPU bursts of the requests, ns
+  std::vector<int> burst_pos;        // each burst's place in its request (0: the first)
   std::vector<std::int64_t> waits;   // waits inside the requests, ns
   std::map<int, std::int64_t> requests_by_waits;
   std::int64_t cpu = 0;
   std::int64_t handoffs_in = 0, handoffs_out = 0;
+};
+
+// Kernel events inside a group's recorded run intervals: dispatches (a
+// switch in), migrations (a switch in on another CPU than the last), and the
+// wake-ups it gave the other modelled roles (hand-offs, replies), of which
+// `remote_wakes` went to another CPU (an IPI).
+struct KernelEvents {
+  std::int64_t dispatches = 0, migrations = 0, wakes = 0, remote_wakes = 0;
 };
 
 struct ProgramModel {
@@ -182,7 +191,32 @@ struct ProgramModel {
   double unit_duration = 0;           // s, mean start-to-end of a unit
   int clients = 0;                    // closed
   double submit_cpu_per_request = 0;  // s, the submitters' CPU folded into each request
+  // What the kernel did inside the recorded run intervals, which the
+  // simulator models again (net_kernel_costs): the backend's and the
+  // submitters' totals.
+  KernelEvents backend_kernel, submit_kernel;
+  // Set by net_kernel_costs: the CPU per request taken out of the bursts
+  // and out of the submitters' CPU (s), and the profile it came from.
+  double netted_backend = 0, netted_submit = 0;
+  std::string netted_profile;
 };
+
+// The kernel costs of a machine profile that a recorded run interval
+// already contains and the simulator charges again (docs/simulator.md):
+// per dispatch switch_cost + cache_refill, per migration migration_cost,
+// per wake-up the waker's wake_cost plus wake_ipi when the woken thread goes
+// to another CPU, and OS noise, noise_share of a busy CPU's time.
+struct KernelCosts {
+  std::string profile;
+  std::int64_t dispatch = 0, migration = 0, wake = 0, ipi = 0;  // ns
+  double noise_share = 0;                                       // stolen time per unit of busy time
+};
+
+// Takes out of the backend's bursts and the submitters' CPU per request
+// what the simulator will add back for the condition it simulates: a burst b
+// becomes b / (1 + noise_share) less its share of the group's kernel events
+// per request at `c`'s costs (never below 0). Records the amounts in `m`.
+void net_kernel_costs(ProgramModel& m, const KernelCosts& c);
 
 class ProgramImporter {
  public:
@@ -207,6 +241,9 @@ class ProgramImporter {
     std::int64_t woken_at = 0;
     std::int64_t seg_cpu = 0, seg_runq = 0;  // the run segment since the last wake-up
     std::int64_t cpu = 0, runq = 0;
+    // Kernel work inside its run intervals (KernelEvents).
+    std::int64_t dispatches = 0, migrations = 0;
+    int last_cpu = -1;
     std::vector<Block> blocks;
     std::vector<Mark> marks;  // wake-ups this thread gave other program threads
   };
@@ -217,6 +254,10 @@ class ProgramImporter {
                              ProgramModel& m);
   // Base names for colour refinement, with clients and workers of one
   // wake-graph shape told apart by their CPU (see program_model.cpp).
+  KernelEvents kernel_events(const std::set<int>& tids, const std::set<int>& pool,
+                             const std::map<std::pair<int, int>, std::int64_t>& edges);
+  // Wake-ups between program threads that went to another CPU, per (waker, wakee).
+  std::map<std::pair<int, int>, std::int64_t> remote_edges_;
   std::map<int, std::string> role_base(const std::vector<int>& tids,
                                        const std::map<int, std::set<int>>& wakees,
                                        const std::map<int, std::set<int>>& wakers,

@@ -25,6 +25,13 @@ std::string human(double s) {
   return fmt::format("{:.0f} ns", s * 1e9);
 }
 
+// The sample file of the CPU bursts at place `j` of a request (0: the
+// first; after wait j for j >= 1): the bursts of one place share a
+// distribution, the places differ (a request's first burst is not its last).
+std::string cpu_file(const std::string& stem, const std::string& group, int j) {
+  return stem + "." + group + (j == 0 ? std::string(".cpu.csv") : fmt::format(".cpu{}.csv", j));
+}
+
 double mean_s(const std::vector<std::int64_t>& v) {
   if (v.empty()) return 0;
   return static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) /
@@ -129,6 +136,23 @@ std::string scenario_text(const ProgramModel& m, const std::string& stem, const 
                 human(m.unit_duration), human(per_unit(m.unit_runq, m.units)), m.lock_waits));
   c(fmt::format("  (woken by a fellow worker: {} in all, contention, not in the workload).",
                 human(static_cast<double>(m.lock_wait_time) * 1e-9)));
+  const auto per_req = [&](std::int64_t n) {
+    return static_cast<double>(n) / static_cast<double>(std::max<std::int64_t>(m.requests, 1));
+  };
+  const KernelEvents& k = m.backend_kernel;
+  c(fmt::format(
+      "  Kernel work inside the recorded bursts, per request: {:.2f} dispatches, {:.2f} "
+      "migrations, {:.2f} wake-ups given ({:.2f} to another CPU).",
+      per_req(k.dispatches), per_req(k.migrations), per_req(k.wakes), per_req(k.remote_wakes)));
+  if (!m.netted_profile.empty())
+    c(fmt::format(
+        "  Taken out of the bursts at the `{}` profile's costs (switch, refill, migration, "
+        "wake-up, IPI, OS noise), which the simulator charges again for the condition "
+        "it simulates: {} per request; {} from the submitters' CPU.",
+        m.netted_profile, human(m.netted_backend), human(m.netted_submit)));
+  else
+    c("  Bursts as recorded (no `host` profile to net the kernel's costs out with: the simulator "
+      "will add its own on top).");
   for (int si : m.submitters) {
     const GroupModel& g = m.groups[si];
     c(fmt::format("Submitter: group `{}`, {} threads, {} hand-offs, CPU {} = {} per request,",
@@ -180,16 +204,15 @@ std::string scenario_text(const ProgramModel& m, const std::string& stem, const 
   else
     y += fmt::format("  arrival: {{kind: poisson, rate: {:.6g}/s, count: {}}}\n", m.rate,
                      m.requests);
-  const std::string cpu_file = stem + "." + b.name + ".cpu.csv";
   const std::string wait_file = stem + "." + b.name + ".wait.csv";
   const std::int64_t overhead = std::llround(m.submit_cpu_per_request * 1e9);
   auto task = [&](int k, const std::string& indent) {
     std::string t;
     if (overhead > 0) t += indent + "- cpu: " + ns(overhead) + "\n";
-    t += indent + "- cpu: {dist: empirical, file: " + cpu_file + "}\n";
-    for (int i = 0; i < k; ++i) {
+    t += indent + "- cpu: {dist: empirical, file: " + cpu_file(stem, b.name, 0) + "}\n";
+    for (int i = 1; i <= k; ++i) {
       t += indent + "- wait: {dist: empirical, file: " + wait_file + "}\n";
-      t += indent + "- cpu: {dist: empirical, file: " + cpu_file + "}\n";
+      t += indent + "- cpu: {dist: empirical, file: " + cpu_file(stem, b.name, i) + "}\n";
     }
     return t;
   };
@@ -231,7 +254,15 @@ std::vector<std::filesystem::path> write_scenario(const ProgramModel& m,
     if (!f) throw std::runtime_error(p.string() + ": writing the sample file failed");
     written.push_back(p);
   };
-  samples(stem + "." + b.name + ".cpu.csv", b.bursts, "CPU bursts");
+  const int positions =
+      b.burst_pos.empty() ? 1 : 1 + *std::max_element(b.burst_pos.begin(), b.burst_pos.end());
+  for (int j = 0; j < positions; ++j) {
+    std::vector<std::int64_t> at;
+    for (std::size_t i = 0; i < b.bursts.size(); ++i)
+      if (i >= b.burst_pos.size() || b.burst_pos[i] == j) at.push_back(b.bursts[i]);
+    samples(cpu_file(stem, b.name, j), at,
+            j == 0 ? std::string("First CPU bursts") : fmt::format("CPU bursts after wait {}", j));
+  }
   if (!b.waits.empty()) samples(stem + "." + b.name + ".wait.csv", b.waits, "off-CPU waits");
   std::ofstream f(out);
   if (!f) throw TraceError(out.string() + ": cannot write the scenario");

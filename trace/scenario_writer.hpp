@@ -5,7 +5,8 @@
 // its units become task classes by number of waits (a unit with k waits is
 // cpu, wait, cpu, ... k+1 bursts), the bursts and waits drawn from the
 // group's empirical samples, written beside the scenario as
-// `STEM.GROUP.cpu.csv` / `.wait.csv` (one duration per line with its unit,
+// `STEM.GROUP.cpu.csv` (a request's first bursts), `STEM.GROUP.cpuJ.csv`
+// (the bursts after its J-th wait) and `.wait.csv` (one duration per line with its unit,
 // the loader's empirical format, resolved against the scenario's folder);
 // the submitters' CPU per unit is a first fixed CPU phase; the arrival is
 // periodic or Poisson (open) or closed with the inferred clients and think
@@ -15,8 +16,8 @@
 // Invariants: at most kMaxClasses classes (rarer wait counts join the kept
 // class with the nearest count, so every unit is represented); expected CPU
 // per task equals the trace's CPU per unit.
-// Left out: per-position burst distributions (all bursts of a group share one
-// distribution); lock and resource phases (the trace does not show them).
+// Left out: per-position wait distributions (all waits of a group share one);
+// lock and resource phases (the trace does not show them).
 #pragma once
 
 #include <cstdint>

@@ -42,6 +42,7 @@ struct Transition {
   int other = 0;     // wake: the waker (or kWaker*); fork: the parent
   int pid = -1;      // the thread's process id where the text gives it, else -1
   OffState state = OffState::unknown;  // off_cpu only
+  int target_cpu = -1;                 // wake: the CPU the woken task goes to, if known
 };
 
 }  // namespace poolsim::trace

@@ -273,7 +273,7 @@ TEST_CASE("trace_import: the scenario of the hand-written trace loads and holds 
   WriteOptions o;
   o.source = "synthetic";
   const auto files = write_scenario(m, tmp.dir / "syn.yaml", o);
-  REQUIRE(files.size() == 3);
+  REQUIRE(files.size() == 4);  // first bursts, bursts after the wait, waits, scenario
   const std::string text = scenario_text(m, "syn", o);
   CHECK(text.find("arrival: {kind: periodic, interval: 1000000ns, count: 2}") != std::string::npos);
   CHECK(text.find("backend: {kind: pool, threads: 2}") != std::string::npos);
@@ -286,9 +286,20 @@ TEST_CASE("trace_import: the scenario of the hand-written trace loads and holds 
   REQUIRE(s.workload.classes.size() == 1);
   const auto& task = s.workload.classes[0].task;
   REQUIRE(task.size() == 4);
-  const auto& e = std::get<EmpiricalDist>(std::get<CpuPhase>(task[1]).work.variant());
-  CHECK(e.samples.size() == 4);
-  CHECK(e.samples[2] == Duration{300'000});
+  // Each place in the request has its own bursts: the first CPU phase draws
+  // the requests' first bursts, the phase after the wait their last ones.
+  const auto& b = m.groups[m.backend];
+  for (const int place : {0, 1}) {
+    const auto& e =
+        std::get<EmpiricalDist>(std::get<CpuPhase>(task[place == 0 ? 1 : 3]).work.variant());
+    std::vector<Duration> want;
+    for (std::size_t i = 0; i < b.bursts.size(); ++i)
+      if (b.burst_pos[i] == place) want.push_back(Duration{b.bursts[i]});
+    CHECK(e.samples.size() == 2);
+    CHECK(e.samples == want);
+  }
+  CHECK(b.bursts[2] == 300'000);
+  CHECK(b.burst_pos == std::vector<int>{0, 1, 0, 1});
 }
 
 TEST_CASE("trace_import: a recorded open loop maps the workers, the generator and the rate",
@@ -483,4 +494,39 @@ TEST_CASE("trace_import: an unnamed shared-pipe pool separates clients and worke
   CHECK(cpu_per_request < 1.25e-3);
   REQUIRE(!b.waits.empty());
   CHECK(*std::min_element(b.waits.begin(), b.waits.end()) >= 1'450'000);
+}
+
+TEST_CASE("trace_import: kernel costs the simulator charges again are netted out of the bursts",
+          "[trace]") {
+  // 2 requests, 2 bursts each (4 bursts of 110 us); the pool dispatched 6
+  // times, migrated once and gave 2 wake-ups, one to another CPU; the
+  // submitters' 20 us per request came with 2 dispatches and 2 wake-ups.
+  ProgramModel m;
+  m.requests = 2;
+  m.groups.resize(1);
+  m.groups[0].bursts = {110'000, 110'000, 110'000, 110'000};
+  m.groups[0].burst_pos = {0, 1, 0, 1};
+  m.backend_kernel = KernelEvents{6, 1, 2, 1};
+  m.submit_kernel = KernelEvents{2, 0, 2, 0};
+  m.submit_cpu_per_request = 20e-6;
+  KernelCosts c;
+  c.profile = "test";
+  c.dispatch = 4'000;
+  c.migration = 10'000;
+  c.wake = 5'000;
+  c.ipi = 30'000;
+  c.noise_share = 0.1;
+  net_kernel_costs(m, c);
+  // Per request: (6 x 4 + 10 + 2 x 5 + 30) / 2 = 37 us over 2 bursts; each
+  // burst 110 / 1.1 = 100 us less 18.5 us.
+  CHECK(m.groups[0].bursts == std::vector<std::int64_t>{81'500, 81'500, 81'500, 81'500});
+  CHECK(m.netted_backend == Approx(57e-6));
+  // Submitters: 20 / 1.1 - (2 x 4 + 2 x 5) / 2 = 18.18 - 9 us.
+  CHECK(m.submit_cpu_per_request == Approx(20e-6 / 1.1 - 9e-6));
+  CHECK(m.netted_profile == "test");
+  // Never below zero: costs larger than a burst leave 0.
+  c.dispatch = 1'000'000;
+  net_kernel_costs(m, c);
+  CHECK(m.groups[0].bursts == std::vector<std::int64_t>{0, 0, 0, 0});
+  CHECK(m.submit_cpu_per_request == 0);
 }
