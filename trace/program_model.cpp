@@ -171,6 +171,9 @@ std::string name_slug(const std::string& s, const std::string& fallback) {
 
 namespace {
 
+// role_base's tags for threads of one name told apart by their CPU.
+constexpr std::string_view kLightTag = "|light", kHeavyTag = "|heavy";
+
 int bucket(std::size_t n) { return n == 0 ? 0 : n == 1 ? 1 : 2; }
 
 std::string sanitize(const std::string& s) { return name_slug(s, "thread"); }
@@ -189,13 +192,25 @@ std::map<int, std::string> colours(const std::vector<int>& tids,
     const auto it = m.find(k);
     return it == m.end() ? std::set<int>{} : it->second;
   };
+  // Threads told apart by their CPU (role_base) keep that role: the fan
+  // shapes of a short trace are noisy (a worker that seldom blocks is
+  // seldom woken) and would split them again.
+  auto settled = [&](int tid) {
+    const std::string& b = base.at(tid);
+    return b.ends_with(kLightTag) || b.ends_with(kHeavyTag);
+  };
   std::map<int, std::string> colour;
   for (int tid : tids)
-    colour[tid] = base.at(tid) + "|" + (leader.at(tid) ? "L" : "t") +
-                  std::to_string(bucket(get(wakees, tid).size())) +
-                  std::to_string(bucket(get(wakers, tid).size()));
+    colour[tid] = settled(tid) ? base.at(tid)
+                               : base.at(tid) + "|" + (leader.at(tid) ? "L" : "t") +
+                                     std::to_string(bucket(get(wakees, tid).size())) +
+                                     std::to_string(bucket(get(wakers, tid).size()));
   std::map<int, std::string> refined;
   for (int tid : tids) {
+    if (settled(tid)) {
+      refined[tid] = colour[tid];
+      continue;
+    }
     std::set<std::string> in, out;
     for (int w : get(wakers, tid)) in.insert(colour[w]);
     for (int w : get(wakees, tid)) out.insert(colour[w]);
@@ -361,30 +376,26 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
 // Roles the wake graph alone cannot tell apart: the clients of an unnamed
 // request/reply program and its workers both hand work to many threads and
 // take work from many (one shared pipe: clients wake workers with requests,
-// workers wake clients with replies). Such threads share a colour, and the
-// colour group hands work to itself. There the work tells them apart: the
-// workers run the requests, the clients wait for the replies, so their CPU
-// differs by an order of magnitude or more. A colour group whose members
-// wake each other is split at the widest gap of its members' CPU when that
-// gap is at least kRoleCpuGap (a pool's busy and lightly used workers differ
-// by less, and where they do differ more, the light ones are reported as
-// unmapped, not taken for the pool). Only names equal to the process's take
-// this tag: named threads are told apart by their names.
+// workers wake clients with replies, and pipe_read makes the workers wake
+// each other), and in a short trace a worker that finds the next request
+// queued is seldom woken, so its shape is a client's. There the work tells
+// them apart: the workers run the requests, the clients wait for the
+// replies, so their CPU differs by an order of magnitude or more. The
+// threads of one name (the leader apart) that hand work to each other are
+// split at the widest gap of their CPU when it is at least kRoleCpuGap, and
+// keep that role whatever their shapes (colours()). A pool's busy and lightly
+// used workers differ by less; where they differ more, the light ones go
+// with the clients. Named siblings never qualify: their wake-ups of each
+// other are not edges (finish(), step 1), so they are told apart by name.
 std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& tids,
                                                       const std::map<int, std::set<int>>& wakees,
-                                                      const std::map<int, std::set<int>>& wakers,
                                                       const std::map<int, std::string>& base,
                                                       const std::map<int, bool>& leader) {
   std::map<int, std::string> out = base;
-  auto fan = [](const std::map<int, std::set<int>>& m, int tid) {
-    const auto it = m.find(tid);
-    return std::to_string(bucket(it == m.end() ? 0 : it->second.size()));
-  };
-  std::map<std::string, std::vector<int>> shape;  // threads by first-round colour
+  std::map<std::string, std::vector<int>> same_name;  // the threads of one name, leader apart
   for (int tid : tids)
-    if (!leader.at(tid))
-      shape[base.at(tid) + "|" + fan(wakees, tid) + fan(wakers, tid)].push_back(tid);
-  for (auto& [key, members] : shape) {
+    if (!leader.at(tid)) same_name[base.at(tid)].push_back(tid);
+  for (auto& [name, members] : same_name) {
     if (members.size() < 2) continue;
     const std::set<int> in(members.begin(), members.end());
     const bool self_handoff = std::any_of(members.begin(), members.end(), [&](int tid) {
@@ -405,7 +416,7 @@ std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& ti
     }
     if (widest < kRoleCpuGap) continue;
     for (std::size_t i = 0; i < members.size(); ++i)
-      out[members[i]] += i < cut ? "|light" : "|heavy";
+      out[members[i]] += i < cut ? kLightTag : kHeavyTag;
   }
   return out;
 }
@@ -533,8 +544,7 @@ ProgramModel ProgramImporter::finish(const ReadStats& stats, const std::string& 
     base[tid] = base_name(threads_[tid].comm);
     leader[tid] = is_leader(tid);
   }
-  const auto colour =
-      colours(tids, wakees, wakers, role_base(tids, wakees, wakers, base, leader), leader);
+  const auto colour = colours(tids, wakees, wakers, role_base(tids, wakees, base, leader), leader);
   std::map<std::string, std::vector<int>> by_colour;
   for (int tid : tids) by_colour[colour.at(tid)].push_back(tid);
   std::vector<std::vector<int>> groups;

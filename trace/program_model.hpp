@@ -20,8 +20,9 @@
 // workers and main thread separate although they share a comm. Where the
 // wake graph is symmetric (an unnamed request/reply program over one shared
 // pipe: clients and workers both hand work to many and take work from many)
-// the threads of one shape that hand work to each other are split by CPU at
-// a gap of kRoleCpuGap or more: the workers run the requests. Idle threads
+// the threads of one name that hand work to each other are split by CPU at
+// a gap of kRoleCpuGap or more, and keep that role: the workers run the
+// requests. Idle threads
 // of the pool's name (no hand-offs either way) join the pool, and so do all
 // threads of a named pool's pattern (one not the process's own name).
 // The backend is the group with the most units (ties: more threads); the
@@ -260,7 +261,6 @@ class ProgramImporter {
   std::map<std::pair<int, int>, std::int64_t> remote_edges_;
   std::map<int, std::string> role_base(const std::vector<int>& tids,
                                        const std::map<int, std::set<int>>& wakees,
-                                       const std::map<int, std::set<int>>& wakers,
                                        const std::map<int, std::string>& base,
                                        const std::map<int, bool>& leader);
   void think_times(ProgramModel& m, const std::vector<int>& subs,
