@@ -383,9 +383,12 @@ std::vector<Unit> ProgramImporter::units_of(const std::set<int>& backend,
 // replies, so their CPU differs by an order of magnitude or more. The
 // threads of one name (the leader apart) that hand work to each other are
 // split at the widest gap of their CPU when it is at least kRoleCpuGap, and
-// keep that role whatever their shapes (colours()). A pool's busy and lightly
-// used workers differ by less; where they differ more, the light ones go
-// with the clients. Named siblings never qualify: their wake-ups of each
+// keep that role whatever their shapes (colours()); without such a gap they
+// are one role (Python workers that hand each other the GIL: the wake-ups
+// are many and uneven, and by their fan-in and fan-out buckets the four
+// workers of one recording were four groups). A pool's busy and lightly
+// used workers differ by less than the gap; where they differ more, the
+// light ones go with the clients. Named siblings never qualify: their wake-ups of each
 // other are not edges (finish(), step 1), so they are told apart by name.
 std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& tids,
                                                       const std::map<int, std::set<int>>& wakees,
@@ -414,7 +417,7 @@ std::map<int, std::string> ProgramImporter::role_base(const std::vector<int>& ti
       const double gap = static_cast<double>(threads_[members[i]].cpu) / lo;
       if (gap > widest) widest = gap, cut = i;
     }
-    if (widest < kRoleCpuGap) continue;
+    if (widest < kRoleCpuGap) cut = 0;  // comparable CPU: one role, the pool's
     for (std::size_t i = 0; i < members.size(); ++i)
       out[members[i]] += i < cut ? kLightTag : kHeavyTag;
   }
