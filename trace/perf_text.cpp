@@ -409,6 +409,15 @@ void TraceReader::perf_line(std::string_view line, std::int64_t lineno) {
                      std::string(*cc), static_cast<int>(*to_int(*pp)), -1});
     return;
   }
+  if (event == "sched:sched_process_exec") {
+    // "filename=PATH pid=PID old_pid=PID": the process execs a new image.
+    const auto p = field(fields, "pid=", " old_pid=");
+    if (!p || !to_int(*p)) bad("filename= pid= old_pid=");
+    ++stats_.other_events;
+    sink_(
+        Transition{Transition::Kind::exec, time, cpu, static_cast<int>(*to_int(*p)), comm, 0, pid});
+    return;
+  }
   if (event == "sched:sched_process_exit") {
     const auto p = field(fields, "pid=");
     if (!p || !to_int(*p)) bad("comm= pid=");

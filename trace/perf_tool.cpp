@@ -140,12 +140,13 @@ int perf_sched_record(const std::vector<std::string>& command, const std::string
   // every CLOCK_THREAD_CPUTIME_ID read and floods the buffer), and the
   // interrupt-context markers are added, so a timer's wake-up is not a hand-off,
   // and so is hrtimer_start: a sleep timer's expiry bounds a wake-up the
-  // trace did not record (TraceReader::context).
+  // trace did not record (TraceReader::context); sched_process_exec tells a
+  // launcher script's processes from the program it execs.
   std::vector<std::string> argv = {perf, "record", "-a", "-R", "-m", "1024", "-c", "1", "-o", data};
   for (const char* e :
        {"sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup_new",
-        "sched:sched_process_fork", "sched:sched_process_exit", "irq:irq_handler_entry",
-        "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit",
+        "sched:sched_process_fork", "sched:sched_process_exit", "sched:sched_process_exec",
+        "irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit",
         "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit", "timer:hrtimer_start"}) {
     argv.push_back("-e");
     argv.push_back(e);

@@ -56,6 +56,31 @@ ProgramImporter::Thread* ProgramImporter::program_thread(const Transition& t) {
   return &th;
 }
 
+// The program's first process execs a new image. What it and its children
+// did before was the launcher's (pyenv's `python3` is a bash script that
+// forks readlink and basename 34 times and then execs Python; `sh -c`,
+// `env`, `exec` in a wrapper script): those processes leave the program and
+// the process's own history starts over, so the launcher's forks, pipes and
+// waits are not taken for a pool (it was, in 6 of 8 short recordings of a
+// Python pool started through pyenv).
+void ProgramImporter::launcher_done(const Transition& t) {
+  for (auto& [tid, member] : program_)
+    if (member && tid != root_) {
+      member = false;
+      threads_.erase(tid);
+    }
+  remote_edges_.clear();
+  Thread& old = threads_[root_];
+  Thread fresh;
+  fresh.tid = old.tid;
+  fresh.pid = old.pid;
+  fresh.comm = old.comm;
+  fresh.running = old.running;
+  fresh.on_since = t.time;
+  fresh.last_cpu = old.last_cpu;
+  old = std::move(fresh);
+}
+
 // A blocked thread is woken: the run segment before the block is closed.
 void ProgramImporter::block_ends(Thread& th, std::int64_t wake_at, int waker) {
   th.blocks.push_back(Block{th.off_at, wake_at, th.seg_cpu, th.seg_runq, waker});
@@ -78,6 +103,10 @@ void ProgramImporter::on(const Transition& t) {
       th.tid = t.tid;
       th.comm = t.comm;
     }
+    return;
+  }
+  if (t.kind == Transition::Kind::exec) {
+    if (t.tid == root_) launcher_done(t);
     return;
   }
   Thread* th = program_thread(t);
@@ -152,6 +181,7 @@ void ProgramImporter::on(const Transition& t) {
     }
     case Transition::Kind::exit:
     case Transition::Kind::fork:
+    case Transition::Kind::exec:
       break;
   }
 }

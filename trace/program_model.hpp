@@ -255,6 +255,8 @@ class ProgramImporter {
                              ProgramModel& m);
   // Base names for colour refinement, with clients and workers of one
   // wake-graph shape told apart by their CPU (see program_model.cpp).
+  // The program's first process exec'd: its launcher's processes leave.
+  void launcher_done(const Transition& t);
   KernelEvents kernel_events(const std::set<int>& tids, const std::set<int>& pool,
                              const std::map<std::pair<int, int>, std::int64_t>& edges);
   // Wake-ups between program threads that went to another CPU, per (waker, wakee).

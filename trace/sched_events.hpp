@@ -8,7 +8,8 @@
 // context), every fork and exit. The text readers (perf_text.hpp) turn lines
 // of `perf script` or `perf sched timehist -w` into per-thread transitions:
 // a thread goes on CPU, goes off CPU (preempted, blocked or exited), is woken
-// (by a thread, by an interrupt, or by nobody the trace names), is forked.
+// (by a thread, by an interrupt, or by nobody the trace names), is forked,
+// exits, or execs a new image (sched_process_exec: its process starts over).
 // Invariants: times are integer nanoseconds of the trace clock; a waker is a
 // tid >= 0, kWakerInterrupt (hardirq, softirq, timer expiry: a timer or I/O)
 // or kWakerUnknown (the text does not say).
@@ -33,7 +34,7 @@ enum class OffState {
 };
 
 struct Transition {
-  enum class Kind { on_cpu, off_cpu, wake, fork, exit };
+  enum class Kind { on_cpu, off_cpu, wake, fork, exit, exec };
   Kind kind = Kind::on_cpu;
   std::int64_t time = 0;  // ns
   int cpu = 0;

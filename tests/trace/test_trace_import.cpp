@@ -533,3 +533,78 @@ TEST_CASE("trace_import: kernel costs the simulator charges again are netted out
   CHECK(m.groups[0].bursts == std::vector<std::int64_t>{0, 0, 0, 0});
   CHECK(m.submit_cpu_per_request == 0);
 }
+
+namespace {
+// The hand-written trace, started through a launcher script: the program's
+// first process runs as `bash`, starts two threads that it hands work
+// to four times (1 ms of CPU per turn, more than the pool spends),
+// then execs the program (`with_exec`) or, without the exec event, just
+// carries on under the program's name (exec ends the other threads).
+std::string launched_trace(bool with_exec) {
+  std::ostringstream t;
+  t << "perf 99/99 [000] 9.980000000: sched:sched_waking: comm=perf-exec pid=100 prio=120 "
+       "target_cpu=000\n"
+       "perf 99/99 [000] 9.980000100: sched:sched_switch: prev_comm=perf prev_pid=99 "
+       "prev_prio=120 prev_state=S ==> next_comm=perf-exec next_pid=100 next_prio=120\n"
+       "bash 100/100 [000] 9.980100000: sched:sched_process_fork: comm=bash pid=100 "
+       "child_comm=bash child_pid=150\n"
+       "bash 100/100 [000] 9.980200000: sched:sched_process_fork: comm=bash pid=100 "
+       "child_comm=bash child_pid=151\n"
+       "bash 100/100 [000] 9.980300000: sched:sched_switch: prev_comm=bash prev_pid=100 "
+       "prev_prio=120 prev_state=S ==> next_comm=bash next_pid=150 next_prio=120\n";
+  std::int64_t us = 9'980'300;
+  auto at = [&] {
+    char b[32];
+    std::snprintf(b, sizeof b, "%lld.%06lld000", static_cast<long long>(us / 1'000'000),
+                  static_cast<long long>(us % 1'000'000));
+    return std::string(b);
+  };
+  int cur = 150;
+  for (int turn = 0; turn < 8; ++turn) {
+    const int next = cur != 100 ? 100 : turn % 4 == 1 ? 150 : 151;
+    us += 1000;
+    t << "bash 100/" << cur << " [000] " << at() << ": sched:sched_waking: comm=bash pid=" << next
+      << " prio=120 target_cpu=000\n";
+    us += 1;
+    t << "bash 100/" << cur << " [000] " << at()
+      << ": sched:sched_switch: prev_comm=bash prev_pid=" << cur
+      << " prev_prio=120 prev_state=S ==> next_comm=bash next_pid=" << next << " next_prio=120\n";
+    cur = next;
+  }
+  us += 10;
+  t << "bash 100/" << cur << " [000] " << at()
+    << ": sched:sched_waking: comm=bash pid=100 prio=120 target_cpu=000\n";
+  us += 1;
+  t << "bash 100/" << cur << " [000] " << at()
+    << ": sched:sched_switch: prev_comm=bash prev_pid=" << cur
+    << " prev_prio=120 prev_state=S ==> next_comm=bash next_pid=100 next_prio=120\n";
+  us += 10;
+  if (with_exec)
+    t << "bash 100/100 [000] " << at()
+      << ": sched:sched_process_exec: filename=/usr/bin/traced pid=100 old_pid=100\n";
+  std::ifstream in(data("synthetic.perf-script.txt"));
+  std::string line;
+  for (int n = 0; std::getline(in, line); ++n)
+    if (n >= 2) t << line << "\n";  // perf-exec is already running
+  return t.str();
+}
+}  // namespace
+
+TEST_CASE("trace_import: a launcher's processes before the program's exec are not the program",
+          "[trace]") {
+  // pyenv's `python3` is such a launcher (a bash script forking readlink and
+  // basename, then exec); in 6 of 8 short recordings its processes were
+  // taken for the pool.
+  const auto plain = import_file("synthetic.perf-script.txt");
+  TempDir tmp;
+  for (const bool with_exec : {true, false}) {
+    const auto path = tmp.dir / (with_exec ? "exec.txt" : "noexec.txt");
+    std::ofstream(path) << launched_trace(with_exec);
+    std::ofstream("/tmp/" + path.filename().string()) << launched_trace(with_exec);
+    const auto m = import_trace(path.string(), {}, tmp.dir.string());
+    const bool same = m.groups[m.backend].tids == plain.groups[plain.backend].tids &&
+                      m.groups[m.backend].bursts == plain.groups[plain.backend].bursts &&
+                      m.requests == plain.requests;
+    CHECK(same == with_exec);
+  }
+}
