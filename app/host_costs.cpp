@@ -29,6 +29,8 @@ std::optional<trace::KernelCosts> host_kernel_costs() {
   c.wake = p.wake_cost.count();
   c.ipi = p.wake_ipi.count();
   c.noise_share = sim::noise_share(p);
+  // Every wait phase ends timer_slack after its duration (a timed sleep).
+  c.timer_slack = p.timer_slack.count();
   return c;
 }
 

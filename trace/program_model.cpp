@@ -494,6 +494,14 @@ void net_kernel_costs(ProgramModel& m, const KernelCosts& c) {
     after += static_cast<double>(x);
   }
   m.netted_backend = (before - after) / requests * 1e-9;
+  double waits_before = 0, waits_after = 0;
+  for (auto& w : b.waits) {
+    waits_before += static_cast<double>(w);
+    w = std::max<std::int64_t>(0, w - c.timer_slack);
+    waits_after += static_cast<double>(w);
+  }
+  if (!b.waits.empty())
+    m.netted_wait = (waits_before - waits_after) / static_cast<double>(b.waits.size()) * 1e-9;
   const double sub = m.submit_cpu_per_request;
   const double sub_net = std::max(0.0, sub * scale - per_request(m.submit_kernel) * 1e-9);
   m.netted_submit = sub - sub_net;

@@ -198,7 +198,7 @@ struct ProgramModel {
   KernelEvents backend_kernel, submit_kernel;
   // Set by net_kernel_costs: the CPU per request taken out of the bursts
   // and out of the submitters' CPU (s), and the profile it came from.
-  double netted_backend = 0, netted_submit = 0;
+  double netted_backend = 0, netted_submit = 0, netted_wait = 0;
   std::string netted_profile;
 };
 
@@ -210,13 +210,17 @@ struct ProgramModel {
 struct KernelCosts {
   std::string profile;
   std::int64_t dispatch = 0, migration = 0, wake = 0, ipi = 0;  // ns
-  double noise_share = 0;                                       // stolen time per unit of busy time
+  // A wait phase is a timed sleep in the simulator: it ends timer_slack
+  // after its duration. A recorded wait already holds the real slack.
+  std::int64_t timer_slack = 0;  // ns
+  double noise_share = 0;        // stolen time per unit of busy time
 };
 
 // Takes out of the backend's bursts and the submitters' CPU per request
 // what the simulator will add back for the condition it simulates: a burst b
 // becomes b / (1 + noise_share) less its share of the group's kernel events
-// per request at `c`'s costs (never below 0). Records the amounts in `m`.
+// per request at `c`'s costs, and each wait less timer_slack (never below
+// 0). Records the amounts in `m`.
 void net_kernel_costs(ProgramModel& m, const KernelCosts& c);
 
 class ProgramImporter {

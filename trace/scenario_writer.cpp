@@ -148,8 +148,9 @@ std::string scenario_text(const ProgramModel& m, const std::string& stem, const 
     c(fmt::format(
         "  Taken out of the bursts at the `{}` profile's costs (switch, refill, migration, "
         "wake-up, IPI, OS noise), which the simulator charges again for the condition "
-        "it simulates: {} per request; {} from the submitters' CPU.",
-        m.netted_profile, human(m.netted_backend), human(m.netted_submit)));
+        "it simulates: {} per request; {} from the submitters' CPU; {} from each wait (the "
+        "timer slack a timed wait ends after).",
+        m.netted_profile, human(m.netted_backend), human(m.netted_submit), human(m.netted_wait)));
   else
     c("  Bursts as recorded (no `host` profile to net the kernel's costs out with: the simulator "
       "will add its own on top).");

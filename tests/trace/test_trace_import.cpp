@@ -519,7 +519,12 @@ TEST_CASE("trace_import: kernel costs the simulator charges again are netted out
   c.wake = 5'000;
   c.ipi = 30'000;
   c.noise_share = 0.1;
+  c.timer_slack = 50'000;
+  m.groups[0].waits = {2'000'000, 30'000};
   net_kernel_costs(m, c);
+  // Each wait less the slack, never below 0.
+  CHECK(m.groups[0].waits == std::vector<std::int64_t>{1'950'000, 0});
+  CHECK(m.netted_wait == Approx(40e-6));
   // Per request: (6 x 4 + 10 + 2 x 5 + 30) / 2 = 37 us over 2 bursts; each
   // burst 110 / 1.1 = 100 us less 18.5 us.
   CHECK(m.groups[0].bursts == std::vector<std::int64_t>{81'500, 81'500, 81'500, 81'500});
