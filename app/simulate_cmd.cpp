@@ -79,7 +79,10 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   Scenario head = s;
   head.workload.arrival->count = kBoundSample;
   head.workload.arrival->duration.reset();
-  const auto warnings = overload_warnings(s, generate_workload(head), r, m);
+  // The bound from the head's tasks as they are drawn, without their list
+  // (the same bound, and the same horizon check, as the list's).
+  const Workload hw = generate_workload(head, head.seed, GenerateOptions{true});
+  const auto warnings = overload_warnings(s, bottleneck(s, *hw.stream, hw.lock_names), r, m);
   print_header(f.common, s, w);
   if (f.common.json != "-")
     std::cout << validate::simulated_table(m, r) << validate::warnings_text(warnings);

@@ -97,6 +97,13 @@ std::optional<double> offered_rate(const Scenario& s);
 std::vector<Capacity> capacities(const Scenario& s, const Workload& w);
 // The lowest bound of capacities(), if any resource is held at all.
 std::optional<Capacity> bottleneck(const Scenario& s, const Workload& w);
+// The same for the tasks `stream` draws from where it stands to its end (a
+// streamed workload's, GenerateOptions::stream, with its lock_names): the
+// list generate_workload would make of them is never built, the bound is
+// the one it gives (the same sums in the same order), and the horizon rule
+// it checks that list with is checked after the draw (it throws the same).
+std::optional<Capacity> bottleneck(const Scenario& s, TaskStream& stream,
+                                   const std::vector<std::string>& lock_names);
 
 // Growth of the requests in the system over the second half of the arrival
 // window (arrivals minus completions there), and that half's arrivals.
@@ -109,5 +116,9 @@ BacklogTrend backlog_trend(const RunResult& r);
 // The warnings of one run (empty when the backend keeps up).
 std::vector<Warning> overload_warnings(const Scenario& s, const Workload& w, const RunResult& r,
                                        const Metrics& m);
+// The same with the bottleneck given (bottleneck() of the workload; read only
+// when the scenario has an offered rate).
+std::vector<Warning> overload_warnings(const Scenario& s, const std::optional<Capacity>& neck,
+                                       const RunResult& r, const Metrics& m);
 
 }  // namespace poolsim
