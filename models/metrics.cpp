@@ -158,6 +158,8 @@ void RecordSummary::add_lag(std::int64_t lag) {
   lag_sum_ns_ += static_cast<long double>(lag);
   if (histogram_on_)
     lag_hist_.add(lag);
+  else if (lag == 0)
+    ++lag_zeros_;
   else
     lag_ns_.push_back(lag);
 }
@@ -166,6 +168,7 @@ void RecordSummary::add_lag(std::int64_t lag) {
 // their memory is released.
 void RecordSummary::to_histogram() {
   histogram_on_ = true;
+  for (; lag_zeros_ > 0; --lag_zeros_) lag_hist_.add(0);
   for (std::int64_t lag : lag_ns_) lag_hist_.add(lag);
   std::vector<std::int64_t>().swap(lag_ns_);
   for (std::int64_t lat : exact_ns_) {
@@ -221,14 +224,19 @@ RecordSummary::Lag RecordSummary::submit_lag() const {
     out.p99 = lag_hist_.quantile(0.99) * 1e-9;
     return out;
   }
-  // One order statistic: nth_element puts the value a full sort would put at
-  // that index there (the lags are a multiset: their order means nothing, and
-  // the mean is summed as they came).
-  if (!lag_ns_.empty()) {
-    const auto nth =
-        lag_ns_.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(lag_ns_.size(), 0.99));
-    std::nth_element(lag_ns_.begin(), nth, lag_ns_.end());
-    out.p99 = to_seconds(Duration{*nth});
+  // One order statistic of the lags: the zeros, then the others (all
+  // positive) in ascending order. nth_element puts the value a full sort
+  // would put at that index there (the lags are a multiset: their order
+  // means nothing, and the mean is summed as they came).
+  const auto n = static_cast<std::size_t>(lag_zeros_) + lag_ns_.size();
+  if (n > 0) {
+    const std::size_t i = nearest_rank_index(n, 0.99);
+    if (i >= static_cast<std::size_t>(lag_zeros_)) {
+      const auto nth =
+          lag_ns_.begin() + static_cast<std::ptrdiff_t>(i - static_cast<std::size_t>(lag_zeros_));
+      std::nth_element(lag_ns_.begin(), nth, lag_ns_.end());
+      out.p99 = to_seconds(Duration{*nth});
+    }
   }
   return out;
 }

@@ -103,7 +103,10 @@ class RecordSummary {
   LogHistogram hist_;
   long double lat_sum_ns_ = 0;  // histogram mode: exact integer sum
   std::int64_t lat_max_ns_ = 0;
-  mutable std::vector<std::int64_t> lag_ns_;  // while exact (see exact_ns_)
+  // While exact: the lags that are not 0 (see exact_ns_), and how many were
+  // 0 (a submitter on time hands every task over with none).
+  mutable std::vector<std::int64_t> lag_ns_;
+  std::int64_t lag_zeros_ = 0;
   LogHistogram lag_hist_;
   long double lag_sum_ns_ = 0;
   std::int64_t lag_n_ = 0;

@@ -174,7 +174,9 @@ TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
     for (int i = 0; i < count; ++i) {
       TaskRecord t;
       t.intended = Duration{static_cast<std::int64_t>(rng() % 1'000'000'000)};
-      t.submit = t.intended + Duration{static_cast<std::int64_t>(rng() % 50'000)};
+      // A third of the tasks handed over on time (lag 0, counted apart).
+      const auto late = i % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 50'000);
+      t.submit = t.intended + Duration{late};
       t.start = t.submit;
       // Latencies over many radix digits (up to ~2^41 ns), some repeated.
       const std::int64_t l = i % 7 == 0 ? 12345 : static_cast<std::int64_t>(rng() >> (23 + i % 20));
@@ -194,4 +196,24 @@ TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
   CHECK(std::is_sorted(sorted.begin(), sorted.end()));
   add(3000);  // records after a read
   check_against(s, reference(lat, lag));
+}
+
+TEST_CASE("record_summary: the lag p99 with more than 99% of the lags 0", "[histogram][metrics]") {
+  QuantilePolicy p;
+  p.choice = QuantilePolicy::Choice::exact;
+  for (const int late : {5, 10, 11, 200}) {  // tasks of 1000 handed over late
+    RecordSummary s(p);
+    std::vector<std::int64_t> lags;
+    for (int i = 0; i < 1000; ++i) {
+      TaskRecord t;
+      t.submit = Duration{i < late ? 1000 + i : 0};
+      t.end = t.submit + Duration{1};
+      t.outcome = TaskOutcome::completed;
+      s.add(t);
+      lags.push_back(t.submit.count());
+    }
+    std::sort(lags.begin(), lags.end());
+    CHECK(s.submit_lag().p99 == to_seconds(Duration{lags[989]}));
+    CHECK((s.submit_lag().p99 > 0) == (late > 10));
+  }
 }
