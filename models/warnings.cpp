@@ -73,28 +73,19 @@ std::optional<double> offered_rate(const Scenario& s) {
   return std::nullopt;
 }
 
-namespace {
-// What the mean request holds, summed task by task (in task order, so that
-// a list and a stream of the same tasks give the same doubles).
-struct HoldSums {
-  HoldSums(std::size_t locks, std::size_t permits)
-      : lock_hold(locks, 0.0), permit_hold(permits, 0.0) {}
-  void add(std::span<const Phase> phases) {
-    ++tasks;
-    cpu += to_seconds(Workload::cpu_of(phases));
-    length += to_seconds(Workload::length_of(phases));
-    for (const Phase& p : phases) {
-      if (p.kind == PhaseKind::lock && p.lock < lock_hold.size())
-        lock_hold[p.lock] += to_seconds(p.duration + p.wait_inside);
-      if (p.resource < permit_hold.size())
-        permit_hold[p.resource] += to_seconds(p.duration + p.wait_inside);
-    }
+void HoldSums::add(std::span<const Phase> phases) {
+  ++tasks;
+  cpu += to_seconds(Workload::cpu_of(phases));
+  length += to_seconds(Workload::length_of(phases));
+  for (const Phase& p : phases) {
+    if (p.kind == PhaseKind::lock && p.lock < lock_hold.size())
+      lock_hold[p.lock] += to_seconds(p.duration + p.wait_inside);
+    if (p.resource < permit_hold.size())
+      permit_hold[p.resource] += to_seconds(p.duration + p.wait_inside);
   }
-  std::size_t tasks = 0;
-  double cpu = 0, length = 0;
-  std::vector<double> lock_hold, permit_hold;
-};
+}
 
+namespace {
 std::vector<Capacity> capacities_of(const Scenario& s, const HoldSums& h,
                                     const std::vector<std::string>& lock_names) {
   std::vector<Capacity> out;
@@ -146,16 +137,24 @@ std::optional<Capacity> bottleneck(const Scenario& s, const Workload& w) {
 
 std::optional<Capacity> bottleneck(const Scenario& s, TaskStream& stream,
                                    const std::vector<std::string>& lock_names) {
-  HoldSums h(lock_names.size(), s.resources.size());
-  OpenSerialLength serial;
+  StreamBound bound(s, lock_names);
   Task t;
   std::vector<Phase> phases;
-  while (stream.next(t, phases)) {
-    serial.add(t, phases);
-    h.add(phases);
-  }
-  serial.check();  // after the draw, as generate_workload checks its list
-  return lowest(capacities_of(s, h, lock_names));
+  while (stream.next(t, phases)) bound.add(t, phases);
+  return bound.bottleneck();
+}
+
+StreamBound::StreamBound(const Scenario& s, std::vector<std::string> lock_names)
+    : s_(s), lock_names_(std::move(lock_names)), sums_(lock_names_.size(), s.resources.size()) {}
+
+void StreamBound::add(const Task& t, std::span<const Phase> phases) {
+  serial_.add(t, phases);
+  sums_.add(phases);
+}
+
+std::optional<Capacity> StreamBound::bottleneck() const {
+  serial_.check();  // after the draw, as generate_workload checks its list
+  return lowest(capacities_of(s_, sums_, lock_names_));
 }
 
 BacklogTrend backlog_trend(const RunResult& r) {

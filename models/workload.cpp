@@ -480,6 +480,7 @@ bool TaskStream::next(Task& t, std::vector<Phase>& phases) {
   total_work_ += cpu;
   longest_ = std::max(longest_, length);
   ++drawn_;
+  if (drawn_ <= tap_until_ && tap_) tap_(t, phases);
   return true;
 }
 

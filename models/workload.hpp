@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -154,10 +155,19 @@ class TaskStream {
   Duration end() const { return end_; }
   Duration total_work() const { return total_work_; }
   Duration longest_task() const { return longest_; }
+  // Shows each of the next n tasks drawn, with its phases, to `f` as next()
+  // returns it: for a reader of the same tasks besides the simulator.
+  using Tap = std::function<void(const Task&, std::span<const Phase>)>;
+  void tap(std::uint64_t n, Tap f) {
+    tap_ = std::move(f);
+    tap_until_ = drawn_ + n;
+  }
 
  private:
   struct State;
   std::unique_ptr<State> st_;
+  Tap tap_;
+  std::uint64_t tap_until_ = 0;
   std::uint64_t drawn_ = 0, limit_ = 0;
   Duration end_ = Duration::max();
   Duration total_work_{0}, longest_{0};

@@ -210,3 +210,34 @@ TEST_CASE("warnings: a stream's bottleneck equals its list's, to the bit", "[war
   CHECK(caps.size() >= 4);  // CPUs, threads, the lock shards, db
   CHECK(streamed.stream->drawn() == list.tasks.size());
 }
+
+// simulate's streamed path: the bound of the first n tasks, added through
+// TaskStream::tap while the run draws the whole stream, is the bound of a
+// list of those n tasks.
+TEST_CASE("warnings: a tapped stream's first tasks give their list's bound", "[warnings]") {
+  Scenario s = open_scenario(300, 8);
+  s.workload.arrival->count = 5000;
+  Workload whole = generate_workload(s, s.seed, GenerateOptions{true});
+  StreamBound bound(s, whole.lock_names);
+  std::uint32_t last_id = 0;
+  whole.stream->tap(1200, [&](const Task& t, std::span<const Phase> p) {
+    bound.add(t, p);
+    last_id = t.id;
+  });
+  Task t;
+  std::vector<Phase> phases;
+  while (whole.stream->next(t, phases)) {
+  }
+  CHECK(whole.stream->drawn() == 5000);
+  CHECK(bound.tasks() == 1200);
+  CHECK(last_id == 1199);
+  Scenario head = s;
+  head.workload.arrival->count = 1200;
+  const auto want = bottleneck(head, generate_workload(head));
+  const auto got = bound.bottleneck();
+  REQUIRE(want);
+  REQUIRE(got);
+  CHECK(got->hold == want->hold);
+  CHECK(got->max_rate == want->max_rate);
+  CHECK(got->describe() == want->describe());
+}
