@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <span>
 
 #include "app/common.hpp"
 #include "app/progress.hpp"
@@ -60,6 +61,20 @@ void print_header(const CommonFlags& f, const Scenario& s, const Workload& w) {
             << s.capacity() << " CPUs)\n\n";
 }
 
+// The bottleneck of the first kBoundSample tasks of the workload, drawn
+// without a duration (the bound of a short run's tasks and more). A run
+// that drew that many had them added to `drawn` as it went; else they are
+// drawn again, from a stream of their own. Either way their list is never
+// built: the same bound and the same horizon check as the list's.
+std::optional<Capacity> head_bottleneck(const Scenario& s, const StreamBound& drawn) {
+  if (drawn.tasks() == static_cast<std::size_t>(kBoundSample)) return drawn.bottleneck();
+  Scenario head = s;
+  head.workload.arrival->count = kBoundSample;
+  head.workload.arrival->duration.reset();
+  const Workload hw = generate_workload(head, head.seed, GenerateOptions{true});
+  return bottleneck(s, *hw.stream, hw.lock_names);
+}
+
 int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   Workload w = generate_workload(s, s.seed, GenerateOptions{true});
   sim::SimOptions opt;
@@ -67,6 +82,11 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   opt.records = false;
   if (f.quantiles == "exact") opt.quantiles.choice = QuantilePolicy::Choice::exact;
   if (f.quantiles == "histogram") opt.quantiles.choice = QuantilePolicy::Choice::histogram;
+  // The overload bound reads the first kBoundSample tasks as the run draws
+  // them (the same tasks a head of that many would draw, below).
+  StreamBound head_bound(s, w.lock_names);
+  w.stream->tap(static_cast<std::uint64_t>(kBoundSample),
+                [&head_bound](const Task& t, std::span<const Phase> p) { head_bound.add(t, p); });
   std::optional<ProgressBar> bar;
   if (!f.common.quiet) {
     bar.emplace(stderr);
@@ -76,10 +96,7 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   if (bar) bar->finish();
   w.sync_stream();
   const Metrics m = compute_metrics(r);
-  Scenario head = s;
-  head.workload.arrival->count = kBoundSample;
-  head.workload.arrival->duration.reset();
-  const auto warnings = overload_warnings(s, generate_workload(head), r, m);
+  const auto warnings = overload_warnings(s, head_bottleneck(s, head_bound), r, m);
   print_header(f.common, s, w);
   if (f.common.json != "-")
     std::cout << validate::simulated_table(m, r) << validate::warnings_text(warnings);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "models/resource_pool.hpp"
@@ -72,11 +73,13 @@ std::vector<double> sorted_latencies(const RunResult& r) {
 // ---- RecordSummary ---------------------------------------------------------
 
 namespace {
-// Sorts integer nanoseconds ascending: an LSD radix sort (11-bit digits, six
-// passes over the 64 bits, a pass skipped when every value has the same
-// digit there), so the latencies of a million-task run sort in a few linear
-// passes instead of n log n comparisons (for short lists, std::sort). The
-// result is the one std::sort gives: integers have no ties to order.
+// Sorts integer nanoseconds ascending in place: an LSD radix sort (11-bit
+// digits, six passes over the 64 bits, a pass skipped when every value has
+// the same digit there), so the latencies of a million-task run sort in a few
+// linear passes instead of n log n comparisons (for short lists, std::sort).
+// The result is the one std::sort gives: integers have no ties to order. The
+// scratch buffer is left uninitialised (every pass writes each of its n
+// entries before reading them).
 void sort_ns(std::vector<std::int64_t>& v) {
   constexpr std::size_t kBits = 11, kBuckets = std::size_t{1} << kBits, kPasses = 6;
   const std::size_t n = v.size();
@@ -94,18 +97,24 @@ void sort_ns(std::vector<std::int64_t>& v) {
     const std::uint64_t k = key(x);
     for (std::size_t p = 0; p < kPasses; ++p) ++count[p][(k >> (p * kBits)) & (kBuckets - 1)];
   }
-  std::vector<std::int64_t> tmp(n);
-  std::vector<std::int64_t>*from = &v, *to = &tmp;
+  std::unique_ptr<std::int64_t[]> tmp;  // allocated by the first pass that moves values
+  std::int64_t* from = v.data();
+  std::int64_t* to = nullptr;
   for (std::size_t p = 0; p < kPasses; ++p) {
     auto& c = count[p];
-    const std::uint64_t first = (key((*from)[0]) >> (p * kBits)) & (kBuckets - 1);
+    const std::uint64_t first = (key(from[0]) >> (p * kBits)) & (kBuckets - 1);
     if (c[first] == n) continue;  // one digit value: the pass would keep the order
+    if (!tmp) {
+      tmp.reset(new std::int64_t[n]);
+      to = tmp.get();
+    }
     std::size_t sum = 0;
     for (auto& x : c) sum += std::exchange(x, sum);
-    for (std::int64_t x : *from) (*to)[c[(key(x) >> (p * kBits)) & (kBuckets - 1)]++] = x;
+    for (std::size_t i = 0; i < n; ++i)
+      to[c[(key(from[i]) >> (p * kBits)) & (kBuckets - 1)]++] = from[i];
     std::swap(from, to);
   }
-  if (from != &v) v.swap(tmp);
+  if (from != v.data()) std::copy(from, from + n, v.data());
 }
 }  // namespace
 
@@ -132,6 +141,7 @@ void RecordSummary::add(const TaskRecord& t) {
     return;
   }
   exact_ns_.push_back(lat);
+  exact_sorted_ = false;
   if (policy_.choice == QuantilePolicy::Choice::automatic && exact_ns_.size() > policy_.exact_limit)
     to_histogram();
 }
@@ -148,6 +158,8 @@ void RecordSummary::add_lag(std::int64_t lag) {
   lag_sum_ns_ += static_cast<long double>(lag);
   if (histogram_on_)
     lag_hist_.add(lag);
+  else if (lag == 0)
+    ++lag_zeros_;
   else
     lag_ns_.push_back(lag);
 }
@@ -156,6 +168,7 @@ void RecordSummary::add_lag(std::int64_t lag) {
 // their memory is released.
 void RecordSummary::to_histogram() {
   histogram_on_ = true;
+  for (; lag_zeros_ > 0; --lag_zeros_) lag_hist_.add(0);
   for (std::int64_t lag : lag_ns_) lag_hist_.add(lag);
   std::vector<std::int64_t>().swap(lag_ns_);
   for (std::int64_t lat : exact_ns_) {
@@ -166,13 +179,18 @@ void RecordSummary::to_histogram() {
   std::vector<std::int64_t>().swap(exact_ns_);
 }
 
+void RecordSummary::sort_exact() const {
+  if (exact_sorted_) return;
+  sort_ns(exact_ns_);
+  exact_sorted_ = true;
+}
+
 std::vector<double> RecordSummary::sorted_latencies() const {
   // Sorted as integers (the order of their conversions to seconds).
-  std::vector<std::int64_t> ns = exact_ns_;
-  sort_ns(ns);
+  sort_exact();
   std::vector<double> lat;
-  lat.reserve(ns.size());
-  for (std::int64_t x : ns) lat.push_back(to_seconds(Duration{x}));
+  lat.reserve(exact_ns_.size());
+  for (std::int64_t x : exact_ns_) lat.push_back(to_seconds(Duration{x}));
   return lat;
 }
 
@@ -187,8 +205,8 @@ RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) con
   }
   // Exact: the sorted latencies in seconds, summed in that order (as
   // sorted_latencies() gives them, without building that list).
-  std::vector<std::int64_t> ns = exact_ns_;
-  sort_ns(ns);
+  sort_exact();
+  const std::vector<std::int64_t>& ns = exact_ns_;
   long double lat_sum = 0;
   for (std::int64_t x : ns) lat_sum += to_seconds(Duration{x});
   out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;
@@ -206,9 +224,20 @@ RecordSummary::Lag RecordSummary::submit_lag() const {
     out.p99 = lag_hist_.quantile(0.99) * 1e-9;
     return out;
   }
-  std::vector<std::int64_t> ns = lag_ns_;
-  sort_ns(ns);
-  out.p99 = ns.empty() ? 0 : to_seconds(Duration{ns[nearest_rank_index(ns.size(), 0.99)]});
+  // One order statistic of the lags: the zeros, then the others (all
+  // positive) in ascending order. nth_element puts the value a full sort
+  // would put at that index there (the lags are a multiset: their order
+  // means nothing, and the mean is summed as they came).
+  const auto n = static_cast<std::size_t>(lag_zeros_) + lag_ns_.size();
+  if (n > 0) {
+    const std::size_t i = nearest_rank_index(n, 0.99);
+    if (i >= static_cast<std::size_t>(lag_zeros_)) {
+      const auto nth =
+          lag_ns_.begin() + static_cast<std::ptrdiff_t>(i - static_cast<std::size_t>(lag_zeros_));
+      std::nth_element(lag_ns_.begin(), nth, lag_ns_.end());
+      out.p99 = to_seconds(Duration{*nth});
+    }
+  }
   return out;
 }
 

@@ -90,13 +90,23 @@ class RecordSummary {
  private:
   void to_histogram();
   void add_lag(std::int64_t lag);
+  // Sorts exact_ns_ in place, once (until the next add).
+  void sort_exact() const;
   QuantilePolicy policy_;
   bool histogram_on_ = false;
-  std::vector<std::int64_t> exact_ns_;  // while exact
+  // While exact. The readers (latency, sorted_latencies, submit_lag) reorder
+  // these in place instead of copying them, which changes no result: a
+  // summary is a multiset of values. Hence mutable, and reading one summary
+  // from two threads at once is not safe.
+  mutable std::vector<std::int64_t> exact_ns_;
+  mutable bool exact_sorted_ = true;  // exact_ns_ is in ascending order
   LogHistogram hist_;
   long double lat_sum_ns_ = 0;  // histogram mode: exact integer sum
   std::int64_t lat_max_ns_ = 0;
-  std::vector<std::int64_t> lag_ns_;  // while exact
+  // While exact: the lags that are not 0 (see exact_ns_), and how many were
+  // 0 (a submitter on time hands every task over with none).
+  mutable std::vector<std::int64_t> lag_ns_;
+  std::int64_t lag_zeros_ = 0;
   LogHistogram lag_hist_;
   long double lag_sum_ns_ = 0;
   std::int64_t lag_n_ = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace poolsim {
 std::string rate_text(double r) {
@@ -72,25 +73,27 @@ std::optional<double> offered_rate(const Scenario& s) {
   return std::nullopt;
 }
 
-std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
-  std::vector<Capacity> out;
-  if (w.tasks.empty()) return out;
-  const double n = static_cast<double>(w.tasks.size());
-  double cpu = 0, length = 0;
-  std::vector<double> lock_hold(w.lock_names.size(), 0.0);
-  std::vector<double> permit_hold(s.resources.size(), 0.0);
-  for (const Task& t : w.tasks) {
-    cpu += to_seconds(w.cpu_of(t));
-    length += to_seconds(w.length_of(t));
-    for (const Phase& p : w.phases_of(t)) {
-      if (p.kind == PhaseKind::lock && p.lock < lock_hold.size())
-        lock_hold[p.lock] += to_seconds(p.duration + p.wait_inside);
-      if (p.resource < permit_hold.size())
-        permit_hold[p.resource] += to_seconds(p.duration + p.wait_inside);
-    }
+void HoldSums::add(std::span<const Phase> phases) {
+  ++tasks;
+  cpu += to_seconds(Workload::cpu_of(phases));
+  length += to_seconds(Workload::length_of(phases));
+  for (const Phase& p : phases) {
+    if (p.kind == PhaseKind::lock && p.lock < lock_hold.size())
+      lock_hold[p.lock] += to_seconds(p.duration + p.wait_inside);
+    if (p.resource < permit_hold.size())
+      permit_hold[p.resource] += to_seconds(p.duration + p.wait_inside);
   }
-  cpu /= n;
-  length /= n;
+}
+
+namespace {
+std::vector<Capacity> capacities_of(const Scenario& s, const HoldSums& h,
+                                    const std::vector<std::string>& lock_names) {
+  std::vector<Capacity> out;
+  if (h.tasks == 0) return out;
+  const double n = static_cast<double>(h.tasks);
+  const double cpu = h.cpu / n, length = h.length / n;
+  const std::vector<double>& lock_hold = h.lock_hold;
+  const std::vector<double>& permit_hold = h.permit_hold;
 
   // CPUs: the quota when it is tighter than the CPUs the scenario may use.
   const double cpus =
@@ -106,7 +109,7 @@ std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
   if (wk.count > 0 && held > 0) out.push_back(make(wk.name, wk.count, wk.name, held));
   for (std::size_t i = 0; i < lock_hold.size(); ++i)
     if (lock_hold[i] > 0)
-      out.push_back(make("lock '" + w.lock_names[i] + "'", 1, "holder", lock_hold[i] / n));
+      out.push_back(make("lock '" + lock_names[i] + "'", 1, "holder", lock_hold[i] / n));
   for (std::size_t i = 0; i < permit_hold.size(); ++i)
     if (permit_hold[i] > 0)
       out.push_back(make("resource '" + s.resources[i].name + "'", s.resources[i].permits,
@@ -114,12 +117,44 @@ std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
   return out;
 }
 
-std::optional<Capacity> bottleneck(const Scenario& s, const Workload& w) {
-  const auto all = capacities(s, w);
+std::optional<Capacity> lowest(const std::vector<Capacity>& all) {
   if (all.empty()) return std::nullopt;
   return *std::min_element(all.begin(), all.end(), [](const Capacity& a, const Capacity& b) {
     return a.max_rate < b.max_rate;
   });
+}
+}  // namespace
+
+std::vector<Capacity> capacities(const Scenario& s, const Workload& w) {
+  HoldSums h(w.lock_names.size(), s.resources.size());
+  for (const Task& t : w.tasks) h.add(w.phases_of(t));
+  return capacities_of(s, h, w.lock_names);
+}
+
+std::optional<Capacity> bottleneck(const Scenario& s, const Workload& w) {
+  return lowest(capacities(s, w));
+}
+
+std::optional<Capacity> bottleneck(const Scenario& s, TaskStream& stream,
+                                   const std::vector<std::string>& lock_names) {
+  StreamBound bound(s, lock_names);
+  Task t;
+  std::vector<Phase> phases;
+  while (stream.next(t, phases)) bound.add(t, phases);
+  return bound.bottleneck();
+}
+
+StreamBound::StreamBound(const Scenario& s, std::vector<std::string> lock_names)
+    : s_(s), lock_names_(std::move(lock_names)), sums_(lock_names_.size(), s.resources.size()) {}
+
+void StreamBound::add(const Task& t, std::span<const Phase> phases) {
+  serial_.add(t, phases);
+  sums_.add(phases);
+}
+
+std::optional<Capacity> StreamBound::bottleneck() const {
+  serial_.check();  // after the draw, as generate_workload checks its list
+  return lowest(capacities_of(s_, sums_, lock_names_));
 }
 
 BacklogTrend backlog_trend(const RunResult& r) {
@@ -140,10 +175,14 @@ BacklogTrend backlog_trend(const RunResult& r) {
 
 std::vector<Warning> overload_warnings(const Scenario& s, const Workload& w, const RunResult& r,
                                        const Metrics& m) {
+  return overload_warnings(s, offered_rate(s) ? bottleneck(s, w) : std::nullopt, r, m);
+}
+
+std::vector<Warning> overload_warnings(const Scenario& s, const std::optional<Capacity>& neck,
+                                       const RunResult& r, const Metrics& m) {
   std::vector<Warning> out;
   const auto lambda = offered_rate(s);
   if (lambda) {
-    const auto neck = bottleneck(s, w);
     const BacklogTrend trend = backlog_trend(r);
     const bool beyond_bound = neck && *lambda >= neck->max_rate;
     const bool growing =

@@ -53,6 +53,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,38 @@ std::optional<double> offered_rate(const Scenario& s);
 std::vector<Capacity> capacities(const Scenario& s, const Workload& w);
 // The lowest bound of capacities(), if any resource is held at all.
 std::optional<Capacity> bottleneck(const Scenario& s, const Workload& w);
+// What the mean request holds, summed task by task (in task order, so that
+// a list and a stream of the same tasks give the same doubles).
+struct HoldSums {
+  HoldSums(std::size_t locks, std::size_t permits)
+      : lock_hold(locks, 0.0), permit_hold(permits, 0.0) {}
+  void add(std::span<const Phase> phases);
+  std::size_t tasks = 0;
+  double cpu = 0, length = 0;
+  std::vector<double> lock_hold, permit_hold;
+};
+
+// bottleneck() of the tasks of a streamed workload (GenerateOptions::stream,
+// with its lock_names), added one by one as a TaskStream draws them: the
+// list generate_workload would make of them is never built, the bound is
+// the one it gives (the same sums in the same order), and the horizon rule
+// it checks that list with is checked by bottleneck() (it throws the same).
+class StreamBound {
+ public:
+  StreamBound(const Scenario& s, std::vector<std::string> lock_names);
+  void add(const Task& t, std::span<const Phase> phases);
+  std::size_t tasks() const { return sums_.tasks; }
+  std::optional<Capacity> bottleneck() const;
+
+ private:
+  const Scenario& s_;
+  std::vector<std::string> lock_names_;
+  HoldSums sums_;
+  OpenSerialLength serial_;
+};
+// The same for the tasks `stream` draws from where it stands to its end.
+std::optional<Capacity> bottleneck(const Scenario& s, TaskStream& stream,
+                                   const std::vector<std::string>& lock_names);
 
 // Growth of the requests in the system over the second half of the arrival
 // window (arrivals minus completions there), and that half's arrivals.
@@ -109,5 +142,9 @@ BacklogTrend backlog_trend(const RunResult& r);
 // The warnings of one run (empty when the backend keeps up).
 std::vector<Warning> overload_warnings(const Scenario& s, const Workload& w, const RunResult& r,
                                        const Metrics& m);
+// The same with the bottleneck given (bottleneck() of the workload; read only
+// when the scenario has an offered rate).
+std::vector<Warning> overload_warnings(const Scenario& s, const std::optional<Capacity>& neck,
+                                       const RunResult& r, const Metrics& m);
 
 }  // namespace poolsim

@@ -362,16 +362,9 @@ void check_horizon(const Workload& w) {
     }
     return;
   }
-  Wide last_arrival = 0, sum = 0;
-  for (const auto& t : w.tasks) {
-    last_arrival = std::max<Wide>(last_arrival, t.arrival.count());
-    sum += length(t);
-    if (last_arrival + sum > horizon)
-      past_horizon(
-          "the workload's serial length (the last arrival plus every task's phases, up "
-          "to task " +
-          std::to_string(t.id) + ")");
-  }
+  OpenSerialLength serial;
+  for (const auto& t : w.tasks)
+    if (!serial.add(t, w.phases_of(t))) serial.check();
 }
 
 // Work and critical path of a graph (tasks are in topological order).
@@ -487,6 +480,7 @@ bool TaskStream::next(Task& t, std::vector<Phase>& phases) {
   total_work_ += cpu;
   longest_ = std::max(longest_, length);
   ++drawn_;
+  if (drawn_ <= tap_until_ && tap_) tap_(t, phases);
   return true;
 }
 
@@ -500,17 +494,37 @@ void Workload::sync_stream() {
   critical_path = stream->longest_task();
 }
 
-Duration Workload::cpu_of(const Task& t) const {
+Duration Workload::cpu_of(std::span<const Phase> phases) {
   Duration sum{0};
-  for (const auto& p : phases_of(t))
+  for (const auto& p : phases)
     if (p.kind != PhaseKind::wait) sum += p.duration;
   return sum;
 }
 
-Duration Workload::length_of(const Task& t) const {
+Duration Workload::length_of(std::span<const Phase> phases) {
   Duration sum{0};
-  for (const auto& p : phases_of(t)) sum += p.duration + p.wait_inside;
+  for (const auto& p : phases) sum += p.duration + p.wait_inside;
   return sum;
+}
+
+bool OpenSerialLength::add(const Task& t, std::span<const Phase> phases) {
+  if (past_) return false;
+  Wide length = t.think.count();
+  for (const auto& p : phases) length += Wide{p.duration.count()} + p.wait_inside.count();
+  last_arrival_ = std::max<Wide>(last_arrival_, t.arrival.count());
+  sum_ += length;
+  if (last_arrival_ + sum_ <= Wide{kMaxDuration.count()}) return true;
+  past_ = true;
+  first_past_ = t.id;
+  return false;
+}
+
+void OpenSerialLength::check() const {
+  if (!past_) return;
+  past_horizon(
+      "the workload's serial length (the last arrival plus every task's phases, up "
+      "to task " +
+      std::to_string(first_past_) + ")");
 }
 
 Workload generate_workload(const Scenario& s, std::uint64_t seed, GenerateOptions opt) {

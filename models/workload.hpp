@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -94,9 +95,31 @@ struct Workload {
   // Streamed: copies the stream's totals (total_work, critical_path) in.
   void sync_stream();
   // Sum of the CPU phases (cpu + lock hold) of a task.
-  Duration cpu_of(const Task& t) const;
+  Duration cpu_of(const Task& t) const { return cpu_of(phases_of(t)); }
+  static Duration cpu_of(std::span<const Phase> phases);
   // Sum of every phase of a task (its time alone on an idle machine, no overheads).
-  Duration length_of(const Task& t) const;
+  Duration length_of(const Task& t) const { return length_of(phases_of(t)); }
+  static Duration length_of(std::span<const Phase> phases);
+};
+
+// generate_workload's horizon rule for open arrivals and graphs, task by
+// task: the last arrival plus every task's think time and phases so far (in
+// 128-bit nanoseconds, no sum overflows) must stay within kMaxDuration. For
+// a reader of a TaskStream that keeps no list (the list form checks itself).
+class OpenSerialLength {
+ public:
+  // Adds a task; false once the serial length passed the horizon (at this
+  // task or before).
+  bool add(const Task& t, std::span<const Phase> phases);
+  // Throws the std::invalid_argument generate_workload throws, naming the
+  // first task that passed the horizon; nothing when none did.
+  void check() const;
+
+ private:
+  __extension__ typedef __int128 Wide;
+  Wide last_arrival_ = 0, sum_ = 0;
+  bool past_ = false;
+  std::uint32_t first_past_ = 0;
 };
 
 // Throws std::invalid_argument (naming the arrival or graph) when the list
@@ -132,10 +155,19 @@ class TaskStream {
   Duration end() const { return end_; }
   Duration total_work() const { return total_work_; }
   Duration longest_task() const { return longest_; }
+  // Shows each of the next n tasks drawn, with its phases, to `f` as next()
+  // returns it: for a reader of the same tasks besides the simulator.
+  using Tap = std::function<void(const Task&, std::span<const Phase>)>;
+  void tap(std::uint64_t n, Tap f) {
+    tap_ = std::move(f);
+    tap_until_ = drawn_ + n;
+  }
 
  private:
   struct State;
   std::unique_ptr<State> st_;
+  Tap tap_;
+  std::uint64_t tap_until_ = 0;
   std::uint64_t drawn_ = 0, limit_ = 0;
   Duration end_ = Duration::max();
   Duration total_work_{0}, longest_{0};

@@ -124,3 +124,96 @@ TEST_CASE("record_summary: forced exact never switches", "[histogram][metrics]")
   CHECK(s.exact());
   CHECK(s.sorted_latencies().size() == 100);
 }
+
+namespace {
+// What an exact summary reports, from a sorted copy of its values: the mean
+// summed in ascending order, nearest-rank quantiles, the lag's p99.
+struct Reference {
+  double mean = 0, max = 0, p50 = 0, p90 = 0, p99 = 0, lag_p99 = 0;
+};
+Reference reference(std::vector<std::int64_t> lat, std::vector<std::int64_t> lag) {
+  std::sort(lat.begin(), lat.end());
+  std::sort(lag.begin(), lag.end());
+  Reference r;
+  long double sum = 0;
+  for (std::int64_t x : lat) sum += to_seconds(Duration{x});
+  r.mean = static_cast<double>(sum / static_cast<long double>(lat.size()));
+  r.max = to_seconds(Duration{lat.back()});
+  const auto at = [](const std::vector<std::int64_t>& v, double q) {
+    return to_seconds(Duration{static_cast<std::int64_t>(exact_rank(v, q))});
+  };
+  r.p50 = at(lat, 0.50);
+  r.p90 = at(lat, 0.90);
+  r.p99 = at(lat, 0.99);
+  r.lag_p99 = at(lag, 0.99);
+  return r;
+}
+void check_against(const RecordSummary& s, const Reference& want) {
+  const auto lat = s.latency({0.50, 0.90, 0.99});
+  CHECK(lat.mean == want.mean);
+  CHECK(lat.max == want.max);
+  CHECK(lat.quantiles[0] == want.p50);
+  CHECK(lat.quantiles[1] == want.p90);
+  CHECK(lat.quantiles[2] == want.p99);
+  CHECK(s.submit_lag().p99 == want.lag_p99);
+}
+}  // namespace
+
+// The exact summary sorts its latencies in place (radix sort from 1024
+// values on) and takes the lag's p99 with nth_element: the same values as a
+// full sort of a copy, however often it is read and when records come after
+// a read.
+TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
+          "[histogram][metrics]") {
+  QuantilePolicy p;
+  p.choice = QuantilePolicy::Choice::exact;
+  RecordSummary s(p);
+  std::mt19937_64 rng(11);
+  std::vector<std::int64_t> lat, lag;
+  auto add = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      TaskRecord t;
+      t.intended = Duration{static_cast<std::int64_t>(rng() % 1'000'000'000)};
+      // A third of the tasks handed over on time (lag 0, counted apart).
+      const auto late = i % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 50'000);
+      t.submit = t.intended + Duration{late};
+      t.start = t.submit;
+      // Latencies over many radix digits (up to ~2^41 ns), some repeated.
+      const std::int64_t l = i % 7 == 0 ? 12345 : static_cast<std::int64_t>(rng() >> (23 + i % 20));
+      t.end = t.intended + Duration{l};
+      t.outcome = TaskOutcome::completed;
+      s.add(t);
+      lat.push_back(l);
+      lag.push_back((t.submit - t.intended).count());
+    }
+  };
+  add(5000);
+  const Reference first = reference(lat, lag);
+  check_against(s, first);
+  check_against(s, first);  // a second read sees the same values
+  const std::vector<double> sorted = s.sorted_latencies();
+  CHECK(sorted.size() == lat.size());
+  CHECK(std::is_sorted(sorted.begin(), sorted.end()));
+  add(3000);  // records after a read
+  check_against(s, reference(lat, lag));
+}
+
+TEST_CASE("record_summary: the lag p99 with more than 99% of the lags 0", "[histogram][metrics]") {
+  QuantilePolicy p;
+  p.choice = QuantilePolicy::Choice::exact;
+  for (const int late : {5, 10, 11, 200}) {  // tasks of 1000 handed over late
+    RecordSummary s(p);
+    std::vector<std::int64_t> lags;
+    for (int i = 0; i < 1000; ++i) {
+      TaskRecord t;
+      t.submit = Duration{i < late ? 1000 + i : 0};
+      t.end = t.submit + Duration{1};
+      t.outcome = TaskOutcome::completed;
+      s.add(t);
+      lags.push_back(t.submit.count());
+    }
+    std::sort(lags.begin(), lags.end());
+    CHECK(s.submit_lag().p99 == to_seconds(Duration{lags[989]}));
+    CHECK((s.submit_lag().p99 > 0) == (late > 10));
+  }
+}

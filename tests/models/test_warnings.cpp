@@ -182,3 +182,62 @@ TEST_CASE("warnings: rejections by a bounded queue are named with the queue", "[
   CHECK(warnings[0].message ==
         "rejected: 20 of 2000 requests (1.0%) refused by the backend (queue 10, reject abort)");
 }
+
+// The streamed run's bound is taken from its head's tasks as a stream draws
+// them (app/simulate_cmd.cpp): the very bound the list of those tasks gives.
+TEST_CASE("warnings: a stream's bottleneck equals its list's, to the bit", "[warnings]") {
+  const Scenario s = load_scenario_text(
+      "name: w\nseed: 5\nmachine: {base: default, cores: 4}\nresources:\n  db: {permits: 3}\n"
+      "workload:\n  arrival: {kind: poisson, rate: 500/s, count: 3000}\n  task:\n"
+      "    - cpu: {dist: exponential, mean: 1ms}\n"
+      "    - {wait: {dist: exponential, mean: 5ms}, holding: db}\n"
+      "    - lock: {name: rows, hold: {dist: exponential, mean: 6ms}, shards: 2,"
+      " wait_inside: 100us}\n"
+      "backend: {kind: pool, threads: 64}\n",
+      "<test>");
+  const Workload list = generate_workload(s);
+  const auto caps = capacities(s, list);
+  const auto want = bottleneck(s, list);
+  REQUIRE(want);
+  Workload streamed = generate_workload(s, s.seed, GenerateOptions{true});
+  const auto got = bottleneck(s, *streamed.stream, streamed.lock_names);
+  REQUIRE(got);
+  CHECK(want->resource.rfind("lock 'rows#", 0) == 0);  // a shard's name is read too
+  CHECK(got->resource == want->resource);
+  CHECK(got->hold == want->hold);
+  CHECK(got->max_rate == want->max_rate);
+  CHECK(got->describe() == want->describe());
+  CHECK(caps.size() >= 4);  // CPUs, threads, the lock shards, db
+  CHECK(streamed.stream->drawn() == list.tasks.size());
+}
+
+// simulate's streamed path: the bound of the first n tasks, added through
+// TaskStream::tap while the run draws the whole stream, is the bound of a
+// list of those n tasks.
+TEST_CASE("warnings: a tapped stream's first tasks give their list's bound", "[warnings]") {
+  Scenario s = open_scenario(300, 8);
+  s.workload.arrival->count = 5000;
+  Workload whole = generate_workload(s, s.seed, GenerateOptions{true});
+  StreamBound bound(s, whole.lock_names);
+  std::uint32_t last_id = 0;
+  whole.stream->tap(1200, [&](const Task& t, std::span<const Phase> p) {
+    bound.add(t, p);
+    last_id = t.id;
+  });
+  Task t;
+  std::vector<Phase> phases;
+  while (whole.stream->next(t, phases)) {
+  }
+  CHECK(whole.stream->drawn() == 5000);
+  CHECK(bound.tasks() == 1200);
+  CHECK(last_id == 1199);
+  Scenario head = s;
+  head.workload.arrival->count = 1200;
+  const auto want = bottleneck(head, generate_workload(head));
+  const auto got = bound.bottleneck();
+  REQUIRE(want);
+  REQUIRE(got);
+  CHECK(got->hold == want->hold);
+  CHECK(got->max_rate == want->max_rate);
+  CHECK(got->describe() == want->describe());
+}
