@@ -727,8 +727,8 @@ void ProgramImporter::think_times(ProgramModel& m, const std::vector<int>& subs,
     }
   // The think time of a reply: from the reply waking the submitter to the
   // submitter blocking again (it has answered with the next request by
-  // then), less its CPU. Not reply to next hand-off: when every worker is busy the next
-  // request wakes nobody, and that gap would be queueing, not thinking.
+  // then), less its CPU and its run-queue delay. Not reply to next hand-off: when every worker is
+  // busy the next request wakes nobody, and that gap would be queueing, not thinking.
   double sum = 0;
   std::int64_t n = 0;
   for (int tid : sub_tids) {
@@ -738,8 +738,11 @@ void ProgramImporter::think_times(ProgramModel& m, const std::vector<int>& subs,
       ++m.replies;
       if (i + 1 < blocks.size()) {
         // Its CPU in that run is already in each task (the submitter's CPU
-        // per request): the think time is the rest, its wake-up and waits.
-        sum += static_cast<double>(blocks[i + 1].off_at - blocks[i].wake_at - blocks[i + 1].cpu);
+        // per request), and its run-queue delay (woken, not yet running) is
+        // the machine's, which the simulator produces itself: the think time
+        // is the rest, its waits.
+        sum += static_cast<double>(std::max<std::int64_t>(
+            0, blocks[i + 1].off_at - blocks[i].wake_at - blocks[i + 1].cpu - blocks[i + 1].runq));
         ++n;
       }
     }
