@@ -68,6 +68,11 @@ struct MachineProfile {
   Duration noise_median{};
   Duration noise_p99{};
   double noise_preempt = 0;
+  // The share of that stolen time the kernel charges to the interrupted
+  // thread anyway: its CPU time (getrusage, cpu_utilization). A kernel
+  // without IRQ and steal time accounting charges all of it (this VM: 1);
+  // its group's quota is charged either way (the CPU stays busy).
+  double noise_charged = 0;
   // The work loop that executes `cpu` phases on hardware (real/cpu_work.hpp):
   // thread CPU time of kWorkLoopUnits (2^20) iterations. The real runner
   // sizes phases with it and checks the machine's speed against it

@@ -29,6 +29,9 @@ std::vector<Measurement> measure_noise(Duration window) {
   out.push_back(summarize("noise_p99", {to_seconds(n.p99)}, "99th percentile of the same"));
   out.push_back(summarize("noise_preempt", {n.preempt},
                           "involuntary switches of the spinners / interrupted quanta"));
+  out.push_back(summarize(
+      "noise_charged", {n.charged},
+      "the spinners' thread CPU clocks against the wall: 1 - (wall - CPU) / the stolen time"));
   return out;
 }
 

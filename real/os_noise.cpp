@@ -50,7 +50,14 @@ std::vector<int> usable_cpu_list() {
 struct SpinnerResult {
   std::vector<std::int64_t> quanta_ns;
   std::int64_t switches = 0;
+  std::int64_t wall_ns = 0, cpu_ns = 0;  // the window, by the wall and by its CPU clock
 };
+
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 // One CPU's spinner: waits for the common start, then times quanta until the
 // window has passed.
@@ -63,6 +70,7 @@ void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomi
   while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
   out.quanta_ns.reserve(static_cast<std::size_t>(window_ns / kQuantum.count()) + 16);
   const std::int64_t sw0 = own_involuntary_switches();
+  const std::int64_t cpu0 = thread_cpu_ns();
   const std::int64_t start = mono_ns();
   std::int64_t t = start;
   std::uint64_t sink = 0;
@@ -73,6 +81,8 @@ void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomi
     t = t1;
   }
   out.switches = own_involuntary_switches() - sw0;
+  out.cpu_ns = thread_cpu_ns() - cpu0;
+  out.wall_ns = t - start;
   asm volatile("" : : "r"(sink));
 }
 
@@ -106,6 +116,7 @@ OsNoise measure_os_noise(Duration window) {
   n.cpus = static_cast<int>(cpus.size());
   std::vector<Duration> fastest;
   Duration busy{0};
+  std::int64_t uncharged = 0;  // wall time the spinners' CPU clocks did not count
   for (const SpinnerResult& r : results) {
     if (r.quanta_ns.empty()) continue;
     const std::int64_t q0 = *std::min_element(r.quanta_ns.begin(), r.quanta_ns.end());
@@ -118,6 +129,7 @@ OsNoise measure_os_noise(Duration window) {
     }
     n.quanta += static_cast<std::int64_t>(r.quanta_ns.size());
     n.switches += r.switches;
+    uncharged += std::max<std::int64_t>(0, r.wall_ns - r.cpu_ns);
   }
   n.quantum = quantile(fastest, 0.5);
   n.events = static_cast<std::int64_t>(n.stolen.size());
@@ -126,6 +138,11 @@ OsNoise measure_os_noise(Duration window) {
     n.median = quantile(n.stolen, 0.5);
     n.p99 = quantile(n.stolen, 0.99);
     n.preempt = std::min(1.0, static_cast<double>(n.switches) / static_cast<double>(n.events));
+    Duration stolen{0};
+    for (Duration d : n.stolen) stolen += d;
+    n.charged = std::clamp(1.0 - static_cast<double>(uncharged) /
+                                     static_cast<double>(std::max<std::int64_t>(stolen.count(), 1)),
+                           0.0, 1.0);
   }
   return n;
 }

@@ -701,7 +701,8 @@ Duration Kernel::round_to_tick(Duration t) const {
 
 void Kernel::account(Cpu& c) {
   if (c.state != CpuState::running) return;
-  // Time an OS interruption stole (stall_until) is nobody's progress.
+  // Time an OS interruption stole (stall_until) is nobody's progress; the
+  // kernel may still charge it to the thread's CPU time (noise_charged).
   const Duration from = std::max(c.seg_start, std::min(now(), c.stall_until));
   const Duration d = now() - from;
   POOLSIM_ASSERT(d >= Duration{0}, "a CPU's accounted run starts in the future");
@@ -711,6 +712,9 @@ void Kernel::account(Cpu& c) {
   t.overhead -= o;
   t.work = std::max(Duration{0}, t.work - (d - o));
   t.cpu_time += d;
+  if (m_.noise_charged > 0 && from > c.seg_start)
+    t.cpu_time += Duration{
+        std::llround(static_cast<double>((from - c.seg_start).count()) * m_.noise_charged)};
   t.vruntime += d;
   c.seg_start = now();
   update_min_vruntime(c);

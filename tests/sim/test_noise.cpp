@@ -71,3 +71,27 @@ TEST_CASE("noise: an idealised profile (noise_interval 0) has none", "[sim][nois
   REQUIRE(r.records[0].end == 100ms);
   REQUIRE(compute_metrics(r)[Metric::switches_involuntary] == 0);
 }
+
+TEST_CASE("noise: the stolen time counts as the thread's CPU time as far as noise_charged says",
+          "[sim][noise]") {
+  // One worker, 100 ms of work, interruptions of exactly 10 us every ~1 ms:
+  // the run takes 100 ms + k x 10 us. With noise_charged 0 the worker's CPU
+  // time is its 100 ms of work; with 1 the kernel charges it the stolen time
+  // too (no IRQ or steal time accounting), the run's whole length; with 0.5
+  // half of it.
+  auto run = [](double charged) {
+    MachineProfile m = noisy(1, 0.0);
+    m.noise_charged = charged;
+    Scenario s = pool_scenario(m, 1);
+    s.seed = 7;
+    return sim::simulate(s, batch(1, 100ms));
+  };
+  const RunResult none = run(0), all = run(1), half = run(0.5);
+  // The same interruptions: the charge changes no timing.
+  REQUIRE(none.records[0].end == all.records[0].end);
+  REQUIRE(none.records[0].end == half.records[0].end);
+  const Duration stolen = none.records[0].end - 100ms;
+  REQUIRE(stolen > 500us);
+  CHECK(all.counters.cpu_time - none.counters.cpu_time == stolen);
+  CHECK(half.counters.cpu_time - none.counters.cpu_time == stolen / 2);
+}
