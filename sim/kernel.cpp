@@ -529,9 +529,14 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     if (deadline_passed) c.need_resched = true;
     return;
   }
+  // pick_eevdf: a current thread that is no longer eligible (the woken one,
+  // placed with its lag, pulled the queue's average V below it) is dropped
+  // before its slice protection (RUN_TO_PARITY) is looked at: protection
+  // holds only while the current thread is eligible.
   if (deadline_passed)
     resched(c);
-  else if (now() >= c.protect_end && wakeup_preempts(c))
+  else if ((now() >= c.protect_end || !eligible(c, threads_[c.curr].vruntime)) &&
+           wakeup_preempts(c))
     preempt(c);
   else
     arm(c);

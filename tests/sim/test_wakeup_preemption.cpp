@@ -50,6 +50,27 @@ TEST_CASE("kernel.wakeup: a sleeper woken beside a long-running thread runs at o
   REQUIRE(sleeper_span <= 20 * (10ms + 10us) + 4ms);
 }
 
+TEST_CASE(
+    "kernel.wakeup: a sleeper woken inside the current thread's protection still runs at once",
+    "[sim][mechanism]") {
+  // One CPU, zero costs, slice 2 ms, tickless; the sleeper sleeps 1 ms, so
+  // every wake falls within a slice of the spinner's last pick, inside its
+  // RUN_TO_PARITY protection. pick_eevdf drops a current thread that is no
+  // longer eligible before it looks at the protection: the woken sleeper,
+  // placed with its lag, pulls V below the spinner, which then is not
+  // eligible, so the sleeper runs at once (measured on this machine: a
+  // sleeper sharing a spinner's CPU wakes 105-119 us after its deadline,
+  // as late as alone on an idle CPU, not a slice late).
+  Workload w = spinner_and_sleeper(20);
+  for (Phase& p : w.phases)
+    if (p.kind == PhaseKind::wait) p.duration = 1ms;
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 2ms, 0ns)), w);
+  const Duration sleeper_span = r.records[1].end - r.records[1].start;
+  REQUIRE(sleeper_span >= 20 * (1ms + 10us));
+  // At once: no wake waits for the end of the spinner's protected slice.
+  CHECK(sleeper_span <= 20 * (1ms + 10us) + 100us);
+}
+
 TEST_CASE("kernel.wakeup: M/M/4 with the submitter sharing the 4 CPUs is within 3% of Erlang C",
           "[sim][oracle]") {
   // c workers on c CPUs: the submitter, asleep until each arrival, must take
