@@ -243,9 +243,18 @@ TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[re
           notes.end());
   const auto peak_with = with.front().counters.memory_peak;
   const auto peak_without = without.front().counters.memory_peak;
-  INFO("memory_peak traced " << peak_with << " B, untraced " << peak_without << " B");
-  REQUIRE(std::llabs(static_cast<long long>(peak_with) - static_cast<long long>(peak_without)) <
-          256 * 1024);
+  // Recorded in a measured repetition, the spans would add their own size
+  // (over 1 MiB) to its peak. The peak itself moves by a few hundred KiB
+  // between runs of this batch (how far the submitter gets ahead of the
+  // worker: 480 KiB once under ThreadSanitizer, the untraced run the larger),
+  // so the check is one-sided and at half the spans' size.
+  const auto spans_bytes = static_cast<long long>(with.front().trace.spans.size() *
+                                                  sizeof(with.front().trace.spans.front()));
+  INFO("memory_peak traced " << peak_with << " B, untraced " << peak_without << " B, spans "
+                             << spans_bytes << " B");
+  REQUIRE(spans_bytes > 1024 * 1024);
+  REQUIRE(static_cast<long long>(peak_with) - static_cast<long long>(peak_without) <
+          spans_bytes / 2);
 }
 
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
