@@ -296,13 +296,18 @@ TEST_CASE("cpu_work.scaling: twice the work takes about twice the CPU time", "[r
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
     return (b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
   };
-  double one = 1e300, two = 1e300;
-  for (int i = 0; i < 5; ++i) {  // best of five: disturbances only add time
-    one = std::min(one, cpu_of(std::chrono::milliseconds(2)));
-    two = std::min(two, cpu_of(std::chrono::milliseconds(4)));
+  // The median of nine back-to-back pairs: a pair runs at one speed of this
+  // VM's vCPU, which drifts between seconds (the best of five of each size,
+  // taken apart, once gave 2.42 under AddressSanitizer in CI).
+  std::vector<double> ratios;
+  for (int i = 0; i < 9; ++i) {
+    const double one = cpu_of(std::chrono::milliseconds(2));
+    ratios.push_back(cpu_of(std::chrono::milliseconds(4)) / one);
   }
-  REQUIRE(two / one > 1.6);
-  REQUIRE(two / one < 2.4);
+  std::nth_element(ratios.begin(), ratios.begin() + 4, ratios.end());
+  INFO("median ratio " << ratios[4]);
+  REQUIRE(ratios[4] > 1.6);
+  REQUIRE(ratios[4] < 2.4);
 }
 
 TEST_CASE("runner.task_cpu: per-task CPU time follows the work when asked for", "[real][runner]") {
