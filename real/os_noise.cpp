@@ -53,12 +53,6 @@ struct SpinnerResult {
   std::int64_t wall_ns = 0, cpu_ns = 0;  // the window, by the wall and by its CPU clock
 };
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // One CPU's spinner: waits for the common start, then times quanta until the
 // window has passed.
 void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomic<bool>& go,
@@ -70,7 +64,7 @@ void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomi
   while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
   out.quanta_ns.reserve(static_cast<std::size_t>(window_ns / kQuantum.count()) + 16);
   const std::int64_t sw0 = own_involuntary_switches();
-  const std::int64_t cpu0 = thread_cpu_ns();
+  const std::int64_t cpu0 = thread_cpu_clock_ns();
   const std::int64_t start = mono_ns();
   std::int64_t t = start;
   std::uint64_t sink = 0;
@@ -81,7 +75,7 @@ void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomi
     t = t1;
   }
   out.switches = own_involuntary_switches() - sw0;
-  out.cpu_ns = thread_cpu_ns() - cpu0;
+  out.cpu_ns = thread_cpu_clock_ns() - cpu0;
   out.wall_ns = t - start;
   asm volatile("" : : "r"(sink));
 }

@@ -10,23 +10,29 @@ namespace {
 // (classes, clients, graph nodes count from 0), one per CPU.
 constexpr std::uint64_t kNoiseStreamBase = std::uint64_t{1} << 48;
 
+// Noise is off without an interval or a stolen time (the idealised profiles).
+bool noise_on(const MachineProfile& m) {
+  return m.noise_interval > Duration{0} && m.noise_median > Duration{0};
+}
+
+// The time one interruption steals: lognormal from the median and the 99th
+// percentile, or the median itself when they do not spread.
+Distribution stolen_time(const MachineProfile& m) {
+  return m.noise_p99 > m.noise_median ? Distribution::lognormal(m.noise_median, m.noise_p99)
+                                      : Distribution::fixed(m.noise_median);
+}
+
 }  // namespace
 
 double noise_share(const MachineProfile& m) {
-  if (m.noise_interval <= Duration{0} || m.noise_median <= Duration{0}) return 0;
-  const Distribution stolen = m.noise_p99 > m.noise_median
-                                  ? Distribution::lognormal(m.noise_median, m.noise_p99)
-                                  : Distribution::fixed(m.noise_median);
-  return stolen.mean_seconds() / to_seconds(m.noise_interval);
+  if (!noise_on(m)) return 0;
+  return stolen_time(m).mean_seconds() / to_seconds(m.noise_interval);
 }
 
 NoiseSource::NoiseSource(const MachineProfile& m, std::uint64_t seed, int cpus)
-    : on_(m.noise_interval > Duration{0} && m.noise_median > Duration{0}),
-      interval_(m.noise_interval),
-      preempt_(m.noise_preempt) {
+    : on_(noise_on(m)), interval_(m.noise_interval), preempt_(m.noise_preempt) {
   if (!on_) return;
-  stolen_ = m.noise_p99 > m.noise_median ? Distribution::lognormal(m.noise_median, m.noise_p99)
-                                         : Distribution::fixed(m.noise_median);
+  stolen_ = stolen_time(m);
   rng_.reserve(static_cast<std::size_t>(cpus));
   for (int c = 0; c < cpus; ++c)
     rng_.push_back(Rng::derive(seed, kNoiseStreamBase + static_cast<std::uint64_t>(c)));
