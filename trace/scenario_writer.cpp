@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "models/assert.hpp"
 #include "trace/perf_text.hpp"
 
 namespace poolsim::trace {
@@ -255,12 +256,13 @@ std::vector<std::filesystem::path> write_scenario(const ProgramModel& m,
     if (!f) throw std::runtime_error(p.string() + ": writing the sample file failed");
     written.push_back(p);
   };
+  POOLSIM_ASSERT(b.burst_pos.size() == b.bursts.size(), "a burst without its place in a request");
   const int positions =
       b.burst_pos.empty() ? 1 : 1 + *std::max_element(b.burst_pos.begin(), b.burst_pos.end());
   for (int j = 0; j < positions; ++j) {
     std::vector<std::int64_t> at;
     for (std::size_t i = 0; i < b.bursts.size(); ++i)
-      if (i >= b.burst_pos.size() || b.burst_pos[i] == j) at.push_back(b.bursts[i]);
+      if (b.burst_pos[i] == j) at.push_back(b.bursts[i]);
     samples(cpu_file(stem, b.name, j), at,
             j == 0 ? std::string("First CPU bursts") : fmt::format("CPU bursts after wait {}", j));
   }
