@@ -11,7 +11,6 @@
 //
 // Prints its own throughput (replies / time from the first request to the
 // last reply) and mean latency (request written to reply read).
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -23,22 +22,13 @@
 #include <thread>
 #include <vector>
 
+#include "burn.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-void burn(double us) {
-  const std::int64_t until = thread_cpu_ns() + static_cast<std::int64_t>(us * 1000);
-  volatile std::uint64_t x = 1;
-  while (thread_cpu_ns() < until)
-    for (int i = 0; i < 2000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-}
+using example::burn;
 
 bool read_all(int fd, void* p, std::size_t n) {
   auto* c = static_cast<char*>(p);

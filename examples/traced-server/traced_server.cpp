@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "burn.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -37,19 +39,7 @@ struct Options {
   bool names = true;
 };
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Burns `us` microseconds of this thread's CPU time.
-void burn(double us) {
-  const std::int64_t until = thread_cpu_ns() + static_cast<std::int64_t>(us * 1000);
-  volatile std::uint64_t x = 1;
-  while (thread_cpu_ns() < until)
-    for (int i = 0; i < 2000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-}
+using example::burn;
 
 struct Request {
   Clock::time_point submitted;
