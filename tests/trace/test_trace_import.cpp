@@ -415,58 +415,43 @@ TEST_CASE("trace_import: group names strip numeric suffixes", "[trace]") {
   CHECK(base_name("123") == "123");
 }
 
-TEST_CASE("trace_reader: a sleep timer bounds a wake-up out of unrecorded idle", "[trace]") {
-  // This VM's vCPU 1 records nothing while it idles: a thread woken there by
-  // its nanosleep timer shows up running with no sched_waking and no switch
-  // in. It cannot have run before its timer expired (hrtimer_start's
-  // expires, in the monotonic base: trace time = now + offset, the offset
-  // from hrtimer_expire_entry's now=).
+namespace {
+// When thread 7 goes on CPU again after sleeping on idle vCPU 1 with a sleep
+// timer that expires at `expires` (the timer base's clock: trace time less
+// 2 ms here) and next shows up running at 10.0019 s.
+std::int64_t sleeper_back_at(const std::string& expires) {
   std::vector<Transition> out;
   TraceReader r("x", [&](const Transition& t) { out.push_back(t); });
-  r.feed(
+  const std::vector<std::string> lines = {
       "w 5/7 [001] 10.000000000: timer:hrtimer_expire_entry: hrtimer=0xffff1 "
       "function=tick_nohz_handler now=9998000000",
-      1);
-  r.feed("w 5/7 [001] 10.000001000: timer:hrtimer_expire_exit: hrtimer=0xffff1", 2);
-  r.feed(
+      "w 5/7 [001] 10.000001000: timer:hrtimer_expire_exit: hrtimer=0xffff1",
       "w 5/7 [001] 10.000100000: timer:hrtimer_start: hrtimer=0xffff2 function=hrtimer_wakeup "
-      "expires=9999600000 softexpires=9999550000 mode=REL",
-      3);
-  r.feed(
+      "expires=" +
+          expires + " softexpires=" + expires + " mode=ABS",
       "w 5/7 [001] 10.000110000: sched:sched_switch: prev_comm=w prev_pid=7 prev_prio=120 "
       "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
-      4);
-  // 1.5 ms later it runs (timer due at 9999600000 + 2000000 = 10.0016 s).
-  r.feed("w 5/7 [001] 10.001900000: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000", 5);
+      "w 5/7 [001] 10.001900000: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000"};
+  for (std::size_t i = 0; i < lines.size(); ++i) r.feed(lines[i], static_cast<std::int64_t>(i + 1));
   r.finish(true);
   const auto on = std::find_if(out.begin() + 1, out.end(), [](const Transition& t) {
     return t.kind == Transition::Kind::on_cpu && t.tid == 7;
   });
   REQUIRE(on != out.end());
-  CHECK(on->time == 10'001'600'000);
+  return on->time;
+}
+}  // namespace
+
+TEST_CASE("trace_reader: a sleep timer bounds a wake-up out of unrecorded idle", "[trace]") {
+  // This VM's vCPU 1 records nothing while it idles: a thread woken there by
+  // its nanosleep timer shows up running with no sched_waking and no switch
+  // in. It cannot have run before its timer expired (hrtimer_start's
+  // expires, in the monotonic base: trace time = now + offset, the offset
+  // from hrtimer_expire_entry's now=): due at 9999600000 + 2 ms = 10.0016 s.
+  CHECK(sleeper_back_at("9999600000") == 10'001'600'000);
   // A timer of another clock (CLOCK_REALTIME: expires far beyond the trace)
   // says nothing: the thread is taken to run since the CPU's last event.
-  std::vector<Transition> out2;
-  TraceReader r2("x", [&](const Transition& t) { out2.push_back(t); });
-  r2.feed(
-      "w 5/7 [001] 10.000000000: timer:hrtimer_expire_entry: hrtimer=0xffff1 "
-      "function=tick_nohz_handler now=9998000000",
-      1);
-  r2.feed(
-      "w 5/7 [001] 10.000100000: timer:hrtimer_start: hrtimer=0xffff2 function=hrtimer_wakeup "
-      "expires=1764590000000000000 softexpires=1764590000000000000 mode=ABS",
-      2);
-  r2.feed(
-      "w 5/7 [001] 10.000110000: sched:sched_switch: prev_comm=w prev_pid=7 prev_prio=120 "
-      "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
-      3);
-  r2.feed("w 5/7 [001] 10.001900000: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000", 4);
-  r2.finish(true);
-  const auto on2 = std::find_if(out2.begin() + 1, out2.end(), [](const Transition& t) {
-    return t.kind == Transition::Kind::on_cpu && t.tid == 7;
-  });
-  REQUIRE(on2 != out2.end());
-  CHECK(on2->time == 10'000'110'000);
+  CHECK(sleeper_back_at("1764590000000000000") == 10'000'110'000);
 }
 
 TEST_CASE("trace_import: an unnamed shared-pipe pool separates clients and workers by CPU",
