@@ -100,6 +100,14 @@ struct MachineProfile {
   // So a creator whose threads die on other CPUs pays it on every creation.
   int kstack_cache = 2;
   Duration kstack_alloc{};
+  // glibc's per-thread malloc arenas (malloc/arena.c): a thread's first
+  // malloc takes a free arena (one whose threads exited) or, while the
+  // process has fewer than malloc_arenas_per_cpu x its CPUs (the affinity
+  // mask; NARENAS_FROM_NCORES, 8 on 64-bit), maps a new one (new_heap), whose
+  // malloc_state and tcache touch malloc_arena; beyond the limit threads
+  // share arenas. An arena is never unmapped.
+  Bytes malloc_arena = 0;
+  int malloc_arenas_per_cpu = 8;
 };
 
 // Iterations of the work loop that machine field work_loop times.

@@ -75,7 +75,8 @@ inline constexpr FieldRange kStackRange{16384, static_cast<double>(kMaxBytes)};
 inline constexpr FieldRange kSizeRange{0, static_cast<double>(kMaxBytes)};
 // - a fraction: 0 to 1.
 inline constexpr FieldRange kFractionRange{0, 1};
-// - slots of a per-CPU cache (kstack_cache): 0 to 1024 (the kernel's is 2).
+// - slots of a per-CPU cache (kstack_cache): 0 to 1024 (the kernel's is 2);
+//   also malloc arenas per CPU (glibc's is 8 on 64-bit).
 inline constexpr FieldRange kSlotRange{0, 1024};
 
 struct MachineField {
@@ -189,8 +190,8 @@ inline constexpr MachineField kMachineFields[] = {
      "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",
      "read from /proc/sys/kernel/sched_cfs_bandwidth_slice_us"},
     {"runtime_touch", &MachineProfile::runtime_touch, FieldPresence::from_default, kSizeRange,
-     "one-time memory a runtime adds with its first thread, beyond that thread's stack_touch",
-     "the real pool, 1 worker, 16 tasks: memory_peak less stack_touch, median of runs"},
+     "one-time memory a runtime adds with its first thread, beyond that thread's stack_touch and malloc arena",
+     "the real pool, 1 worker, 16 tasks: memory_peak less stack_touch and malloc_arena, median of runs"},
     {"fiber_touch", &MachineProfile::fiber_touch, FieldPresence::from_default, kSizeRange,
      "memory of a live user-level thread (a Boost.Fiber fiber: its stack's touched pages)",
      "real virtual threads, 1 carrier, 1,000 sleeping fibers less 1: memory_peak per fiber"},
@@ -198,11 +199,11 @@ inline constexpr MachineField kMachineFields[] = {
      "memory of a task alive in an event loop (its posted handler, its timer)",
      "the real event loop, 1 loop, 2,000 tasks asleep on timers less 1: memory_peak per task"},
     {"tbb_arena", &MachineProfile::tbb_arena, FieldPresence::from_default, kSizeRange,
-     "one-time memory of oneTBB with its first worker, beyond that worker's stack_touch",
-     "real oneTBB, 1 thread, 16 tasks: memory_peak less stack_touch"},
+     "one-time memory of oneTBB with its first worker, beyond that worker's stack_touch and malloc arena",
+     "real oneTBB, 1 thread, 16 tasks: memory_peak less stack_touch and malloc_arena"},
     {"tbb_worker", &MachineProfile::tbb_worker, FieldPresence::from_default, kSizeRange,
-     "memory each further oneTBB worker adds beyond its stack_touch",
-     "real oneTBB, 2 threads less 1 thread: memory_peak per extra worker less stack_touch"},
+     "memory each further oneTBB worker adds beyond its stack_touch and malloc arena",
+     "real oneTBB, 2 threads less 1 thread: memory_peak per extra worker less stack_touch and malloc_arena"},
     {"tbb_task", &MachineProfile::tbb_task, FieldPresence::from_default, kSizeRange,
      "memory of a task enqueued in a oneTBB arena and not yet started",
      "real oneTBB, 1 thread, a batch of 4,000 100 us tasks less a batch of 16: per task"},
@@ -212,6 +213,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"kstack_alloc", &MachineProfile::kstack_alloc, FieldPresence::from_default, kCostRange,
      "the creator's extra CPU time when its CPU has no cached kernel stack (vmalloc of a new one)",
      "creations of blocked threads on one CPU: beyond the cache, minus the first creation's cost"},
+    {"malloc_arena", &MachineProfile::malloc_arena, FieldPresence::from_default, kSizeRange,
+     "memory a thread's own glibc malloc arena adds (its malloc_state and tcache), once per arena",
+     "a forked child: 8 blocked threads that malloc once less 8 that do not, per thread"},
+    {"malloc_arenas_per_cpu", &MachineProfile::malloc_arenas_per_cpu, FieldPresence::from_default, kSlotRange,
+     "glibc malloc arenas a process creates per CPU it may run on, the main arena included",
+     "a forked child: arenas (malloc_info) after 8 per CPU + 8 threads each malloc once, per CPU"},
     // clang-format on
 };
 inline constexpr std::size_t kMachineFieldCount = std::size(kMachineFields);

@@ -107,6 +107,14 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
       "work_loop", {static_cast<double>(kWorkLoopUnits) / loop.units_per_ns * 1e-9},
       fmt::format("fastest of {} tick-spanning trials of the loop, scaled to 2^20 iterations",
                   loop.trials)));
+  // Memory first: a forked child inherits the stacks and malloc arenas of
+  // the threads its parent ran, and would reuse them (calibrate_memory.cpp).
+  step("malloc arenas (forked children, before any thread of calibrate)");
+  const std::vector<Measurement> arenas = measure_malloc_arenas(3);
+  const double malloc_arena = arenas.front().median;  // then malloc_arenas_per_cpu
+  ms.insert(ms.end(), arenas.begin(), arenas.end());
+  step("runtime memory (real pool, virtual threads, event loop, oneTBB)");
+  const RuntimeMemoryRuns memory_runs = run_runtime_memory(opt.quick ? 3 : 5);
   step("scheduler tick");
   ms.push_back(measure_tick(opt.quick ? 2 : 5));
   const double tick = ms.back().median;
@@ -170,10 +178,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
-  step("runtime memory (real pool, virtual threads, event loop, oneTBB)");
-  {
+  {  // the runtime-memory fields from the runs taken first
     const double page = 4096, stack_touch = std::round(touch.median / page) * page;
-    for (Measurement& m : measure_runtime_memory(opt.quick ? 3 : 5, stack_touch))
+    for (Measurement& m :
+         runtime_memory_fields(memory_runs, stack_touch, std::round(malloc_arena / page) * page))
       ms.push_back(std::move(m));
   }
 
@@ -210,6 +218,7 @@ MachineProfile profile_from_measurements(const std::vector<Measurement>& ms) {
   // Resident memory comes in whole pages.
   constexpr double kPage = 4096;
   p.stack_touch = static_cast<Bytes>(std::llround(p.stack_touch / kPage) * kPage);
+  p.malloc_arena = static_cast<Bytes>(std::llround(p.malloc_arena / kPage) * kPage);
   return p;
 }
 

@@ -12,7 +12,8 @@
 //                                stack_unmap, tlb_shootdown
 //   calibrate_runtime_costs.cpp  queue_handover, fiber_create, fiber_switch,
 //                                timer_arm
-//   calibrate_memory.cpp         runtime_touch, fiber_touch, loop_task_touch,
+//   calibrate_memory.cpp         malloc_arena, malloc_arenas_per_cpu,
+//                                runtime_touch, fiber_touch, loop_task_touch,
 //                                tbb_arena, tbb_worker, tbb_task
 //   calibrate.cpp                cores; the order of the experiments, the
 //                                profile from their medians, its file
@@ -94,9 +95,25 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
 
-// calibrate_memory.cpp: runtime_touch, fiber_touch, loop_task_touch,
-// tbb_arena, tbb_worker, tbb_task from the real backends' memory_peak
-// (forked runs of `reps` repetitions); stack_touch in bytes, whole pages.
-std::vector<Measurement> measure_runtime_memory(int reps, double stack_touch);
+// calibrate_memory.cpp. malloc_arena and malloc_arenas_per_cpu, `reps`
+// forked children; must run before any thread of calibrate's process
+// malloc'ed (else it throws std::logic_error).
+std::vector<Measurement> measure_malloc_arenas(int reps);
+// The real backends' memory_peak (forked runs of `reps` repetitions): run
+// before any thread of calibrate's process exists (a child inherits exited
+// threads' stacks and malloc arenas); the fields come later from them.
+struct MemoryRun {
+  double memory = 0;   // median memory_peak, bytes
+  double threads = 0;  // median threads_peak (submitter included)
+};
+struct RuntimeMemoryRuns {
+  int reps = 0;
+  MemoryRun pool, vt1, vtn, el1, eln, tbb1, tbb2, tbbq;
+};
+RuntimeMemoryRuns run_runtime_memory(int reps);
+// runtime_touch, fiber_touch, loop_task_touch, tbb_arena, tbb_worker,
+// tbb_task; stack_touch and malloc_arena in bytes, whole pages.
+std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& runs, double stack_touch,
+                                               double malloc_arena);
 
 }  // namespace poolsim::real::calib

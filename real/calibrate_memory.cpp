@@ -2,30 +2,58 @@
 // calibrate` (docs/calibration.md, "Runtime memory").
 // Each experiment runs a real backend (real/pool.cpp, real/virtual_threads.cpp,
 // real/event_loop.cpp, real/tbb.cpp) through run_scenario, so every
-// repetition is a fresh forked child measured exactly as `poolsim run`
-// measures memory_peak (real/runner.cpp: anonymous memory added after the
-// baseline): no stack from glibc's cache and no malloc arena of an earlier
-// experiment in this process is reused. A figure is the median over the
+// repetition is a forked child measured exactly as `poolsim run` measures
+// memory_peak (real/runner.cpp: anonymous memory added after the baseline).
+// A forked child inherits its parent's glibc stack cache (up to 40 MiB of
+// exited threads' stacks, already resident) and its malloc arenas (the child
+// puts them on its free list, __malloc_fork_unlock_child): had calibrate's
+// process run threads before, the child's workers would take those and add
+// nothing (runtime_touch measured 0 that way). So calibrate runs these
+// experiments first, before any experiment creates a thread in its process
+// (run_runtime_memory), and derives the fields at the end, once stack_touch
+// is known (runtime_memory_fields). A figure is the median over the
 // repetitions; a difference of two experiments subtracts their medians.
 // Pages are 4 KiB, so every field is known to about a page per run (less
 // per object where many objects share the difference).
+//   malloc_arena     a forked child of the thread-free process: RssAnon added
+//                    by 8 blocked threads that each malloc once, less that
+//                    added by 8 that do not, per thread (all 16 alive, so no
+//                    stack is reused); the child checks that it inherited no
+//                    arena but the main one.
+//   malloc_arenas_per_cpu  the same child then holds 8 per CPU + 8 threads
+//                    alive that each malloc once and counts the arenas
+//                    (malloc_info's <heap> entries), per CPU of its affinity
+//                    mask: glibc stops creating them at 8 per CPU (64-bit
+//                    NARENAS_FROM_NCORES) unless M_ARENA_MAX says otherwise.
 //   runtime_touch    pool, 1 worker, 16 `cpu: 50us` tasks: memory_peak less
-//                    stack_touch (the worker's stack).
+//                    stack_touch and malloc_arena (the worker's stack and
+//                    arena).
 //   fiber_touch      virtual threads, 1 carrier, a batch of 1,000 `wait:
 //                    50ms` tasks (1,000 fibers asleep at once) less the same
 //                    with 1 task, per fiber.
 //   loop_task_touch  event loop, 1 loop, 2,000 such tasks less 1, per task.
 //   tbb_arena        oneTBB, 1 thread, 16 `cpu: 50us` tasks: memory_peak
-//                    less stack_touch.
+//                    less stack_touch and malloc_arena.
 //   tbb_worker       oneTBB, 2 threads less 1 thread, per extra worker the
-//                    library started (threads_peak), less stack_touch; 0
-//                    when it starts no second worker (one CPU).
+//                    library started (threads_peak), less stack_touch and
+//                    malloc_arena; 0 when it starts no second worker (one
+//                    CPU).
 //   tbb_task         oneTBB, 1 thread, a batch of 4,000 `cpu: 100us` tasks
 //                    less 16 such tasks, per task: the batch is enqueued in
 //                    a few ms, while the worker has run a few dozen.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "models/scenario_loader.hpp"
@@ -36,11 +64,6 @@
 namespace poolsim::real::calib {
 
 namespace {
-struct MemoryRun {
-  double memory = 0;   // median memory_peak, bytes
-  double threads = 0;  // median threads_peak (submitter included)
-};
-
 // The real backend `backend` (a YAML flow map) on a batch of `count` tasks
 // made of the single phase `phase`, `reps` forked repetitions after a warm-up.
 MemoryRun backend_memory(const std::string& backend, int count, const std::string& phase,
@@ -66,48 +89,193 @@ MemoryRun backend_memory(const std::string& backend, int count, const std::strin
 }
 
 double kib(double b) { return b / 1024; }
+
+// ---- the malloc-arena probe (in a forked child) -------------------------------
+// RssAnon of this process in bytes, read without malloc (a stack buffer), so
+// that reading it adds nothing to what it reads.
+long arena_probe_rss_anon() {
+  char buf[8192];
+  const int fd = ::open("/proc/self/status", O_RDONLY);
+  if (fd < 0) return -1;
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "RssAnon:");
+  return at ? std::atol(at + 8) * 1024 : -1;
+}
+
+// glibc's arenas: the <heap nr=...> entries of malloc_info (the main one included).
+int arena_probe_count() {
+  char* text = nullptr;
+  std::size_t len = 0;
+  FILE* f = ::open_memstream(&text, &len);
+  if (f == nullptr) return -1;
+  ::malloc_info(0, f);
+  std::fclose(f);
+  int n = 0;
+  for (const char* p = text; (p = std::strstr(p, "<heap nr=")) != nullptr; ++p) ++n;
+  std::free(text);
+  return n;
+}
+
+// Threads that block until released; each calls malloc once first if asked.
+// pthreads and an atomic wait: nothing here mallocs on the creating thread.
+struct ArenaProbeThreads {
+  static constexpr int kMax = 4096;
+  pthread_t ids[kMax] = {};  // zeroed: written (touched) before any baseline
+  void* blocks[kMax] = {};
+  int count = 0;
+  bool malloc_once = false;
+  std::atomic<int> next{0}, ready{0};
+  std::atomic<bool> release{false};
+
+  static void* body(void* arg) {
+    auto* self = static_cast<ArenaProbeThreads*>(arg);
+    void* block = self->malloc_once ? std::malloc(64) : nullptr;
+    self->blocks[self->next.fetch_add(1)] = block;  // kept, so the malloc stays
+    self->ready.fetch_add(1);
+    self->release.wait(false);
+    return nullptr;
+  }
+  // Starts n (at most kMax) threads and waits until each has run up to its wait.
+  bool start(int n, bool with_malloc) {
+    malloc_once = with_malloc;
+    n = std::min(n, kMax - count);
+    for (int i = 0; i < n; ++i)
+      if (::pthread_create(&ids[count++], nullptr, &body, this) != 0) return false;
+    while (ready.load() < count) ::usleep(200);
+    return true;
+  }
+  void finish() {
+    release.store(true);
+    release.notify_all();
+    for (int i = 0; i < count; ++i) ::pthread_join(ids[i], nullptr);
+  }
+};
+
+// The child: "inherited arenas, bytes per arena, arenas, cpus" on fd.
+[[noreturn]] void arena_probe_child(int fd) {
+  constexpr int kEach = 8;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof set, &set);
+  const int cpus = CPU_COUNT(&set);
+  const int inherited = arena_probe_count();
+  auto* first = new ArenaProbeThreads;
+  auto* second = new ArenaProbeThreads;
+  auto* many = new ArenaProbeThreads;
+  arena_probe_rss_anon();
+  const long a0 = arena_probe_rss_anon();
+  bool ok = first->start(kEach, false);
+  const long a1 = arena_probe_rss_anon();
+  ok = ok && second->start(kEach, true);
+  const long a2 = arena_probe_rss_anon();
+  first->finish();
+  second->finish();
+  ok = ok && many->start(8 * cpus + 8, true);
+  const int arenas = arena_probe_count();
+  many->finish();
+  char out[128];
+  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d\n", ok ? inherited : -1,
+                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus);
+  if (::write(fd, out, static_cast<std::size_t>(n)) != n) ::_exit(1);
+  ::_exit(0);
+}
 }  // namespace
 
-std::vector<Measurement> measure_runtime_memory(int reps, double stack_touch) {
+std::vector<Measurement> measure_malloc_arenas(int reps) {
+  std::vector<double> bytes, per_cpu;
+  int arenas = 0, cpus = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      arena_probe_child(p[1]);
+    }
+    ::close(p[1]);
+    char buf[128] = {};
+    const ssize_t n = ::read(p[0], buf, sizeof buf - 1);
+    ::close(p[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    int inherited = 0;
+    long b = 0;
+    if (n <= 0 || std::sscanf(buf, "%d %ld %d %d", &inherited, &b, &arenas, &cpus) != 4 ||
+        inherited < 0 || cpus < 1)
+      throw std::runtime_error("calibrate: the malloc-arena probe failed");
+    // Inherited arenas would be reused by the probe's threads (nothing added).
+    if (inherited != 1)
+      throw std::logic_error(
+          "calibrate: the malloc-arena probe ran after threads of calibrate's process had "
+          "malloc'ed (it must run first)");
+    bytes.push_back(static_cast<double>(b));
+    per_cpu.push_back(static_cast<double>(arenas) / cpus);
+  }
+  return {
+      summarize("malloc_arena", bytes,
+                fmt::format("forked child: RssAnon per blocked thread that malloc'ed once less "
+                            "per one that did not, 8 of each ({} runs)",
+                            reps)),
+      summarize("malloc_arenas_per_cpu", per_cpu,
+                fmt::format("forked child: {} arenas (malloc_info) with {} threads alive that "
+                            "malloc'ed once, {} CPUs",
+                            arenas, 8 * cpus + 8, cpus)),
+  };
+}
+
+RuntimeMemoryRuns run_runtime_memory(int reps) {
   const std::string short_task = "cpu: 50us", sleep = "wait: 50ms";
-  const MemoryRun pool = backend_memory("{kind: pool, threads: 1}", 16, short_task, reps);
-  const MemoryRun vt1 = backend_memory("{kind: virtual-threads, carriers: 1}", 1, sleep, reps);
-  const MemoryRun vtn = backend_memory("{kind: virtual-threads, carriers: 1}", 1000, sleep, reps);
-  const MemoryRun el1 = backend_memory("{kind: event-loop, loops: 1}", 1, sleep, reps);
-  const MemoryRun eln = backend_memory("{kind: event-loop, loops: 1}", 2000, sleep, reps);
-  const MemoryRun tbb1 = backend_memory("{kind: tbb, threads: 1}", 16, short_task, reps);
-  const MemoryRun tbb2 = backend_memory("{kind: tbb, threads: 2}", 16, short_task, reps);
-  const MemoryRun tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
-  const double extra_workers = tbb2.threads - tbb1.threads;
+  RuntimeMemoryRuns r;
+  r.reps = reps;
+  r.pool = backend_memory("{kind: pool, threads: 1}", 16, short_task, reps);
+  r.vt1 = backend_memory("{kind: virtual-threads, carriers: 1}", 1, sleep, reps);
+  r.vtn = backend_memory("{kind: virtual-threads, carriers: 1}", 1000, sleep, reps);
+  r.el1 = backend_memory("{kind: event-loop, loops: 1}", 1, sleep, reps);
+  r.eln = backend_memory("{kind: event-loop, loops: 1}", 2000, sleep, reps);
+  r.tbb1 = backend_memory("{kind: tbb, threads: 1}", 16, short_task, reps);
+  r.tbb2 = backend_memory("{kind: tbb, threads: 2}", 16, short_task, reps);
+  r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
+  return r;
+}
+
+std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, double stack_touch,
+                                               double malloc_arena) {
+  const double thread = stack_touch + malloc_arena;  // what the simulator charges per thread
+  const double extra_workers = r.tbb2.threads - r.tbb1.threads;
   const double tbb_worker =
-      extra_workers > 0 ? std::max(0.0, (tbb2.memory - tbb1.memory) / extra_workers - stack_touch)
+      extra_workers > 0 ? std::max(0.0, (r.tbb2.memory - r.tbb1.memory) / extra_workers - thread)
                         : 0.0;
   return {
-      summarize("runtime_touch", {std::max(0.0, pool.memory - stack_touch)},
+      summarize("runtime_touch", {std::max(0.0, r.pool.memory - thread)},
                 fmt::format("real pool, 1 worker: memory_peak {:.0f} KiB less stack_touch "
-                            "{:.0f} KiB (median of {} runs)",
-                            kib(pool.memory), kib(stack_touch), reps)),
-      summarize("fiber_touch", {std::max(0.0, (vtn.memory - vt1.memory) / 999)},
+                            "{:.0f} KiB and malloc_arena {:.0f} KiB (median of {} runs)",
+                            kib(r.pool.memory), kib(stack_touch), kib(malloc_arena), r.reps)),
+      summarize("fiber_touch", {std::max(0.0, (r.vtn.memory - r.vt1.memory) / 999)},
                 fmt::format("real virtual threads, 1 carrier: 1,000 sleeping fibers {:.0f} KiB "
                             "less 1 fiber {:.0f} KiB, per fiber",
-                            kib(vtn.memory), kib(vt1.memory))),
-      summarize("loop_task_touch", {std::max(0.0, (eln.memory - el1.memory) / 1999)},
+                            kib(r.vtn.memory), kib(r.vt1.memory))),
+      summarize("loop_task_touch", {std::max(0.0, (r.eln.memory - r.el1.memory) / 1999)},
                 fmt::format("real event loop, 1 loop: 2,000 tasks on timers {:.0f} KiB less 1 "
                             "task {:.0f} KiB, per task",
-                            kib(eln.memory), kib(el1.memory))),
-      summarize("tbb_arena", {std::max(0.0, tbb1.memory - stack_touch)},
-                fmt::format("real oneTBB, 1 thread: memory_peak {:.0f} KiB less stack_touch",
-                            kib(tbb1.memory))),
+                            kib(r.eln.memory), kib(r.el1.memory))),
+      summarize("tbb_arena", {std::max(0.0, r.tbb1.memory - thread)},
+                fmt::format("real oneTBB, 1 thread: memory_peak {:.0f} KiB less stack_touch and "
+                            "malloc_arena",
+                            kib(r.tbb1.memory))),
       summarize("tbb_worker", {tbb_worker},
                 extra_workers > 0
                     ? fmt::format("real oneTBB, 2 threads {:.0f} KiB less 1 thread {:.0f} KiB, "
-                                  "per extra worker ({:.0f}) less stack_touch",
-                                  kib(tbb2.memory), kib(tbb1.memory), extra_workers)
+                                  "per extra worker ({:.0f}) less stack_touch and malloc_arena",
+                                  kib(r.tbb2.memory), kib(r.tbb1.memory), extra_workers)
                     : std::string("oneTBB started no second worker here (one CPU): 0")),
-      summarize("tbb_task", {std::max(0.0, (tbbq.memory - tbb1.memory) / (4000 - 16))},
+      summarize("tbb_task", {std::max(0.0, (r.tbbq.memory - r.tbb1.memory) / (4000 - 16))},
                 fmt::format("real oneTBB, 1 thread: a batch of 4,000 tasks {:.0f} KiB less 16 "
                             "tasks {:.0f} KiB, per task",
-                            kib(tbbq.memory), kib(tbb1.memory))),
+                            kib(r.tbbq.memory), kib(r.tbb1.memory))),
   };
 }
 

@@ -86,7 +86,10 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   // The main thread's memory is in the real runner's baseline; the first
   // thread after it brings the runtime's one-time memory.
   if (id == 1) memory_add(runtime_memory_);
-  if (id != 0) memory_add(m_.stack_touch);
+  if (id != 0) {
+    memory_add(m_.stack_touch);
+    arena_on_thread_start();
+  }
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
     // The process's main thread: already running on the first CPU at t = 0,
@@ -945,7 +948,10 @@ void Kernel::do_exit(Cpu& c) {
   }
   --live_;
   threads_series_.set(now(), live_);
-  if (id != 0) memory_release(m_.stack_touch);
+  if (id != 0) {
+    memory_release(m_.stack_touch);
+    --arena_threads_;  // its arena goes to glibc's free list, still mapped
+  }
   pick_next(c);
 }
 
@@ -959,6 +965,21 @@ void Kernel::memory_add(Bytes b) {
 void Kernel::memory_release(Bytes b) {
   memory_ -= b;
   POOLSIM_ASSERT(memory_ >= 0, "memory released that was never added");
+}
+
+// glibc's arena_get2 on a thread's first malloc (every runtime thread mallocs
+// at once: the real harness registers it): a free arena, one whose threads
+// exited, if there is one (get_free_list); else a new arena (_int_new_arena)
+// while the process has fewer than malloc_arenas_per_cpu per CPU of its
+// affinity mask, the main arena (the submitter's) included; else it shares
+// one (reused_arena). So the arenas mapped are the most non-main threads
+// alive at once, up to the limit, and none is ever unmapped.
+void Kernel::arena_on_thread_start() {
+  ++arena_threads_;
+  const int limit = std::max(1, m_.malloc_arenas_per_cpu * static_cast<int>(cpus_.size()));
+  if (arena_threads_ <= arenas_ || arenas_ + 1 >= limit) return;
+  ++arenas_;
+  memory_add(m_.malloc_arena);
 }
 
 // ---- CFS bandwidth control (the mechanism is in sim/bandwidth.cpp) ---------

@@ -136,7 +136,10 @@
 //   added after the main thread started): stack_touch per live thread other
 //   than the main one (the submitter, in the real baseline), the runtime's
 //   one-time memory from its first worker on (runtime_touch, or what the
-//   runtime sets with set_runtime_memory: oneTBB's tbb_arena), and what
+//   runtime sets with set_runtime_memory: oneTBB's tbb_arena), glibc's
+//   malloc arenas (malloc_arena for each arena the threads other than the
+//   main one map: the most of them alive at once, up to
+//   malloc_arenas_per_cpu x CPUs less the main arena; never released), and what
 //   runtimes hold beyond threads (memory_add / memory_release: fibers, an
 //   event loop's tasks, oneTBB's workers and task objects); the peak of the
 //   sum over time.
@@ -527,6 +530,8 @@ class Kernel {
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   double cpu_util(int cpu);
   void reindex(Cpu& c);
+  // A thread other than the main one starts: its malloc arena (memory).
+  void arena_on_thread_start();
   // Queued threads plus the running one, plus the neighbour's threads; a
   // throttled, idle CPU's parked threads wait for the unthrottle and count
   // as none (placement sees it idle, as cpu_idle does, unless a neighbour
@@ -572,7 +577,9 @@ class Kernel {
   int live_ = 0, live_peak_ = 0;
   Bytes memory_ = 0, memory_peak_ = 0;  // what memory_peak counts: now, at most
   Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
-  int active_ = 0;                      // runnable + running + throttled threads
+  int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
+  int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
+  int active_ = 0;         // runnable + running + throttled threads
   StepSeries threads_series_, runnable_series_;
 
   std::unique_ptr<Bandwidth> bw_;   // CFS bandwidth control, with limits.cpus

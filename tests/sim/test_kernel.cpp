@@ -330,6 +330,33 @@ TEST_CASE(
   CHECK(peak == 11);
 }
 
+TEST_CASE(
+    "kernel.memory: each thread but the submitter maps a malloc arena while fewer are free, up to "
+    "malloc_arenas_per_cpu x CPUs with the main one, and none is released",
+    "[mechanism]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 16 * 1024;
+  m.runtime_touch = 12 * 1024;
+  m.malloc_arena = 4 * 1024;
+  m.malloc_arenas_per_cpu = 8;
+  // A pool of 4: four arenas (16 allowed on 2 CPUs, the main one included).
+  const RunResult p = sim::simulate(pool_scenario(m, 4), batch(10, 1ms));
+  CHECK(p.counters.memory_peak == 4 * 16 * 1024 + 12 * 1024 + 4 * 4 * 1024);
+  // 10 threads alive at once, 2 arenas per CPU: 4 arenas, the main one and 3.
+  m.malloc_arenas_per_cpu = 2;
+  const RunResult t = sim::simulate(tpt_scenario(m), batch(10, 1ms));
+  CHECK(t.counters.threads_peak == 11);
+  CHECK(t.counters.memory_peak == 10 * 16 * 1024 + 12 * 1024 + 3 * 4 * 1024);
+  // 10 threads one after another: each takes the arena the previous one left.
+  std::vector<Duration> arrivals;
+  for (int i = 0; i < 10; ++i) arrivals.push_back(i * Duration(10ms));
+  const RunResult seq =
+      sim::simulate(tpt_scenario(m),
+                    make_workload(ArrivalKind::poisson, arrivals, std::vector<Duration>(10, 1ms)));
+  CHECK(seq.counters.threads_peak == 2);
+  CHECK(seq.counters.memory_peak == 16 * 1024 + 12 * 1024 + 4 * 1024);
+}
+
 TEST_CASE("kernel.cpuset: only the cpuset's CPUs run threads", "[mechanism]") {
   Scenario s = pool_scenario(zero_machine(8), 4);
   s.limits.cpuset = {2, 5};
