@@ -108,6 +108,21 @@ struct MachineProfile {
   // share arenas. An arena is never unmapped.
   Bytes malloc_arena = 0;
   int malloc_arenas_per_cpu = 8;
+  // Stack a runtime's running workers touch beyond a blocked thread's
+  // stack_touch (docs/simulator.md "Memory"). With lazy binding, the first
+  // call of a not-yet-bound library function runs the dynamic linker
+  // (_dl_runtime_resolve_xsavec: the CPU's XSAVE area, then _dl_fixup and
+  // the symbol lookup) on the calling worker's stack, from its loop's depth:
+  // one page deeper here. Each function is bound once per process, so only
+  // the first workers to call them pay: a runtime's workers touch at most
+  // worker_stack each and *_stack in total. Boost.Fiber's per-thread
+  // initialiser (a 5 KiB frame) deepens every carrier: carrier_stack each.
+  Bytes worker_stack = 0;   // at most, per worker
+  Bytes pool_stack = 0;     // in total: pool, injecting pool, thread per task
+  Bytes steal_stack = 0;    // in total: our work-stealing pool
+  Bytes asio_stack = 0;     // in total: asio::thread_pool
+  Bytes loop_stack = 0;     // in total: the event loops' threads
+  Bytes carrier_stack = 0;  // per virtual-thread carrier
 };
 
 // Iterations of the work loop that machine field work_loop times.

@@ -113,7 +113,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   const std::vector<Measurement> arenas = measure_malloc_arenas(3);
   const double malloc_arena = arenas.front().median;  // then malloc_arenas_per_cpu
   ms.insert(ms.end(), arenas.begin(), arenas.end());
-  step("runtime memory (real pool, virtual threads, event loop, oneTBB)");
+  step("runtime memory (real pool, virtual threads, event loop, oneTBB; worker stacks)");
   const RuntimeMemoryRuns memory_runs = run_runtime_memory(opt.quick ? 3 : 5);
   step("scheduler tick");
   ms.push_back(measure_tick(opt.quick ? 2 : 5));

@@ -14,7 +14,9 @@
 //                                timer_arm
 //   calibrate_memory.cpp         malloc_arena, malloc_arenas_per_cpu,
 //                                runtime_touch, fiber_touch, loop_task_touch,
-//                                tbb_arena, tbb_worker, tbb_task
+//                                tbb_arena, tbb_worker, tbb_task,
+//                                worker_stack, pool_stack, steal_stack,
+//                                asio_stack, loop_stack, carrier_stack
 //   calibrate.cpp                cores; the order of the experiments, the
 //                                profile from their medians, its file
 // Every experiment returns Measurements named by MachineFieldName, so a field
@@ -106,13 +108,21 @@ struct MemoryRun {
   double memory = 0;   // median memory_peak, bytes
   double threads = 0;  // median threads_peak (submitter included)
 };
+// The resident bytes of each thread stack a real backend's run left mapped
+// (forked children, run in their process), one list per repetition.
+struct StackRun {
+  int threads = 0;  // the backend's threads
+  std::vector<std::vector<double>> reps;
+};
 struct RuntimeMemoryRuns {
   int reps = 0;
   MemoryRun pool, vt1, vtn, el1, eln, tbb1, tbb2, tbbq;
+  StackRun pool_stacks, steal_stacks, asio_stacks, loop_stacks, carrier_stacks;
 };
 RuntimeMemoryRuns run_runtime_memory(int reps);
 // runtime_touch, fiber_touch, loop_task_touch, tbb_arena, tbb_worker,
-// tbb_task; stack_touch and malloc_arena in bytes, whole pages.
+// tbb_task, worker_stack, pool_stack, steal_stack, asio_stack, loop_stack,
+// carrier_stack; stack_touch and malloc_arena in bytes, whole pages.
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& runs, double stack_touch,
                                                double malloc_arena);
 

@@ -41,11 +41,30 @@
 //   tbb_task         oneTBB, 1 thread, a batch of 4,000 `cpu: 100us` tasks
 //                    less 16 such tasks, per task: the batch is enqueued in
 //                    a few ms, while the worker has run a few dozen.
+//   *_stack          a forked child of the thread-free process runs one
+//                    repetition of a real backend in its own process
+//                    (run_repetition, no sampler thread; 4 threads, 200
+//                    `cpu: 100us` tasks at 2,000/s, so that workers park and
+//                    wake) and then reads the resident pages (mincore) of
+//                    every thread stack the run mapped (kept in glibc's
+//                    stack cache after the join, with the pages its thread
+//                    touched: start_thread frees only what lies 16 KiB
+//                    below its frame); a stack is a rw mapping right above a
+//                    one-page PROT_NONE guard. Per stack, its resident bytes
+//                    beyond stack_touch: pool_stack, steal_stack,
+//                    asio_stack and loop_stack their sum (the pool,
+//                    work stealing, asio pool, event loop), carrier_stack
+//                    per carrier (virtual threads), worker_stack the
+//                    deepest stack of the four thread runtimes' runs.
+//                    runtime_touch is then the pool's memory_peak less
+//                    what the simulator charges one pool worker: also
+//                    min(worker_stack, pool_stack).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +73,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "models/scenario_loader.hpp"
@@ -89,6 +111,129 @@ MemoryRun backend_memory(const std::string& backend, int count, const std::strin
 }
 
 double kib(double b) { return b / 1024; }
+
+// ---- worker stacks (in a forked child) --------------------------------------
+// The thread stacks mapped in this process: [low, high) of every rw mapping
+// without a file right above a one-page PROT_NONE mapping (glibc's
+// allocate_stack: one mmap, the guard mprotect'ed at its low end; a malloc
+// heap's PROT_NONE part lies above its rw part and is larger).
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> thread_stacks() {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+  std::ifstream maps("/proc/self/maps");
+  std::uintptr_t prev_hi = 0;
+  bool prev_guard = false;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream in(line);
+    std::string range, perms, offset, dev, path;
+    long inode = 0;
+    in >> range >> perms >> offset >> dev >> inode >> path;
+    const std::size_t dash = range.find('-');
+    const std::uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+    const std::uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    const bool anon = inode == 0 && path.empty();
+    if (anon && perms.rfind("rw", 0) == 0 && prev_guard && prev_hi == lo) out.emplace_back(lo, hi);
+    prev_guard = anon && perms.rfind("---", 0) == 0 && hi - lo == page;
+    prev_hi = hi;
+  }
+  return out;
+}
+
+// Resident bytes of [lo, hi) (mincore).
+double resident_bytes(std::uintptr_t lo, std::uintptr_t hi) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> v((hi - lo) / page);
+  if (::mincore(reinterpret_cast<void*>(lo), hi - lo, v.data()) != 0) return -1;
+  std::size_t n = 0;
+  for (const unsigned char c : v) n += c & 1;
+  return static_cast<double>(n * page);
+}
+
+// The child: one repetition of `backend`, then "resident resident ..." of
+// the stacks that run mapped, on fd.
+[[noreturn]] void stack_probe_child(int fd, const std::string& backend) {
+  const std::string yaml = fmt::format(
+      "name: calibrate-worker-stacks\nseed: 1\nmachine: default\n"
+      "workload:\n  arrival: {{kind: poisson, rate: 2000/s, count: 200}}\n  task:\n"
+      "    - cpu: 100us\nbackend: {}\nrun: {{reps: 1, warmup: 0, timeout: 60s}}\n",
+      backend);
+  std::string out;
+  try {
+    const Scenario s = load_scenario_text(yaml, "<calibrate>");
+    const Workload w = generate_workload(s);
+    const auto before = thread_stacks();
+    const std::set<std::pair<std::uintptr_t, std::uintptr_t>> old(before.begin(), before.end());
+    RealOptions opt;
+    opt.sample_period = Duration{0};
+    run_repetition(s, w, opt);
+    for (const auto& [lo, hi] : thread_stacks())
+      if (!old.contains({lo, hi})) out += fmt::format("{} ", resident_bytes(lo, hi));
+    out += "\n";
+  } catch (const std::exception&) {
+    out = "failed\n";
+  }
+  if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
+  ::_exit(0);
+}
+
+// `reps` forked children, each running `backend` with `threads` threads.
+StackRun stack_run(const std::string& backend, int threads, int reps) {
+  StackRun r;
+  r.threads = threads;
+  for (int rep = 0; rep < reps; ++rep) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      stack_probe_child(p[1], backend);
+    }
+    ::close(p[1]);
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::istringstream in(text);
+    std::vector<double> stacks;
+    for (double b; in >> b;) stacks.push_back(b);
+    if (static_cast<int>(stacks.size()) < threads)
+      throw std::runtime_error("calibrate: the worker-stack probe of " + backend +
+                               " found fewer stacks than threads");
+    r.reps.push_back(std::move(stacks));
+  }
+  return r;
+}
+
+// Per repetition: the stacks' bytes beyond stack_touch, summed / the most of one.
+double stack_beyond(const std::vector<double>& stacks, double stack_touch) {
+  double sum = 0;
+  for (const double b : stacks) sum += std::max(0.0, b - stack_touch);
+  return sum;
+}
+double deepest_beyond(const std::vector<double>& stacks, double stack_touch) {
+  double most = 0;
+  for (const double b : stacks) most = std::max(most, b - stack_touch);
+  return most;
+}
+// Median over the repetitions of stack_beyond.
+double median_beyond(const StackRun& r, double stack_touch) {
+  std::vector<double> v;
+  for (const auto& stacks : r.reps) v.push_back(stack_beyond(stacks, stack_touch));
+  return quantile(v, 0.5);
+}
+std::string stack_list(const StackRun& r) {
+  std::string s;
+  for (const auto& stacks : r.reps) {
+    s += s.empty() ? "" : "; ";
+    for (std::size_t i = 0; i < stacks.size(); ++i)
+      s += fmt::format("{}{:.0f}", i ? " " : "", kib(stacks[i]));
+  }
+  return s;
+}
 
 // ---- the malloc-arena probe (in a forked child) -------------------------------
 // RssAnon of this process in bytes, read without malloc (a stack buffer), so
@@ -239,8 +384,44 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
   r.tbb1 = backend_memory("{kind: tbb, threads: 1}", 16, short_task, reps);
   r.tbb2 = backend_memory("{kind: tbb, threads: 2}", 16, short_task, reps);
   r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
+  const int stack_reps = std::max(3, reps);
+  r.pool_stacks = stack_run("{kind: pool, threads: 4}", 4, stack_reps);
+  r.steal_stacks = stack_run("{kind: work-stealing, threads: 4}", 4, stack_reps);
+  r.asio_stacks = stack_run("{kind: asio-pool, threads: 4}", 4, stack_reps);
+  r.loop_stacks = stack_run("{kind: event-loop, loops: 4}", 4, stack_reps);
+  r.carrier_stacks = stack_run("{kind: virtual-threads, carriers: 4}", 4, stack_reps);
   return r;
 }
+
+namespace {
+// worker_stack, pool_stack, steal_stack, asio_stack, loop_stack, carrier_stack.
+std::vector<Measurement> worker_stack_fields(const RuntimeMemoryRuns& r, double stack_touch) {
+  std::vector<double> deepest;
+  for (const StackRun* run : {&r.pool_stacks, &r.steal_stacks, &r.asio_stacks, &r.loop_stacks})
+    for (const auto& stacks : run->reps) deepest.push_back(deepest_beyond(stacks, stack_touch));
+  const auto total = [&](MachineFieldName field, const StackRun& run, const char* what) {
+    return summarize(field, {median_beyond(run, stack_touch)},
+                     fmt::format("forked child, real {} ({} threads): resident KiB of each "
+                                 "thread stack per run ({}), beyond stack_touch, summed",
+                                 what, run.threads, stack_list(run)));
+  };
+  return {
+      summarize("worker_stack", {std::max(0.0, quantile(deepest, 0.5))},
+                fmt::format("the deepest thread stack beyond stack_touch {:.0f} KiB of each run "
+                            "of the pool, work stealing, asio pool and event loop, median",
+                            kib(stack_touch))),
+      total("pool_stack", r.pool_stacks, "pool"),
+      total("steal_stack", r.steal_stacks, "work stealing"),
+      total("asio_stack", r.asio_stacks, "asio pool"),
+      total("loop_stack", r.loop_stacks, "event loop"),
+      summarize("carrier_stack",
+                {median_beyond(r.carrier_stacks, stack_touch) / r.carrier_stacks.threads},
+                fmt::format("forked child, real virtual threads (4 carriers): resident KiB of "
+                            "each thread stack per run ({}), beyond stack_touch, per carrier",
+                            stack_list(r.carrier_stacks))),
+  };
+}
+}  // namespace
 
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, double stack_touch,
                                                double malloc_arena) {
@@ -249,11 +430,16 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
   const double tbb_worker =
       extra_workers > 0 ? std::max(0.0, (r.tbb2.memory - r.tbb1.memory) / extra_workers - thread)
                         : 0.0;
-  return {
-      summarize("runtime_touch", {std::max(0.0, r.pool.memory - thread)},
+  std::vector<Measurement> stacks = worker_stack_fields(r, stack_touch);
+  // What the simulator charges the pool's one worker beyond stack_touch.
+  const double pool_worker_stack = std::min(stacks[0].median, stacks[1].median);
+  std::vector<Measurement> out{
+      summarize("runtime_touch", {std::max(0.0, r.pool.memory - thread - pool_worker_stack)},
                 fmt::format("real pool, 1 worker: memory_peak {:.0f} KiB less stack_touch "
-                            "{:.0f} KiB and malloc_arena {:.0f} KiB (median of {} runs)",
-                            kib(r.pool.memory), kib(stack_touch), kib(malloc_arena), r.reps)),
+                            "{:.0f} KiB, malloc_arena {:.0f} KiB and min(worker_stack, "
+                            "pool_stack) {:.0f} KiB (median of {} runs)",
+                            kib(r.pool.memory), kib(stack_touch), kib(malloc_arena),
+                            kib(pool_worker_stack), r.reps)),
       summarize("fiber_touch", {std::max(0.0, (r.vtn.memory - r.vt1.memory) / 999)},
                 fmt::format("real virtual threads, 1 carrier: 1,000 sleeping fibers {:.0f} KiB "
                             "less 1 fiber {:.0f} KiB, per fiber",
@@ -277,6 +463,8 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
                             "tasks {:.0f} KiB, per task",
                             kib(r.tbbq.memory), kib(r.tbb1.memory))),
   };
+  out.insert(out.end(), stacks.begin(), stacks.end());
+  return out;
 }
 
 }  // namespace poolsim::real::calib

@@ -13,7 +13,8 @@
 // As ThreadPoolExecutor limits: core = max = threads, an unbounded queue
 // (so the rejection policy never applies) and no keep-alive retirement
 // (nothing runs above the core size); a task goes to the queue and wakes one
-// idle worker, like a post.
+// idle worker, like a post. Its threads run Asio's scheduler loop: they
+// touch asio_stack more stack in all, not the pool's pool_stack.
 // Left out: asio starts its threads in the constructor, the pool model
 // starts a core thread at each of the first `threads` submissions (with the
 // task as its first task); both are paid by the submitting thread, and with
@@ -40,6 +41,9 @@ class AsioPool final : public Runtime {
     b.max_threads = b.threads;
     b.queue.reset();
     pool_ = make_pool(SimContext{ctx.kernel, ctx.driver, scenario_, ctx.workload});
+    // Its threads run Asio's scheduler loop, not the pool's: their own total.
+    const MachineProfile& m = ctx.kernel.machine();
+    ctx.kernel.set_worker_stack(m.worker_stack, m.asio_stack);
   }
 
   Co submit(std::uint32_t task) override { return pool_->submit(task); }

@@ -34,7 +34,9 @@
 // dispatching its completion, as calibrate measures them together).
 // Memory: a task holds loop_task_touch (its handler and timer in the real
 // Asio loop) from its first handler to its end (sim/user_threads.hpp); a
-// task posted but not yet started holds nothing here.
+// task posted but not yet started holds nothing here; the loops' threads
+// touch loop_stack more stack in total, at most worker_stack each (the
+// dynamic linker's lazy binding, Kernel::set_worker_stack).
 // Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
 // bound and back-pressure, Node's libuv thread pool for blocking calls.
 #include <algorithm>
@@ -58,7 +60,9 @@ class EventLoop final : public Runtime {
         home_(ctx.workload.tasks.size(), 0),
         users_(ctx.kernel, ctx.driver, BackendKind::event_loop,
                ctx.kernel.machine().loop_task_touch, ctx.workload.tasks.size(), &EventLoop::ready,
-               this) {}
+               this) {
+    k_.set_worker_stack(k_.machine().worker_stack, k_.machine().loop_stack);
+  }
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

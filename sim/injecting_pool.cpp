@@ -46,7 +46,9 @@ namespace {
 class InjectingPool final : public Runtime {
  public:
   explicit InjectingPool(const SimContext& ctx)
-      : k_(ctx.kernel), driver_(ctx.driver), params_(InjectionParams::from(ctx.scenario.backend)) {}
+      : k_(ctx.kernel), driver_(ctx.driver), params_(InjectionParams::from(ctx.scenario.backend)) {
+    k_.set_worker_stack(k_.machine().worker_stack, k_.machine().pool_stack);
+  }
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

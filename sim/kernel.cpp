@@ -804,6 +804,7 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   if (t.ran) cost += m_.cache_refill;
   if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost;
   t.overhead += cost;
+  if (!t.ran && id != 0) worker_stack_on_first_run(t);
   t.ran = true;
   t.last_cpu = idx;
   t.cpu = idx;
@@ -949,7 +950,7 @@ void Kernel::do_exit(Cpu& c) {
   --live_;
   threads_series_.set(now(), live_);
   if (id != 0) {
-    memory_release(m_.stack_touch);
+    memory_release(m_.stack_touch + t.stack_extra);
     --arena_threads_;  // its arena goes to glibc's free list, still mapped
   }
   pick_next(c);
@@ -980,6 +981,17 @@ void Kernel::arena_on_thread_start() {
   if (arena_threads_ <= arenas_ || arenas_ + 1 >= limit) return;
   ++arenas_;
   memory_add(m_.malloc_arena);
+}
+
+// A thread's first run: its runtime's loop calls library functions, and the
+// first call of each in the process runs the dynamic linker's lazy binding on
+// that thread's stack, deeper than a blocked thread goes; the first threads
+// to run pay it, each at most worker_stack_each_, until the runtime's total
+// is spent (set_worker_stack). Kept until the thread exits.
+void Kernel::worker_stack_on_first_run(Thread& t) {
+  t.stack_extra = std::min(worker_stack_each_, worker_stack_left_);
+  worker_stack_left_ -= t.stack_extra;
+  memory_add(t.stack_extra);
 }
 
 // ---- CFS bandwidth control (the mechanism is in sim/bandwidth.cpp) ---------

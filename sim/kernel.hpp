@@ -139,7 +139,10 @@
 //   runtime sets with set_runtime_memory: oneTBB's tbb_arena), glibc's
 //   malloc arenas (malloc_arena for each arena the threads other than the
 //   main one map: the most of them alive at once, up to
-//   malloc_arenas_per_cpu x CPUs less the main arena; never released), and what
+//   malloc_arenas_per_cpu x CPUs less the main arena; never released), the
+//   stack the runtime's threads touch beyond stack_touch once they run
+//   (set_worker_stack: the dynamic linker's lazy binding on the first ones,
+//   Boost.Fiber's initialiser on every carrier; released at exit), and what
 //   runtimes hold beyond threads (memory_add / memory_release: fibers, an
 //   event loop's tasks, oneTBB's workers and task objects); the peak of the
 //   sum over time.
@@ -386,6 +389,14 @@ class Kernel {
   // after the main one) is created; machine.runtime_touch unless set here
   // before that.
   void set_runtime_memory(Bytes once) { runtime_memory_ = once; }
+  // The stack the runtime's threads touch beyond stack_touch when they run:
+  // each thread other than the main one, at its first run, adds at most
+  // `each` until `total` is spent over the run (machine.worker_stack and the
+  // runtime's *_stack; nothing unless a runtime sets it).
+  void set_worker_stack(Bytes each, Bytes total) {
+    worker_stack_each_ = each;
+    worker_stack_left_ = total;
+  }
 
   // ---- observation -------------------------------------------------------
   Duration thread_cpu_time(ThreadId t) const { return threads_[t].cpu_time; }
@@ -426,6 +437,7 @@ class Kernel {
     EventId timer;
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
+    Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
@@ -532,6 +544,7 @@ class Kernel {
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
   void arena_on_thread_start();
+  void worker_stack_on_first_run(Thread& t);
   // Queued threads plus the running one, plus the neighbour's threads; a
   // throttled, idle CPU's parked threads wait for the unthrottle and count
   // as none (placement sees it idle, as cpu_idle does, unless a neighbour
@@ -577,6 +590,7 @@ class Kernel {
   int live_ = 0, live_peak_ = 0;
   Bytes memory_ = 0, memory_peak_ = 0;  // what memory_peak counts: now, at most
   Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
+  Bytes worker_stack_each_ = 0, worker_stack_left_ = 0;  // set_worker_stack
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
   int active_ = 0;         // runnable + running + throttled threads

@@ -29,6 +29,8 @@
 // twin pushes and signals under its lock) and on the worker per dequeue
 // (before it runs the task). A task handed to a new thread as its first task
 // never passes through the queue and pays neither.
+// Memory: the first workers to run touch pool_stack more stack in all, at
+// most worker_stack each (lazy binding; Kernel::set_worker_stack).
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
 // run ends when every task is final; idle workers are still alive then).
 #include <deque>
@@ -47,7 +49,9 @@ namespace {
 class Pool final : public Runtime {
  public:
   explicit Pool(const SimContext& ctx)
-      : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {}
+      : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {
+    k_.set_worker_stack(k_.machine().worker_stack, k_.machine().pool_stack);
+  }
 
   Co submit(std::uint32_t task) override {
     const auto queued = static_cast<std::int64_t>(queue_.size());

@@ -6,7 +6,9 @@
 // take 100k * thread_create of the submitter's CPU time, and are stretched
 // when the new threads compete with it for the CPU). The new thread runs the
 // task and exits, computing machine.thread_exit. Every thread's stack counts
-// stack_touch toward memory_peak while it lives.
+// stack_touch toward memory_peak while it lives, and the first ones to run
+// pool_stack more in all, at most worker_stack each (the dynamic linker's
+// lazy binding: a function is bound once per process).
 // Stacks (glibc's stack cache, nptl/nptl-stack.c): the stacks of ended
 // threads are kept, up to machine.stack_cache bytes, and a new thread takes
 // one if any is free. A creation that finds the cache empty maps a stack:
@@ -36,7 +38,9 @@ class ThreadPerTask final : public Runtime {
   explicit ThreadPerTask(const SimContext& ctx)
       : k_(ctx.kernel),
         driver_(ctx.driver),
-        cache_slots_(cache_slots(ctx.kernel.machine(), ctx.scenario.backend.stack)) {}
+        cache_slots_(cache_slots(ctx.kernel.machine(), ctx.scenario.backend.stack)) {
+    k_.set_worker_stack(k_.machine().worker_stack, k_.machine().pool_stack);
+  }
 
   Co submit(std::uint32_t task) override {
     if (cached_ > 0) {

@@ -43,7 +43,9 @@
 // the real twin, blocked but not counted here). Memory: a live virtual
 // thread holds fiber_touch (its Boost.Fiber stack's touched pages, as the
 // real twin allocates it; a JDK stack chunk is smaller) from its first mount
-// to its end (sim/user_threads.hpp).
+// to its end (sim/user_threads.hpp); every carrier's stack goes
+// carrier_stack deeper than a blocked thread's (Boost.Fiber's per-thread
+// initialiser; Kernel::set_worker_stack).
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -63,7 +65,11 @@ class VirtualThreads final : public Runtime {
         carriers_(std::max(1, ctx.scenario.backend.carriers)),
         users_(ctx.kernel, ctx.driver, BackendKind::virtual_threads,
                ctx.kernel.machine().fiber_touch, ctx.workload.tasks.size(), &VirtualThreads::ready,
-               this) {}
+               this) {
+    // Boost.Fiber's per-thread initialiser deepens every carrier's stack.
+    const Bytes each = k_.machine().carrier_stack;
+    k_.set_worker_stack(each, each * carriers_);
+  }
 
   Co submit(std::uint32_t task) override {
     if (!started_) {

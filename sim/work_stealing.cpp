@@ -64,6 +64,7 @@ class WorkStealing final : public Runtime {
       spin_pause_ =
           Duration{(m.wakeup_latency.count() + m.idle_exit.count()) / (flavor_.spin_rounds - 1)};
     if (flavor_.runtime_bytes) k_.set_runtime_memory(*flavor_.runtime_bytes);
+    k_.set_worker_stack(m.worker_stack, flavor_.worker_stack_total);
     workers_.resize(static_cast<std::size_t>(flavor_.threads));
     for (int i = 0; i < flavor_.threads; ++i)
       workers_[static_cast<std::size_t>(i)].rng =
@@ -192,6 +193,7 @@ std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx) {
   WorkStealingFlavor f;
   f.threads = ctx.scenario.backend.threads;
   f.spin_rounds = StealPolicy{}.spin_rounds;
+  f.worker_stack_total = ctx.kernel.machine().steal_stack;
   return make_work_stealing_runtime(ctx, f);
 }
 

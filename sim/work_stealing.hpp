@@ -32,6 +32,10 @@ struct WorkStealingFlavor {
   std::optional<Bytes> runtime_bytes;
   Bytes worker_bytes = 0;
   Bytes queued_task_bytes = 0;
+  // Stack its workers touch beyond stack_touch once they run, in total (at
+  // most machine.worker_stack each; Kernel::set_worker_stack): steal_stack
+  // for ours, 0 for oneTBB (tbb_arena and tbb_worker were measured with it).
+  Bytes worker_stack_total = 0;
 };
 
 std::unique_ptr<Runtime> make_work_stealing_runtime(const SimContext& ctx,

@@ -79,7 +79,7 @@ std::string without(const std::string& text, std::string_view field) {
 
 // Compile-time lookup: a misspelt name in a MachineFieldName does not compile.
 static_assert(machine_field_index("cores") == 0);
-static_assert(MachineFieldName("malloc_arenas_per_cpu").index == kMachineFieldCount - 1);
+static_assert(MachineFieldName("carrier_stack").index == kMachineFieldCount - 1);
 static_assert(kMachineFields[machine_field_index("stack_cache")].kind() == FieldKind::size);
 static_assert(kMachineFields[machine_field_index("slice")].kind() == FieldKind::duration);
 static_assert(kMachineFields[machine_field_index("wake_pack_util")].kind() == FieldKind::fraction);

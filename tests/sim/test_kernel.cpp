@@ -357,6 +357,36 @@ TEST_CASE(
   CHECK(seq.counters.memory_peak == 16 * 1024 + 12 * 1024 + 4 * 1024);
 }
 
+TEST_CASE(
+    "kernel.memory: the first threads to run touch at most worker_stack more stack each until the "
+    "runtime's total is spent, and release it when they exit",
+    "[mechanism]") {
+  MachineProfile m = zero_machine(4);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 4 * 1024;
+  m.worker_stack = 4 * 1024;
+  m.pool_stack = 12 * 1024;
+  // A pool of 4: three workers take a page each, the fourth finds it spent.
+  const RunResult p = sim::simulate(pool_scenario(m, 4), batch(10, 1ms));
+  CHECK(p.counters.memory_peak == 4 * 8 * 1024 + 4 * 1024 + 12 * 1024);
+  // A pool of 2: a page each, never more than worker_stack per worker.
+  const RunResult two = sim::simulate(pool_scenario(m, 2), batch(10, 1ms));
+  CHECK(two.counters.memory_peak == 2 * 8 * 1024 + 4 * 1024 + 2 * 4 * 1024);
+  // Threads per task one after another: the first takes its page and gives
+  // it back at its exit; the total is spent over the run (a function is
+  // bound once per process), so the next two take a page and later ones none.
+  std::vector<Duration> arrivals;
+  for (int i = 0; i < 10; ++i) arrivals.push_back(i * Duration(10ms));
+  const RunResult seq =
+      sim::simulate(tpt_scenario(m),
+                    make_workload(ArrivalKind::poisson, arrivals, std::vector<Duration>(10, 1ms)));
+  CHECK(seq.counters.threads_peak == 2);
+  CHECK(seq.counters.memory_peak == 8 * 1024 + 4 * 1024 + 4 * 1024);
+  // Ten threads alive at once: three pages in all.
+  const RunResult all = sim::simulate(tpt_scenario(m), batch(10, 1ms));
+  CHECK(all.counters.memory_peak == 10 * 8 * 1024 + 4 * 1024 + 12 * 1024);
+}
+
 TEST_CASE("kernel.cpuset: only the cpuset's CPUs run threads", "[mechanism]") {
   Scenario s = pool_scenario(zero_machine(8), 4);
   s.limits.cpuset = {2, 5};

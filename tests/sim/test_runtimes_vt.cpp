@@ -192,6 +192,36 @@ TEST_CASE("virtual_threads.memory: every live fiber holds fiber_touch", "[runtim
   CHECK(z.counters.memory_peak == 8 * 1024 + 12 * 1024);
 }
 
+TEST_CASE(
+    "virtual_threads.memory: every carrier holds carrier_stack, the other runtimes' stack fields "
+    "apart",
+    "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 4 * 1024;
+  m.carrier_stack = 4 * 1024;
+  m.worker_stack = 1024;  // not the carriers': Boost.Fiber's initialiser deepens each
+  m.pool_stack = m.steal_stack = m.asio_stack = m.loop_stack = 64 * 1024;
+  const Workload w = phased(10, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 3), w);
+  CHECK(r.counters.memory_peak == 3 * 8 * 1024 + 4 * 1024 + 3 * 4 * 1024);
+}
+
+TEST_CASE("event_loop.memory: the loops touch loop_stack in total, worker_stack at most each",
+          "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 4 * 1024;
+  m.worker_stack = 4 * 1024;
+  m.loop_stack = 12 * 1024;
+  m.pool_stack = m.steal_stack = m.asio_stack = 64 * 1024;
+  const Workload w = phased(10, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult two = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
+  CHECK(two.counters.memory_peak == 2 * 8 * 1024 + 4 * 1024 + 2 * 4 * 1024);
+  const RunResult four = sim::simulate(backend_scenario(m, BackendKind::event_loop, 4), w);
+  CHECK(four.counters.memory_peak == 4 * 8 * 1024 + 4 * 1024 + 12 * 1024);
+}
+
 TEST_CASE("event_loop.memory: every task alive in a loop holds loop_task_touch", "[runtime][vt]") {
   MachineProfile m = zero_machine(2);
   m.stack_touch = 8 * 1024;

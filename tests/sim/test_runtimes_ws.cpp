@@ -262,3 +262,26 @@ TEST_CASE("tbb.memory: tbb_arena once, tbb_worker per further worker, tbb_task p
       sim::simulate(backend_scenario(m, BackendKind::work_stealing, 2), batch(100, 1ms));
   CHECK(ws.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024);
 }
+
+TEST_CASE(
+    "work_stealing.memory: its workers touch steal_stack in total, worker_stack at most each, "
+    "oneTBB's none (tbb_arena and tbb_worker hold it)",
+    "[runtime][ws]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 4 * 1024;
+  m.worker_stack = 4 * 1024;
+  m.steal_stack = 8 * 1024;
+  m.pool_stack = m.asio_stack = m.loop_stack = 64 * 1024;
+  m.tbb_arena = 296 * 1024;
+  const RunResult ws =
+      sim::simulate(backend_scenario(m, BackendKind::work_stealing, 3), batch(30, 1ms));
+  CHECK(ws.counters.memory_peak == 3 * 8 * 1024 + 4 * 1024 + 8 * 1024);
+  const RunResult tbb = sim::simulate(backend_scenario(m, BackendKind::tbb, 1), batch(30, 1ms));
+  CHECK(tbb.counters.memory_peak == 8 * 1024 + 296 * 1024);
+  // asio::thread_pool: its own total, not the pool's.
+  m.asio_stack = 4 * 1024;
+  const RunResult asio =
+      sim::simulate(backend_scenario(m, BackendKind::asio_pool, 3), batch(30, 1ms));
+  CHECK(asio.counters.memory_peak == 3 * 8 * 1024 + 4 * 1024 + 4 * 1024);
+}
