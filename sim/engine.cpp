@@ -115,10 +115,14 @@ void Engine::sift_down(std::size_t i, const Entry& last) {
   for (;;) {
     const std::size_t c = 4 * i + 1;
     if (c >= n) break;
-    std::size_t best = c;
-    const std::size_t end = c + 4 < n ? c + 4 : n;
-    for (std::size_t j = c + 1; j < end; ++j)
-      if (before(heap_[j], heap_[best])) best = j;
+    std::size_t best;
+    if (c + 4 <= n) {
+      // Four children: two independent pairs, then their winners.
+      best = earlier(earlier(c, c + 1), earlier(c + 2, c + 3));
+    } else {
+      best = c;
+      for (std::size_t j = c + 1; j < n; ++j) best = earlier(best, j);
+    }
     if (!before(heap_[best], last)) break;
     place(i, heap_[best]);
     i = best;

@@ -111,6 +111,18 @@ class Engine {
   static bool before(const Entry& a, const Entry& b) {
     return a.t < b.t || (a.t == b.t && a.seq < b.seq);
   }
+  // before() without branches, for the heap's choice among children: their
+  // order is random, so a branch there is mispredicted about half the time
+  // (perf put a quarter of a 256-CPU run in that loop).
+  static bool before_nb(const Entry& a, const Entry& b) {
+    return static_cast<bool>(static_cast<int>(a.t < b.t) |
+                             (static_cast<int>(a.t == b.t) & static_cast<int>(a.seq < b.seq)));
+  }
+  // The earlier of heap entries i and j, chosen by arithmetic, not a jump.
+  std::size_t earlier(std::size_t i, std::size_t j) const {
+    const std::size_t take_j = 0 - static_cast<std::size_t>(before_nb(heap_[j], heap_[i]));
+    return i ^ ((i ^ j) & take_j);
+  }
   void place(std::size_t i, const Entry& e) {
     heap_[i] = e;
     slots_[e.slot].pos = static_cast<std::uint32_t>(i);
