@@ -21,7 +21,9 @@
 //    minus the sampler thread's own RUSAGE_THREAD;
 //  - threads_peak: RunContext's live-thread peak (submitter included,
 //    sampler excluded), counted around pthread_create and thread bodies;
-//  - memory_peak: anonymous memory only (stacks, heap): VmHWM at the end less
+//  - memory_peak: anonymous memory only (stacks, heap): the larger of VmHWM
+//    at the end and VmRSS when every task is final but before the backend
+//    stops (its threads' stacks still mapped: see run_repetition), less
 //    the file-backed and shmem pages then mapped (RssFile, RssShmem: code
 //    of the libraries faulted in for the first time in the child, ~0.7 MiB
 //    here), minus RssAnon at the baseline, after the
@@ -418,6 +420,13 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   sampler.begin();
   start_speed_probe();
   ctx.drive_arrivals();
+  // Every task is final and the runtime's threads are still alive: the
+  // resident set now holds every stack they touched. stop() joins them, and
+  // glibc unmaps the stacks its cache (40 MiB) cannot keep; the kernel
+  // brings the high-water mark up to date only at such an unmap, from RSS
+  // counters whose per-CPU parts are folded in batches, so VmHWM read after
+  // it may miss those pages (a pool of 4 workers lost one stack).
+  const Bytes rss_before_stop = status_kib("VmRSS:");
   backend->stop();
   const WorkSample probe = stop_speed_probe();
   // Detached threads (thread-per-task) leave the count at the very end of
@@ -440,7 +449,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.switches_involuntary = u1.involuntary - u0.involuntary - sampler.own.involuntary;
   r.counters.cpu_time = u1.cpu - u0.cpu - sampler.own.cpu;
   r.counters.threads_peak = ctx.peak_threads();
-  r.counters.memory_peak = std::max<Bytes>(0, hwm - file_end - anon0);
+  r.counters.memory_peak = std::max<Bytes>(0, std::max(hwm, rss_before_stop) - file_end - anon0);
   backend->report(r.extra);
   if (!ctx.resources().idle())
     ctx.fail("a permit of a bounded resource was still held (or awaited) at the end of the run");
