@@ -21,12 +21,15 @@
 //    minus the sampler thread's own RUSAGE_THREAD;
 //  - threads_peak: RunContext's live-thread peak (submitter included,
 //    sampler excluded), counted around pthread_create and thread bodies;
-//  - memory_peak: anonymous memory only (stacks, heap): the larger of VmHWM
-//    at the end and VmRSS when every task is final but before the backend
-//    stops (its threads' stacks still mapped: see run_repetition), less
+//  - memory_peak: anonymous memory only (stacks, heap), the larger of two
+//    readings: the anonymous pages counted from the page tables
+//    (smaps_rollup) when every task is final but before the backend stops
+//    (its threads' stacks still mapped), less the same count at the
+//    baseline; and VmHWM at the end (for a peak that lies mid-run, as
+//    thread-per-task's; approximate) less
 //    the file-backed and shmem pages then mapped (RssFile, RssShmem: code
 //    of the libraries faulted in for the first time in the child, ~0.7 MiB
-//    here), minus RssAnon at the baseline, after the
+//    here), minus RssAnon at the baseline. Both baselines are taken after the
 //    sampler thread exists (it is the harness's first thread: the one-time
 //    cost of a process's first extra thread, ~130 KiB here, and the
 //    sampler's reserved series are not the workload's) and after a reset
@@ -65,6 +68,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "real/cgroup.hpp"
@@ -145,6 +149,19 @@ Usage usage(int who) {
   rusage ru{};
   getrusage(who, &ru);
   return Usage{ru.ru_nvcsw, ru.ru_nivcsw, tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)};
+}
+
+// Anonymous memory counted from the page tables (smaps_rollup walks every
+// mapping): exact, unlike RssAnon and VmHWM, which read per-CPU counters
+// that are folded into the total in batches.
+Bytes exact_anon() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  constexpr std::string_view kKey = "Anonymous:";
+  while (std::getline(in, line))
+    if (line.compare(0, kKey.size(), kKey) == 0)
+      return std::atoll(line.c_str() + kKey.size()) * 1024;
+  return 0;
 }
 
 Bytes status_kib(const char* key) {
@@ -414,19 +431,21 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   Sampler sampler(ctx, opt.sample_period);
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
+  const Bytes exact0 = exact_anon();
   backend->start(ctx);
   ctx.set_origin_now();
   const Usage u0 = usage(RUSAGE_SELF);
   sampler.begin();
   start_speed_probe();
   ctx.drive_arrivals();
-  // Every task is final and the runtime's threads are still alive: the
-  // resident set now holds every stack they touched. stop() joins them, and
-  // glibc unmaps the stacks its cache (40 MiB) cannot keep; the kernel
-  // brings the high-water mark up to date only at such an unmap, from RSS
-  // counters whose per-CPU parts are folded in batches, so VmHWM read after
-  // it may miss those pages (a pool of 4 workers lost one stack).
-  const Bytes rss_before_stop = status_kib("VmRSS:");
+  // Every task is final and the runtime's threads are still alive: their
+  // stacks and arenas are mapped with every page they touched. Counted
+  // exactly here (exact_anon): stop() joins the threads and glibc unmaps the
+  // stacks its cache (40 MiB) cannot keep, and VmHWM, read after it, comes
+  // from RSS counters whose per-CPU parts lag by up to a batch of pages per
+  // CPU (a pool of 16 workers: 88 KiB by VmHWM and RssAnon, 204 KiB by the
+  // page tables).
+  const Bytes exact_before_stop = exact_anon();
   backend->stop();
   const WorkSample probe = stop_speed_probe();
   // Detached threads (thread-per-task) leave the count at the very end of
@@ -449,7 +468,10 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.switches_involuntary = u1.involuntary - u0.involuntary - sampler.own.involuntary;
   r.counters.cpu_time = u1.cpu - u0.cpu - sampler.own.cpu;
   r.counters.threads_peak = ctx.peak_threads();
-  r.counters.memory_peak = std::max<Bytes>(0, std::max(hwm, rss_before_stop) - file_end - anon0);
+  // The larger of the exact count before the join (pools, loops, carriers:
+  // their memory only grows during a run) and the high-water mark (a
+  // thread-per-task run's peak lies mid-run; approximate, see above).
+  r.counters.memory_peak = std::max<Bytes>({0, hwm - file_end - anon0, exact_before_stop - exact0});
   backend->report(r.extra);
   if (!ctx.resources().idle())
     ctx.fail("a permit of a bounded resource was still held (or awaited) at the end of the run");
