@@ -17,9 +17,17 @@ namespace poolsim::validate {
 
 int usable_workers() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
+// In double throughout (promote_double<false>): Boost.Math's default
+// promotes to long double, whose erfc_inv tables are built by a static
+// initialiser at start-up, and valgrind's 64-bit emulation of the x87's
+// 80-bit long double overflows there (the profile-guided build runs it, so
+// callgrind aborted). A double quantile is exact to far more digits than
+// the interval is printed with.
 double student_t_975(int dof) {
   if (dof < 1) return 0;
-  return boost::math::quantile(boost::math::students_t(static_cast<double>(dof)), 0.975);
+  using Policy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+  return boost::math::quantile(
+      boost::math::students_t_distribution<double, Policy>(static_cast<double>(dof)), 0.975);
 }
 
 Interval ci95(const MetricStats& s) {
