@@ -74,6 +74,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -176,28 +177,35 @@ double resident_bytes(std::uintptr_t lo, std::uintptr_t hi) {
   ::_exit(0);
 }
 
+// Forks a child that writes its report to the pipe it is given and exits
+// (`child` never returns), and returns all the child wrote once it is gone.
+std::string forked_report(const std::function<void(int fd)>& child) {
+  int p[2];
+  if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+  if (pid == 0) {
+    ::close(p[0]);
+    child(p[1]);
+    ::_exit(1);  // the child functions exit themselves
+  }
+  ::close(p[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return text;
+}
+
 // `reps` forked children, each running `backend` with `threads` threads.
 StackRun stack_run(const std::string& backend, int threads, int reps) {
   StackRun r;
   r.threads = threads;
   for (int rep = 0; rep < reps; ++rep) {
-    int p[2];
-    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-    if (pid == 0) {
-      ::close(p[0]);
-      stack_probe_child(p[1], backend);
-    }
-    ::close(p[1]);
-    std::string text;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
-      text.append(buf, static_cast<std::size_t>(n));
-    ::close(p[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    std::istringstream in(text);
+    std::istringstream in(forked_report([&](int fd) { stack_probe_child(fd, backend); }));
     std::vector<double> stacks;
     for (double b; in >> b;) stacks.push_back(b);
     if (static_cast<int>(stacks.size()) < threads)
@@ -333,23 +341,10 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
   std::vector<double> bytes, per_cpu;
   int arenas = 0, cpus = 0;
   for (int rep = 0; rep < reps; ++rep) {
-    int p[2];
-    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-    if (pid == 0) {
-      ::close(p[0]);
-      arena_probe_child(p[1]);
-    }
-    ::close(p[1]);
-    char buf[128] = {};
-    const ssize_t n = ::read(p[0], buf, sizeof buf - 1);
-    ::close(p[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    const std::string text = forked_report([](int fd) { arena_probe_child(fd); });
     int inherited = 0;
     long b = 0;
-    if (n <= 0 || std::sscanf(buf, "%d %ld %d %d", &inherited, &b, &arenas, &cpus) != 4 ||
+    if (std::sscanf(text.c_str(), "%d %ld %d %d", &inherited, &b, &arenas, &cpus) != 4 ||
         inherited < 0 || cpus < 1)
       throw std::runtime_error("calibrate: the malloc-arena probe failed");
     // Inherited arenas would be reused by the probe's threads (nothing added).

@@ -26,6 +26,13 @@ Workload phased(const std::vector<std::vector<Phase>>& tasks) {
   }
   return w;
 }
+// n tasks of `work` arriving `gap` apart (threads per task then run one
+// after another when gap > work).
+Workload spaced(int n, Duration gap, Duration work) {
+  std::vector<Duration> arrivals;
+  for (int i = 0; i < n; ++i) arrivals.push_back(i * gap);
+  return make_workload(ArrivalKind::poisson, arrivals, std::vector<Duration>(n, work));
+}
 Phase cpu(Duration d) { return {PhaseKind::cpu, 0, d, Duration{0}}; }
 Phase wait(Duration d) { return {PhaseKind::wait, 0, d, Duration{0}}; }
 Phase locked(std::uint32_t lock, Duration hold) {
@@ -348,11 +355,7 @@ TEST_CASE(
   CHECK(t.counters.threads_peak == 11);
   CHECK(t.counters.memory_peak == 10 * 16 * 1024 + 12 * 1024 + 3 * 4 * 1024);
   // 10 threads one after another: each takes the arena the previous one left.
-  std::vector<Duration> arrivals;
-  for (int i = 0; i < 10; ++i) arrivals.push_back(i * Duration(10ms));
-  const RunResult seq =
-      sim::simulate(tpt_scenario(m),
-                    make_workload(ArrivalKind::poisson, arrivals, std::vector<Duration>(10, 1ms)));
+  const RunResult seq = sim::simulate(tpt_scenario(m), spaced(10, 10ms, 1ms));
   CHECK(seq.counters.threads_peak == 2);
   CHECK(seq.counters.memory_peak == 16 * 1024 + 12 * 1024 + 4 * 1024);
 }
@@ -375,11 +378,7 @@ TEST_CASE(
   // Threads per task one after another: the first takes its page and gives
   // it back at its exit; the total is spent over the run (a function is
   // bound once per process), so the next two take a page and later ones none.
-  std::vector<Duration> arrivals;
-  for (int i = 0; i < 10; ++i) arrivals.push_back(i * Duration(10ms));
-  const RunResult seq =
-      sim::simulate(tpt_scenario(m),
-                    make_workload(ArrivalKind::poisson, arrivals, std::vector<Duration>(10, 1ms)));
+  const RunResult seq = sim::simulate(tpt_scenario(m), spaced(10, 10ms, 1ms));
   CHECK(seq.counters.threads_peak == 2);
   CHECK(seq.counters.memory_peak == 8 * 1024 + 4 * 1024 + 4 * 1024);
   // Ten threads alive at once: three pages in all.
