@@ -151,27 +151,21 @@ Usage usage(int who) {
   return Usage{ru.ru_nvcsw, ru.ru_nivcsw, tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)};
 }
 
-// Anonymous memory counted from the page tables (smaps_rollup walks every
-// mapping): exact, unlike RssAnon and VmHWM, which read per-CPU counters
-// that are folded into the total in batches.
-Bytes exact_anon() {
-  std::ifstream in("/proc/self/smaps_rollup");
+// The "KEY: N kB" line of a /proc file, in bytes (0 if absent).
+Bytes proc_kib(const char* path, std::string_view key) {
+  std::ifstream in(path);
   std::string line;
-  constexpr std::string_view kKey = "Anonymous:";
   while (std::getline(in, line))
-    if (line.compare(0, kKey.size(), kKey) == 0)
-      return std::atoll(line.c_str() + kKey.size()) * 1024;
+    if (line.compare(0, key.size(), key) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
   return 0;
 }
 
-Bytes status_kib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(in, line))
-    if (line.compare(0, n, key) == 0) return std::atoll(line.c_str() + n) * 1024;
-  return 0;
-}
+Bytes status_kib(std::string_view key) { return proc_kib("/proc/self/status", key); }
+
+// Anonymous memory counted from the page tables (smaps_rollup walks every
+// mapping): exact, unlike RssAnon and VmHWM, which read per-CPU counters
+// that are folded into the total in batches.
+Bytes exact_anon() { return proc_kib("/proc/self/smaps_rollup", "Anonymous:"); }
 
 void reset_peak_rss() {
   std::ofstream out("/proc/self/clear_refs");
