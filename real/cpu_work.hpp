@@ -7,12 +7,11 @@
 // longer in wall time, exactly as real code would.
 //
 // Calibration: units_per_ns() measures the loop once per process (about
-// 60 ms): seven trials of kTrialUnits iterations (~8 ms, two ticks, each),
-// timed on the thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID, so a
-// preemption during calibration does not skew it), keeping the fastest:
-// every trial spans ticks, so the rate includes what ticks cost a long
-// phase, and a trial slowed by other work is discarded (seven more trials
-// when they disagree by over 15%; see cpu_work.cpp for the history). The result is cached; the
+// 60 ms): the median speed of 1001 trials of ~55 us each on the monotonic
+// clock. Nine trials in ten run between two of the machine's interruptions, so
+// the rate is the loop's undisturbed speed: a `cpu` phase of d is d of work
+// the machine's OS noise then lengthens, as the simulator adds the profile's
+// noise on top of the work (cpu_work.cpp has the history). The result is cached; the
 // runner calibrates in the parent before forking so every repetition uses the same rate, and the
 // lead's `poolsim calibrate` may call calibrate_cpu_work() to record it. Speed probe: while a
 // measured repetition runs, burn() times one phase in kProbeEvery (per thread) of those at least
@@ -37,10 +36,23 @@ struct CpuWorkCalibration {
 
 // Measures the loop now (does not touch the cache).
 CpuWorkCalibration calibrate_cpu_work();
+// The loop's undisturbed speed now, in iterations per ns: the median of
+// `trials` timed ~55 us trials (calibrate_cpu_work uses 1001, the speed
+// canary canary_rate() 301, about 17 ms).
+double undisturbed_rate(int trials);
+double canary_rate();
 // The cached rate, calibrated on first use (thread-safe).
 double units_per_ns();
-// Overrides the cached rate (tests, or a rate read from a machine profile).
+// Overrides the cached rate and makes it the reference (tests, or a rate read
+// from a machine profile).
 void set_units_per_ns(double rate);
+// The reference rate (the profile's, 1x speed), which speeds are relative to.
+double reference_units_per_ns();
+// Sizes `cpu` phases at `speed` times the reference rate: the runner calls it
+// with the speed the canary measured right before a repetition, so that a
+// phase of d is d of undisturbed work at the machine's speed of that minute
+// (real/speed_check.hpp).
+void size_phases_at(double speed);
 
 // Runs `units` iterations of the work loop; returns the chain value so the
 // loop cannot be removed.

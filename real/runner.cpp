@@ -473,7 +473,8 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   if (probe.phases > 0 && probe.cpu_ns > 0) {
     r.speed.during_sampled = true;
     r.speed.during =
-        static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) / units_per_ns();
+        static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) /
+        reference_units_per_ns();
   }
   r.threads_series = std::move(sampler.threads);
   r.runnable_series = std::move(sampler.runnable);
@@ -512,7 +513,13 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
   const RunOptions& ro = s.run;
   for (int attempt = 1;; ++attempt) {
     const double before = wait_for_speed(ro.speed_band, ro.speed_wait, opt.note);
+    // The phases of this repetition are sized at the speed just measured: a
+    // `cpu` phase of d is d of undisturbed work on the machine as it runs now
+    // (this VM's speed drifts by a few percent between minutes, and under a
+    // quota near the load that moves throttling by tens of percent).
+    size_phases_at(before);
     RunResult r = run_in_child(s, w, opt, rep);
+    size_phases_at(1.0);
     r.speed.measured = true;
     r.speed.before = before;
     r.speed.after = canary_speed();

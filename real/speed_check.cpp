@@ -3,9 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -13,29 +10,8 @@
 #include "real/cpu_work.hpp"
 
 namespace poolsim::real {
-namespace {
 
-// 2^20 iterations: ~2 ms here (0.52 iterations/ns), long enough that the
-// clock reads and a tick's interrupt are a small part of it, short enough
-// that three trials before and after each repetition cost ~12 ms of CPU.
-constexpr std::uint64_t kCanaryUnits = std::uint64_t{1} << 20;
-constexpr int kCanaryTrials = 3;
-std::atomic<std::uint64_t> g_sink{0};
-
-}  // namespace
-
-double canary_speed() {
-  const double rate = units_per_ns();
-  std::array<double, kCanaryTrials> speeds{};
-  for (double& s : speeds) {
-    const std::int64_t t0 = thread_cpu_clock_ns();
-    g_sink.fetch_xor(burn_units(kCanaryUnits), std::memory_order_relaxed);
-    const std::int64_t dt = std::max<std::int64_t>(1, thread_cpu_clock_ns() - t0);
-    s = static_cast<double>(kCanaryUnits) / static_cast<double>(dt) / rate;
-  }
-  std::sort(speeds.begin(), speeds.end());
-  return speeds[kCanaryTrials / 2];
-}
+double canary_speed() { return canary_rate() / reference_units_per_ns(); }
 
 bool within_band(double speed, double band) { return std::fabs(speed - 1.0) <= band; }
 

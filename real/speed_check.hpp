@@ -11,13 +11,19 @@
 //
 // Mechanism:
 // - canary_speed(): the work loop's speed now, as a fraction of the rate the
-//   phases are sized with (units_per_ns()): the median of three 2^20-iteration
-//   trials (~2 ms each here) on the thread's CPU clock, so time the thread
-//   spends preempted or throttled does not count, only a slower CPU does.
+//   machine profile states (reference_units_per_ns()), measured as that rate
+//   is: the median of 301 trials of ~55 us (cpu_work's undisturbed_rate), so
+//   time the thread spends preempted, throttled or interrupted does not
+//   count, only a slower CPU does (1.00x on a machine as calibrated).
 // - The runner measures it in the parent right before a repetition (waiting,
-//   up to run.speed_wait, for the machine to come back within the band) and
-//   right after it; during it, cpu_work's speed probe times a sample of the
-//   repetition's own `cpu` phases (about one in eight of those over ~60 us).
+//   up to run.speed_wait, for the machine to come back within the band),
+//   sizes that repetition's `cpu` phases at the speed it found (a drift of a
+//   few percent within the band would otherwise shorten or lengthen every
+//   task), and measures it again right after it; during it, cpu_work's speed probe times a sample of the
+//   repetition's own `cpu` phases (about one in eight of those over ~60 us)
+//   on the thread CPU clock, which counts the OS noise this kernel charges to
+//   the interrupted thread: it reads a few percent below 1 on a noisy VM
+//   (about 0.95x here).
 // - A repetition is within the band when all three figures are within
 //   1 +- run.speed_band (default 25%: the canary's own spread here is a few
 //   percent, the slowdowns seen are 4-6x). One outside it is run again, up
@@ -38,7 +44,7 @@
 namespace poolsim::real {
 
 // The work loop's speed now relative to the calibrated rate (1 = as
-// calibrated); about 6 ms of this thread's CPU.
+// calibrated); about 17 ms of this thread's CPU.
 double canary_speed();
 
 // Whether a speed figure lies within 1 +- band.

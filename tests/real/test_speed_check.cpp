@@ -94,3 +94,43 @@ TEST_CASE("speed_check.runner: a repetition at the calibrated speed passes at it
     REQUIRE(r.speed.before > 0);
   }
 }
+
+TEST_CASE("speed_check.reference: phases are sized relative to the profile's rate",
+          "[real][speed]") {
+  RateGuard guard;
+  set_units_per_ns(0.5);
+  REQUIRE(units_per_ns() == 0.5);
+  REQUIRE(reference_units_per_ns() == 0.5);
+  size_phases_at(1.2);
+  REQUIRE(units_per_ns() == 0.5 * 1.2);
+  REQUIRE(reference_units_per_ns() == 0.5);  // speeds stay relative to the profile
+  size_phases_at(1.0);
+  REQUIRE(units_per_ns() == 0.5);
+}
+
+TEST_CASE(
+    "speed_check.runner: a repetition's phases are sized at the speed measured before it, not "
+    "at the profile's",
+    "[real][speed]") {
+  RateGuard guard;
+  // A profile that says the loop is 1.3x faster than it is (a machine now
+  // 0.77x as fast as calibrated, inside the 25% band): sized at the profile's
+  // rate every phase would do 1.3x the work; sized at the measured speed, the
+  // CPU time stays near the work.
+  set_units_per_ns(guard.saved * 1.3);
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 80}\n  task: [{cpu: 500us}]\n"
+      "backend: {kind: pool, threads: 1}\n"
+      "run: {reps: 1, warmup: 0, speed_retries: 0, speed_wait: 0s}\n",
+      /*default_run=*/false);
+  const Workload w = generate_workload(s);
+  const auto reps = run_scenario(s, w, RealOptions{});
+  REQUIRE(reps.size() == 1);
+  const RunResult& r = reps[0];
+  REQUIRE(r.speed.before < 0.9);
+  const double work = to_seconds(w.total_work);  // 40 ms
+  // OS noise charged to the thread adds a few percent (5-8% on this VM);
+  // 1.3x of the work would be 52 ms.
+  REQUIRE(to_seconds(r.counters.cpu_time) < 1.17 * work);
+  REQUIRE(to_seconds(r.counters.cpu_time) > 0.9 * work);
+}
