@@ -94,10 +94,9 @@ double undisturbed_rate(int trials) {
   for (int i = 0; i < trials; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     g_sink.fetch_xor(burn_units(kTrialUnits), std::memory_order_relaxed);
-    const auto dt = std::max<std::int64_t>(
-        1, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                                t0)
-               .count());
+    const auto dt = std::max<std::int64_t>(1, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::steady_clock::now() - t0)
+                                                  .count());
     rates.push_back(static_cast<double>(kTrialUnits) / static_cast<double>(dt));
   }
   const auto mid = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);

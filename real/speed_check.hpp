@@ -19,11 +19,10 @@
 //   up to run.speed_wait, for the machine to come back within the band),
 //   sizes that repetition's `cpu` phases at the speed it found (a drift of a
 //   few percent within the band would otherwise shorten or lengthen every
-//   task), and measures it again right after it; during it, cpu_work's speed probe times a sample of the
-//   repetition's own `cpu` phases (about one in eight of those over ~60 us)
-//   on the thread CPU clock, which counts the OS noise this kernel charges to
-//   the interrupted thread: it reads a few percent below 1 on a noisy VM
-//   (about 0.95x here).
+//   task), and measures it again right after it; during it, cpu_work's speed probe times a sample
+//   of the repetition's own `cpu` phases (about one in eight of those over ~60 us) on the thread
+//   CPU clock, which counts the OS noise this kernel charges to the interrupted thread: it reads a
+//   few percent below 1 on a noisy VM (about 0.95x here).
 // - A repetition is within the band when all three figures are within
 //   1 +- run.speed_band (default 25%: the canary's own spread here is a few
 //   percent, the slowdowns seen are 4-6x). One outside it is run again, up
