@@ -70,6 +70,16 @@ Distribution::Distribution(Variant v) : v_(std::move(v)) {
     throw std::invalid_argument("empirical distribution has no samples");
 }
 
+Duration lognormal_median_of(Duration mean, Duration p99) {
+  if (mean.count() <= 0 || p99 <= mean)
+    throw std::invalid_argument("lognormal_median_of needs 0 < mean < p99");
+  const double k = std::log(ns(p99) / ns(mean));
+  const double disc = kZ99 * kZ99 - 2 * k;
+  const double sigma = disc > 0 ? kZ99 - std::sqrt(disc) : kZ99;
+  const double median = ns(p99) / std::exp(kZ99 * sigma);
+  return Duration{std::clamp<std::int64_t>(std::llround(median), 1, p99.count() - 1)};
+}
+
 Distribution Distribution::lognormal(Duration median, Duration p99) {
   return Distribution(LognormalDist{median, p99});
 }

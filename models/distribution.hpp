@@ -76,4 +76,11 @@ inline constexpr double kZ99 = 2.3263478740408408;
 // by one Halley step; |error| < 1e-12).
 double normal_quantile(double p);
 
+// The median of the lognormal with this mean and 99th percentile
+// (mean < p99): sigma is the smaller root of sigma^2/2 - z99 sigma +
+// ln(p99/mean) = 0, so mean = median e^(sigma^2/2) exactly. A p99 beyond
+// e^(z99^2/2) = 14.9 means lies past every lognormal's reach; sigma = z99,
+// the one of that p99 with the least mean, is taken.
+Duration lognormal_median_of(Duration mean, Duration p99);
+
 }  // namespace poolsim

@@ -63,10 +63,13 @@ struct MachineProfile {
   // interruption takes a lognormal stolen time (median, p99) from the thread
   // running there, and a share noise_preempt of them are switches to another
   // task (an involuntary switch of that thread). noise_interval 0 = no noise
-  // (idealised machines).
+  // (idealised machines). noise_mean, when measured (not 0), replaces the
+  // median: the lognormal then has the measured mean and p99 (the stolen
+  // times here are bimodal, and the mean is what a busy CPU loses).
   Duration noise_interval{};
   Duration noise_median{};
   Duration noise_p99{};
+  Duration noise_mean{};
   double noise_preempt = 0;
   // The share of that stolen time the kernel charges to the interrupted
   // thread anyway: its CPU time (getrusage, cpu_utilization). A kernel

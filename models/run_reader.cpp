@@ -11,7 +11,7 @@ using yaml::Val;
 RunOptions read_run(const Val& v) {
   MapReader r(v,
               {"reps", "warmup", "timeout", "max_threads", "max_events", "speed_band",
-               "speed_retries", "speed_wait"},
+               "speed_drift", "speed_retries", "speed_wait"},
               "run options");
   RunOptions o;
   constexpr auto kIntMax = std::numeric_limits<int>::max();
@@ -31,6 +31,11 @@ RunOptions read_run(const Val& v) {
     o.speed_band = yaml::fraction(*x);
     if (o.speed_band <= 0 || o.speed_band >= 1)
       x->fail("run.speed_band must be between 0% and 100%");
+  }
+  if (auto x = r.get("speed_drift")) {
+    o.speed_drift = yaml::fraction(*x);
+    if (o.speed_drift <= 0 || o.speed_drift >= 1)
+      x->fail("run.speed_drift must be between 0% and 100%");
   }
   if (auto x = r.get("speed_retries"))
     o.speed_retries = static_cast<int>(yaml::integer(*x, 0, 10, "run.speed_retries"));

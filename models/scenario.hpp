@@ -227,7 +227,11 @@ struct RunOptions {
   // a repetition whose work loop ran outside 1 +- speed_band of its
   // calibrated speed is run again, up to speed_retries more times, after
   // waiting up to speed_wait for the machine to come back within the band.
+  // Its phases are sized at the speed measured right before it, so one
+  // whose canaries before and after differ by more than speed_drift (the
+  // machine's speed moved during it) is run again too.
   double speed_band = 0.25;
+  double speed_drift = 0.10;
   int speed_retries = 2;
   Duration speed_wait = std::chrono::seconds(20);
 };

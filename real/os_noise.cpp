@@ -134,6 +134,7 @@ OsNoise measure_os_noise(Duration window) {
     n.preempt = std::min(1.0, static_cast<double>(n.switches) / static_cast<double>(n.events));
     Duration stolen{0};
     for (Duration d : n.stolen) stolen += d;
+    n.mean = Duration{stolen.count() / n.events};
     n.charged = std::clamp(1.0 - static_cast<double>(uncharged) /
                                      static_cast<double>(std::max<std::int64_t>(stolen.count(), 1)),
                            0.0, 1.0);

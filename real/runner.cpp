@@ -523,12 +523,16 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
     r.speed.before = before;
     r.speed.after = canary_speed();
     r.speed.attempts = attempt;
-    if (within_band(r.speed, ro.speed_band)) return r;
+    const bool in_band = within_band(r.speed, ro.speed_band);
+    if (in_band && steady(r.speed, ro.speed_drift)) return r;
     const bool last = attempt > ro.speed_retries;
     if (opt.note)
-      opt.note(fmt::format("{} ran outside {:.0f}% of the calibrated speed ({}): {}", label,
-                           ro.speed_band * 100, describe_speed(r.speed),
-                           last ? "marked disturbed" : "running it again"));
+      opt.note(fmt::format(
+          "{} {} ({}): {}", label,
+          in_band
+              ? fmt::format("changed speed by more than {:.0f}% while it ran", ro.speed_drift * 100)
+              : fmt::format("ran outside {:.0f}% of the calibrated speed", ro.speed_band * 100),
+          describe_speed(r.speed), last ? "marked disturbed" : "running it again"));
     if (last) {
       r.speed.disturbed = true;
       return r;

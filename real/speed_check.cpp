@@ -20,6 +20,10 @@ bool within_band(const SpeedCheck& s, double band) {
          (!s.during_sampled || within_band(s.during, band));
 }
 
+bool steady(const SpeedCheck& s, double drift) {
+  return s.before > 0 && std::fabs(s.after / s.before - 1.0) <= drift;
+}
+
 double wait_for_speed(double band, Duration limit,
                       const std::function<void(const std::string&)>& note) {
   double speed = canary_speed();

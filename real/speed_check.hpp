@@ -25,9 +25,13 @@
 //   few percent below 1 on a noisy VM (about 0.95x here).
 // - A repetition is within the band when all three figures are within
 //   1 +- run.speed_band (default 25%: the canary's own spread here is a few
-//   percent, the slowdowns seen are 4-6x). One outside it is run again, up
-//   to run.speed_retries more times; if the last attempt is still outside it
-//   is kept and marked `disturbed`, and no verdict is drawn from the run.
+//   percent, the slowdowns seen are 4-6x) and it was steady: the canary
+//   after it within 1 +- run.speed_drift (10%) of the one before, at whose
+//   speed its phases were sized (a VM that slowed by 22% at the end of one
+//   repetition had the next one's phases sized 23% short when it recovered).
+//   One outside either is run again, up to run.speed_retries more times; if
+//   the last attempt still is, it is kept and marked `disturbed`, and no
+//   verdict is drawn from the run.
 // Left out: a slowdown shorter than a repetition that hits no sampled phase
 // and neither canary goes unseen; a workload without `cpu` phases of 60 us or
 // more is checked by the two canaries only.
@@ -50,6 +54,10 @@ double canary_speed();
 bool within_band(double speed, double band);
 // Whether every figure of a checked repetition lies within the band.
 bool within_band(const SpeedCheck& s, double band);
+// Whether the machine kept its speed through a checked repetition: the
+// canary after it within 1 +- drift of the one before it (its phases were
+// sized at the one before).
+bool steady(const SpeedCheck& s, double drift);
 
 // Waits (sleeping 1 s between canaries) until the canary is within the band
 // or `limit` has passed; returns the last canary. `note` hears one line when

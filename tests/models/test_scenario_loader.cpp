@@ -1103,7 +1103,8 @@ TEST_CASE("loader_errors: run and tolerance", "[loader][errors]") {
     CHECK_SCENARIO_ERROR(
         error_of(base + "run: fast\n"), "t.yaml:6:6", "run",
         "expected run options (a map with keys reps, warmup, timeout, "
-        "max_threads, max_events, speed_band, speed_retries, speed_wait), got 'fast'");
+        "max_threads, max_events, speed_band, speed_drift, speed_retries, speed_wait), got "
+        "'fast'");
   }
 }
 

@@ -134,3 +134,17 @@ TEST_CASE(
   REQUIRE(to_seconds(r.counters.cpu_time) < 1.17 * work);
   REQUIRE(to_seconds(r.counters.cpu_time) > 0.9 * work);
 }
+
+TEST_CASE("speed_check.steady: the canary after a repetition within the drift of the one before",
+          "[real][speed]") {
+  SpeedCheck c;
+  c.measured = true;
+  c.before = 0.774;  // 2026-12-01 21:47: the VM slowed at the end of the previous repetition
+  c.after = 0.996;   // and recovered during this one, whose phases were sized at 0.774
+  REQUIRE(within_band(c, 0.25));
+  REQUIRE_FALSE(steady(c, 0.10));
+  c.after = 0.80;
+  REQUIRE(steady(c, 0.10));
+  c.before = 0;  // not measured
+  REQUIRE_FALSE(steady(c, 0.10));
+}
