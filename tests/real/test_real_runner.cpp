@@ -257,6 +257,33 @@ TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[re
           spans_bytes / 2);
 }
 
+TEST_CASE(
+    "runner.memory: the sampler's series are not the workload's: memory_peak does not grow "
+    "with the run's length",
+    "[real][runner]") {
+  // The sampler records a point each time the running count changes (up to
+  // one a millisecond, 16 bytes each). Its storage was reserved, not
+  // written, before the baseline, so its pages faulted in during the run and
+  // were counted: +44 KiB over 10 s of a 4-worker pool at 500 tasks/s.
+  const auto peak = [](int count) {
+    const Scenario s = scenario(
+        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
+            "}\n  task: [{cpu: {dist: exponential, mean: 200us}}]\n"
+            "backend: {kind: pool, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
+        /*default_run=*/false);
+    RealOptions opt;
+    opt.sample_period = 250us;  // up to 4 points a millisecond: a clear signal in 2 s
+    const auto reps = run_scenario(s, generate_workload(s), opt);
+    return static_cast<long long>(reps.front().counters.memory_peak);
+  };
+  const long long brief = peak(300), long_run = peak(4000);  // 0.15 s and 2 s
+  INFO("memory_peak 300 tasks " << brief << " B, 4000 tasks " << long_run << " B");
+  // Two seconds of changes at up to four a millisecond would add up to
+  // ~128 KiB; a page or two moves between runs (which worker binds a
+  // library function first).
+  REQUIRE(long_run - brief < 16 * 1024);
+}
+
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
   RunResult r;
   r.mode = "measured";
