@@ -272,7 +272,8 @@ TEST_CASE(
             "backend: {kind: pool, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
         /*default_run=*/false);
     RealOptions opt;
-    opt.sample_period = 250us;  // up to 4 points a millisecond: a clear signal in 2 s
+    opt.sample_period =
+        std::chrono::microseconds(250);  // up to 4 points a millisecond: a clear signal in 2 s
     const auto reps = run_scenario(s, generate_workload(s), opt);
     return static_cast<long long>(reps.front().counters.memory_peak);
   };
