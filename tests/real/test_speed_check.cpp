@@ -21,6 +21,16 @@ struct RateGuard {
   ~RateGuard() { set_units_per_ns(saved); }
 };
 
+// A batch of 40 tasks of `cpu` on a pool, one measured repetition with the
+// speed check's retries as given and no waiting.
+Scenario batch_of_40(const std::string& cpu, int threads, int retries) {
+  return scenario("workload:\n  arrival: {kind: batch, count: 40}\n  task: [{cpu: " + cpu +
+                      "}]\nbackend: {kind: pool, threads: " + std::to_string(threads) +
+                      "}\nrun: {reps: 1, warmup: 0, speed_retries: " + std::to_string(retries) +
+                      ", speed_wait: 0s}\n",
+                  /*default_run=*/false);
+}
+
 }  // namespace
 
 TEST_CASE("speed_check.canary: the loop at its calibrated rate reads about 1x", "[real][speed]") {
@@ -57,11 +67,7 @@ TEST_CASE(
   // Pretend the loop was calibrated three times faster than it runs: every
   // phase then runs at 0.33x of "its" speed, as in a slowed vCPU's minute.
   set_units_per_ns(guard.saved * 3);
-  const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 40}\n  task: [{cpu: 300us}]\n"
-      "backend: {kind: pool, threads: 2}\n"
-      "run: {reps: 1, warmup: 0, speed_retries: 1, speed_wait: 0s}\n",
-      /*default_run=*/false);
+  const Scenario s = batch_of_40("300us", 2, 1);
   const Workload w = generate_workload(s);
   RealOptions opt;
   int notes = 0;
@@ -118,11 +124,7 @@ TEST_CASE(
   // rate every phase would do 1.3x the work; sized at the measured speed, the
   // CPU time stays near the work.
   set_units_per_ns(guard.saved * 1.3);
-  const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 40}\n  task: [{cpu: 4ms}]\n"
-      "backend: {kind: pool, threads: 1}\n"
-      "run: {reps: 1, warmup: 0, speed_retries: 0, speed_wait: 0s}\n",
-      /*default_run=*/false);
+  const Scenario s = batch_of_40("4ms", 1, 0);
   const Workload w = generate_workload(s);
   const auto reps = run_scenario(s, w, RealOptions{});
   REQUIRE(reps.size() == 1);
