@@ -27,10 +27,11 @@ std::string speed_lines(const std::vector<RunResult>& reps) {
   for (std::size_t i = 0; i < reps.size(); ++i) {
     const SpeedCheck& s = reps[i].speed;
     if (!s.measured || (s.attempts <= 1 && !s.disturbed)) continue;
-    out += fmt::format("machine speed: repetition {} {} ({})\n", i + 1,
-                       s.disturbed ? "was disturbed, left out of the verdict"
-                                   : "was run again until the machine ran at its calibrated speed",
-                       real::describe_speed(s));
+    out += fmt::format(
+        "machine speed: repetition {} {} ({})\n", i + 1,
+        s.disturbed ? "was disturbed, left out of the verdict"
+                    : "was run again until the machine ran at its calibrated speed and held it",
+        real::describe_speed(s));
   }
   return out;
 }

@@ -35,7 +35,7 @@ TEST_CASE("speed_report: disturbed repetitions are left out, the others give the
           "machine speed: repetition 2 was disturbed, left out of the verdict (before 1.00x, "
           "during 0.27x, after 1.00x, 3 attempts)\n"
           "machine speed: repetition 3 was run again until the machine ran at its calibrated "
-          "speed (before 1.00x, during 1.00x, after 1.00x, 2 attempts)\n");
+          "speed and held it (before 1.00x, during 1.00x, after 1.00x, 2 attempts)\n");
   const auto j = speed_json(reps);
   REQUIRE(j.size() == 3);
   REQUIRE(j[1]["disturbed"] == true);
