@@ -99,12 +99,14 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
                     << "backend " << validate::backend_json(s.backend).dump() << ", machine '"
                     << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n\n";
         std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
-                  << validate::speed_lines(measured);
+                  << validate::speed_lines(measured)
+                  << validate::noise_line(validate::noise_report(measured, s.machine));
       }
       if (!cf.json.empty()) {
         auto j = validate::comparison_json(s, cmp);
         j["warnings"] = validate::warnings_json(warnings);
         j["machine_speed"] = validate::speed_json(measured);
+        j["machine_noise"] = validate::noise_json(validate::noise_report(measured, s.machine));
         validate::write_json(cf.json, j);
       }
       if (!flags->trace_dir.empty()) {

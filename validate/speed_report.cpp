@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "real/speed_check.hpp"
+#include "sim/noise.hpp"
 
 namespace poolsim::validate {
 
@@ -52,6 +53,38 @@ nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps) {
     arr.push_back(e);
   }
   return arr;
+}
+
+NoiseReport noise_report(const std::vector<RunResult>& reps, const MachineProfile& m) {
+  NoiseReport n;
+  const double share = sim::noise_share(m) * m.noise_charged;
+  n.profile_loss = share / (1 + share);
+  double sum = 0;
+  for (const RunResult& r : reps) {
+    const SpeedCheck& s = r.speed;
+    if (!s.measured || s.disturbed || !s.during_sampled || s.before <= 0) continue;
+    sum += 1 - s.during / s.before;
+    ++n.reps;
+  }
+  if (n.reps > 0) n.measured_loss = sum / n.reps;
+  return n;
+}
+
+std::string noise_line(const NoiseReport& n) {
+  if (n.reps == 0) return "";
+  return fmt::format(
+      "machine noise: the sampled cpu phases lost {:.1f}% of their CPU time to interruptions "
+      "(mean of {} repetition{}); the profile's OS noise predicts {:.1f}%\n",
+      n.measured_loss * 100, n.reps, n.reps == 1 ? "" : "s", n.profile_loss * 100);
+}
+
+nlohmann::ordered_json noise_json(const NoiseReport& n) {
+  if (n.reps == 0) return nullptr;
+  nlohmann::ordered_json j;
+  j["measured_loss"] = n.measured_loss;
+  j["profile_loss"] = n.profile_loss;
+  j["repetitions"] = n.reps;
+  return j;
 }
 
 }  // namespace poolsim::validate

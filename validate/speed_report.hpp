@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/machine.hpp"
 #include "models/result.hpp"
 
 namespace poolsim::validate {
@@ -34,5 +35,25 @@ std::string speed_lines(const std::vector<RunResult>& reps);
 // [{"before", "during", "after", "attempts", "disturbed"}] per repetition
 // ("during" null when no phase was sampled).
 nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps);
+
+// The machine's OS noise during the measurement against the profile's. The
+// speed probe times sampled `cpu` phases on the thread CPU clock, which
+// counts the interruptions this kernel charges to the thread; the canary
+// before a repetition times the loop between interruptions. So 1 - during /
+// before is the share of a phase's CPU time the interruptions took. The
+// profile's noise predicts c s / (1 + c s), s its stolen share of a busy CPU
+// (sim::noise_share) and c its noise_charged. A gap between the two is a
+// machine noisier (or quieter) than when it was calibrated: near a CPU quota
+// it moves throttling by tens of percent (docs/containers.md).
+struct NoiseReport {
+  int reps = 0;              // undisturbed repetitions with sampled phases
+  double measured_loss = 0;  // mean of 1 - during / before over them
+  double profile_loss = 0;   // what the machine profile's noise predicts
+};
+NoiseReport noise_report(const std::vector<RunResult>& reps, const MachineProfile& m);
+// One line for the terminal (empty when no repetition had sampled phases).
+std::string noise_line(const NoiseReport& n);
+// {"measured_loss", "profile_loss", "repetitions"}, null when none.
+nlohmann::ordered_json noise_json(const NoiseReport& n);
 
 }  // namespace poolsim::validate

@@ -65,3 +65,27 @@ TEST_CASE("speed_report: a disturbed comparison has no verdict in any row", "[sp
               "verdict: disturbed (the machine did not run at its calibrated speed") !=
           std::string::npos);
 }
+
+TEST_CASE("speed_report.noise: the phases' loss to interruptions against the profile's noise",
+          "[speed]") {
+  MachineProfile m;
+  m.noise_interval = std::chrono::milliseconds(1);
+  m.noise_median = std::chrono::microseconds(40);
+  m.noise_p99 = std::chrono::microseconds(40);  // every interruption 40 us: 4% of a busy CPU
+  m.noise_charged = 1.0;
+  // Phases at 0.93x and 0.95x of the loop's undisturbed speed (this VM at
+  // 21:13 UTC: 0.92-0.93x, before 1.03-1.04x and during 0.95-0.96x).
+  std::vector<RunResult> reps = {rep(false, 1, 0.93), rep(false, 1, 0.95), rep(true, 3, 0.27)};
+  const NoiseReport n = noise_report(reps, m);
+  REQUIRE(n.reps == 2);  // the disturbed one is left out
+  REQUIRE(n.measured_loss == Approx(0.06));
+  REQUIRE(n.profile_loss == Approx(0.04 / 1.04));
+  REQUIRE(noise_line(n) ==
+          "machine noise: the sampled cpu phases lost 6.0% of their CPU time to interruptions "
+          "(mean of 2 repetitions); the profile's OS noise predicts 3.8%\n");
+  REQUIRE(noise_json(n)["repetitions"] == 2);
+  reps[0].speed.during_sampled = false;
+  reps[1].speed.during_sampled = false;
+  REQUIRE(noise_line(noise_report(reps, m)).empty());
+  REQUIRE(noise_json(noise_report(reps, m)).is_null());
+}
