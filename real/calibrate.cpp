@@ -165,7 +165,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   // The experiments above pinned this thread; the spinners take every CPU.
   unpin_self(cpus);
   for (Measurement& m :
-       measure_noise(opt.quick ? std::chrono::seconds(1) : std::chrono::seconds(5)))
+       measure_noise(opt.quick ? std::chrono::seconds(3) : std::chrono::seconds(10)))
     ms.push_back(std::move(m));
   {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)
     std::ifstream f("/proc/sys/kernel/sched_cfs_bandwidth_slice_us");
