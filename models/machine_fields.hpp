@@ -173,14 +173,14 @@ inline constexpr MachineField kMachineFields[] = {
      "fixed-work-quantum spinners on every CPU at once: busy time / interrupted quanta"},
     {"noise_median", &MachineProfile::noise_median, FieldPresence::from_default, kCostRange,
      "time an OS interruption takes from the running thread: median",
-     "the same benchmark: median excess of an interrupted quantum over the fastest one"},
+     "the same benchmark: median excess of an interrupted quantum over its CPU's 10th percentile quantum"},
     {"noise_p99", &MachineProfile::noise_p99, FieldPresence::from_default, kCostRange,
      "time an OS interruption takes from the running thread: 99th percentile",
      "the same benchmark: 99th percentile of those excesses"},
     {"noise_mean", &MachineProfile::noise_mean, FieldPresence::from_default, kCostRange,
      "time an OS interruption takes from the running thread: mean (0 = not measured: the "
      "median and p99 set the distribution)",
-     "the same benchmark: mean excess of an interrupted quantum over the fastest one"},
+     "the same benchmark: every quantum's excess over its CPU's 10th percentile quantum, per interruption"},
     {"noise_preempt", &MachineProfile::noise_preempt, FieldPresence::from_default, kFractionRange,
      "share of OS interruptions that switch to another task (an involuntary switch)",
      "the spinners' involuntary switches (getrusage) over their interrupted quanta"},
@@ -189,7 +189,8 @@ inline constexpr MachineField kMachineFields[] = {
      "the spinners' thread CPU clocks against the wall over the same benchmark: 1 - (wall - CPU) / stolen"},
     {"work_loop", &MachineProfile::work_loop, FieldPresence::from_default, kCostRange,
      "thread CPU time of 2^20 iterations of the loop that runs cpu phases (0 = calibrate each run)",
-     "the median of 1001 trials of ~55 us of the loop on the monotonic clock (its undisturbed "
+     "the 90th percentile speed of 1001 trials of ~55 us of the loop on the monotonic clock (its "
+     "undisturbed "
      "speed), scaled to 2^20 iterations"},
     {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default, kPeriodRange,
      "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",

@@ -105,7 +105,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(summarize("cores", {static_cast<double>(cpus)}, "online CPUs (sysconf)"));
   ms.push_back(summarize(
       "work_loop", {static_cast<double>(kWorkLoopUnits) / loop.units_per_ns * 1e-9},
-      fmt::format("median of {} ~55 us trials of the loop (its undisturbed speed), scaled to "
+      fmt::format("90th percentile speed of {} ~55 us trials of the loop (undisturbed), scaled to "
                   "2^20 iterations",
                   loop.trials)));
   // Memory first: a forked child inherits the stacks and malloc arenas of

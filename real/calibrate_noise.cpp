@@ -27,8 +27,9 @@ std::vector<Measurement> measure_noise(Duration window) {
   }
   out.push_back(med);
   out.push_back(summarize("noise_p99", {to_seconds(n.p99)}, "99th percentile of the same"));
-  out.push_back(summarize("noise_mean", {to_seconds(n.mean)},
-                          "mean of the same (the share of a busy CPU lost: mean / interval)"));
+  out.push_back(summarize(
+      "noise_mean", {to_seconds(n.mean)},
+      "every quantum's excess over its CPU's p10, per interruption (lost share: mean / interval)"));
   out.push_back(summarize("noise_preempt", {n.preempt},
                           "involuntary switches of the spinners / interrupted quanta"));
   out.push_back(summarize(

@@ -7,7 +7,7 @@
 // longer in wall time, exactly as real code would.
 //
 // Calibration: units_per_ns() measures the loop once per process (about
-// 60 ms): the median speed of 1001 trials of ~55 us each on the monotonic
+// 60 ms): the 90th percentile speed of 1001 trials of ~55 us each on the monotonic
 // clock. Nine trials in ten run between two of the machine's interruptions, so
 // the rate is the loop's undisturbed speed: a `cpu` phase of d is d of work
 // the machine's OS noise then lengthens, as the simulator adds the profile's
@@ -36,7 +36,7 @@ struct CpuWorkCalibration {
 
 // Measures the loop now (does not touch the cache).
 CpuWorkCalibration calibrate_cpu_work();
-// The loop's undisturbed speed now, in iterations per ns: the median of
+// The loop's undisturbed speed now, in iterations per ns: the 90th percentile speed of
 // `trials` timed ~55 us trials (calibrate_cpu_work uses 1001, the speed
 // canary canary_rate() 301, about 17 ms).
 double undisturbed_rate(int trials);

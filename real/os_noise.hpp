@@ -37,13 +37,13 @@ struct OsNoise {
   Duration window{};             // measured busy time per CPU
   int cpus = 0;                  // spinners (one per CPU this process may use)
   std::int64_t quanta = 0;       // quanta timed, all CPUs
-  Duration quantum{};            // the undisturbed quantum (median over CPUs of each one's fastest)
+  Duration quantum{};            // the undisturbed quantum (median over CPUs of each one's p10)
   std::int64_t events = 0;       // interrupted quanta, all CPUs
   std::int64_t switches = 0;     // involuntary switches of the spinners, all CPUs
   Duration interval{};           // mean busy time between interruptions of one CPU (0: none seen)
   Duration median{};             // stolen time per interruption: median
   Duration p99{};                //   and 99th percentile
-  Duration mean{};               //   and mean
+  Duration mean{};               // every quantum's excess over its CPU's p10, per interruption
   double preempt = 0;            // share of interruptions that were switches to another task
   double charged = 0;            // share of the stolen time the spinners' CPU clocks counted
   std::vector<Duration> stolen;  // every interruption's stolen time (for reports and tests)

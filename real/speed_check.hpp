@@ -12,7 +12,7 @@
 // Mechanism:
 // - canary_speed(): the work loop's speed now, as a fraction of the rate the
 //   machine profile states (reference_units_per_ns()), measured as that rate
-//   is: the median of 301 trials of ~55 us (cpu_work's undisturbed_rate), so
+//   is: the fastest tenth of 301 trials of ~55 us (cpu_work's undisturbed_rate), so
 //   time the thread spends preempted, throttled or interrupted does not
 //   count, only a slower CPU does (1.00x on a machine as calibrated).
 // - The runner measures it in the parent right before a repetition (waiting,
