@@ -108,7 +108,7 @@ OsNoise measure_os_noise(Duration window) {
   OsNoise n;
   n.window = window;
   n.cpus = static_cast<int>(cpus.size());
-  std::vector<Duration> fastest;
+  std::vector<Duration> undisturbed;  // each CPU's 10th percentile quantum
   Duration busy{0};
   std::int64_t uncharged = 0;  // wall time the spinners' CPU clocks did not count
   Duration all_excess{0};      // every quantum's excess, interrupted or not
@@ -120,7 +120,7 @@ OsNoise measure_os_noise(Duration window) {
     const auto p10 = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 10);
     std::nth_element(sorted.begin(), p10, sorted.end());
     const std::int64_t q0 = *p10;
-    fastest.push_back(Duration{q0});
+    undisturbed.push_back(Duration{q0});
     const auto threshold = std::max<std::int64_t>(
         kMinExcess.count(), std::llround(kMinExcessFraction * static_cast<double>(q0)));
     for (std::int64_t d : r.quanta_ns) {
@@ -132,7 +132,7 @@ OsNoise measure_os_noise(Duration window) {
     n.switches += r.switches;
     uncharged += std::max<std::int64_t>(0, r.wall_ns - r.cpu_ns);
   }
-  n.quantum = quantile(fastest, 0.5);
+  n.quantum = quantile(undisturbed, 0.5);
   n.events = static_cast<std::int64_t>(n.stolen.size());
   if (n.events > 0) {
     n.interval = Duration{busy.count() / n.events};

@@ -21,7 +21,7 @@ bool within_band(const SpeedCheck& s, double band) {
 }
 
 bool steady(const SpeedCheck& s, double drift) {
-  return s.before > 0 && std::fabs(s.after / s.before - 1.0) <= drift;
+  return s.before > 0 && within_band(s.after / s.before, drift);
 }
 
 double wait_for_speed(double band, Duration limit,
