@@ -195,6 +195,7 @@ Co Driver::execute(std::uint32_t task) {
         if (p.duration.count() > 0) co_await k_.sleep_for(p.duration);
         break;
       case PhaseKind::lock: {
+        POOLSIM_ASSERT(p.lock < locks_.size(), "a lock phase names a lock of the workload");
         Mutex& m = locks_[p.lock];
         co_await k_.lock(m);
         co_await k_.compute(p.duration);

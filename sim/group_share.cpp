@@ -188,8 +188,9 @@ void GroupShare::dequeue(int cpu) {
   Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
   if (c.threads == 0 || !c.queued) return;
   charge(c);
-  // update_entity_lag, clamped to max(2 slices, tick) of its virtual time.
-  const Duration limit = std::max(2 * p_.slice, p_.tick) * kNice0Load / c.ws;
+  // update_entity_lag, clamped to a slice plus a tick of its virtual time
+  // (6.18: cfs_rq_max_slice + TICK_NSEC).
+  const Duration limit = (p_.slice + p_.tick) * kNice0Load / c.ws;
   c.lag = std::clamp(avg_v(c) - c.vs, -limit, limit);
   c.queued = false;
   engine_.cancel(c.ev);

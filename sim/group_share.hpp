@@ -26,7 +26,7 @@
 //   entity's lag and virtual slice in proportion (reweight_eevdf).
 // - When the scenario's last runnable thread on a CPU leaves (blocks, is
 //   throttled or pulled away), its group se is dequeued with lag V - v,
-//   clamped to max(2 slices, tick) in its virtual time (update_entity_lag);
+//   clamped to a slice plus a tick in its virtual time (update_entity_lag);
 //   the neighbour runs. When a scenario thread next becomes runnable there,
 //   the group se is placed at V - lag * (W + w) / W (place_entity, PLACE_LAG)
 //   or, if it left ahead of V, where it was while V has not passed it

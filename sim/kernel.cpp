@@ -341,16 +341,24 @@ int Kernel::select_cpu(int target) const {
 }
 
 void Kernel::wake(ThreadId id, int waker_cpu) {
-  const Thread& t = threads_[id];
+  Thread& t = threads_[id];
+  if (t.block_pending) {  // woken before it went to sleep: it does not block
+    t.block_pending = false;
+    return;
+  }
+  if (t.delayed) expire_delayed(cpus_[static_cast<std::size_t>(t.last_cpu)]);
   const int target = t.last_cpu >= 0 ? t.last_cpu : (waker_cpu >= 0 ? waker_cpu : 0);
-  int c = select_cpu(target);
+  // A delayed thread is still on its CPU's queue: ttwu_runnable wakes it in
+  // place (requeue_delayed_entity), without select_task_rq.
+  int c = t.delayed ? t.last_cpu : select_cpu(target);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
   // on the waker's CPU while that CPU is lightly used, even when another CPU
   // is idle. Thread wakes only: a timer wake has no waker.
-  if (m_.wake_pack_util > 0 && waker_cpu >= 0 && c != waker_cpu &&
-      cpu_util(waker_cpu) < m_.wake_pack_util)
-    c = waker_cpu;
+  const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
+  if (!t.delayed && m_.wake_pack_util > 0 && pack_cpu >= 0 && c != pack_cpu &&
+      rq_empty(cpus_[pack_cpu]) && cpu_util(pack_cpu) < m_.wake_pack_util)
+    c = pack_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   enqueue_woken(cpus_[c], id, false, waker_cpu);
 }
@@ -470,36 +478,46 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   enqueue_woken(cpus_[best], id, true, creator_cpu);
 }
 
+// The woken (or new) thread's vruntime and deadline on the queue of `c`.
+void Kernel::place_woken(Cpu& c, ThreadId id, bool is_new) {
+  Thread& t = threads_[id];
+  if (is_new) {
+    // wake_up_new_task -> place_entity(ENQUEUE_INITIAL): a new task's lag
+    // is 0 (__sched_fork, commit 86bfbb7ce4f6 "sched/fair: Add lag based
+    // placement"), so it starts at the queue's average vruntime V, behind
+    // every thread that is owed service; PLACE_DEADLINE_INITIAL gives its
+    // first deadline half a slice on ("the existing tasks will be, on
+    // average, halfway through their slice").
+    t.vruntime = place(c, Duration{0});
+    t.deadline = t.vruntime + m_.slice / 2;
+  } else if (t.delayed) {
+    undelay(c, id);
+    // Woken while delayed (ttwu_runnable -> requeue_delayed_entity): its
+    // lag is taken against V before any update_curr, i.e. with the current
+    // thread's vruntime as of the kernel's last update of it (a tick, a
+    // pick, an enqueue here). Lag > 0 (DELAY_ZERO): placed at that V with
+    // lag 0; else it keeps its vruntime. The wake-up check that follows
+    // brings the current thread up to date, so the time it ran since then
+    // turns into the woken thread's lead. Its deadline a slice on (the
+    // kernel keeps the old one; the run queue heaps want vruntime + slice).
+    t.vruntime = std::max(t.vruntime, stale_avg_vruntime(c));
+    t.deadline = t.vruntime + m_.slice;
+  } else {
+    // PLACE_LAG: the lag it blocked with, clamped (entity_lag), placed
+    // against this queue's V (place_entity: vd_i = ve_i + r_i/w_i).
+    const Duration limit = m_.slice + m_.tick;
+    t.vruntime = place(c, std::clamp(t.lag, -limit, limit));
+    t.deadline = t.vruntime + m_.slice;
+  }
+  t.cpu = static_cast<int>(&c - cpus_.data());
+}
+
 void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) {
   const int idx = static_cast<int>(&c - cpus_.data());
   // Bring the queue's min_vruntime up to now before placing against it.
   if (idx != exec_cpu_) account(c);
-  {
-    Thread& t = threads_[id];
-    if (is_new) {
-      // wake_up_new_task -> place_entity(ENQUEUE_INITIAL): a new task's lag
-      // is 0 (__sched_fork, commit 86bfbb7ce4f6 "sched/fair: Add lag based
-      // placement"), so it starts at the queue's average vruntime V, behind
-      // every thread that is owed service; PLACE_DEADLINE_INITIAL gives its
-      // first deadline half a slice on ("the existing tasks will be, on
-      // average, halfway through their slice").
-      t.vruntime = place(c, Duration{0});
-      t.deadline = t.vruntime + m_.slice / 2;
-    } else if (t.lag < Duration{0} && idx == t.last_cpu) {
-      // DELAY_DEQUEUE: it blocked ahead of V, so it stayed queued (delayed);
-      // requeue_delayed_entity keeps its vruntime, and once V has passed it
-      // it would have been picked and left with lag 0 (DELAY_ZERO).
-      t.vruntime = std::max(t.vruntime, avg_vruntime(c));
-      t.deadline = t.vruntime + m_.slice;
-    } else {
-      // PLACE_LAG: the lag it blocked with, clamped (entity_lag), placed
-      // against this queue's V (place_entity: vd_i = ve_i + r_i/w_i).
-      const Duration limit = std::max(2 * m_.slice, m_.tick);
-      t.vruntime = place(c, std::clamp(t.lag, -limit, limit));
-      t.deadline = t.vruntime + m_.slice;
-    }
-    t.cpu = idx;
-  }
+  expire_delayed(c);
+  place_woken(c, id, is_new);
   if (c.throttled) {  // joins the limbo of the throttled CPU
     rq_push(c, id);
     park_throttled(c);
@@ -526,20 +544,39 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
   rq_push(c, id);
   set_state(id, ThreadState::runnable);
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
+  if (idx != exec_cpu_) note_update(c);      // update_curr in enqueue_entity / the wake-up check
   refresh_slice(c);
+  check_wakeup_preempt(c, is_new);
+}
+
+// The wake-up check on the CPU the thread was queued on (running): a passed
+// deadline reschedules (update_curr), else check_preempt_wakeup_fair.
+void Kernel::check_wakeup_preempt(Cpu& c, bool is_new) {
+  const int idx = static_cast<int>(&c - cpus_.data());
   const bool deadline_passed = now() >= c.slice_end;
-  if (idx == exec_cpu_) {
-    if (deadline_passed) c.need_resched = true;
-    return;
-  }
   // pick_eevdf: a current thread that is no longer eligible (the woken one,
   // placed with its lag, pulled the queue's average V below it) is dropped
   // before its slice protection (RUN_TO_PARITY) is looked at: protection
   // holds only while the current thread is eligible.
+  // A new thread never preempts on its wake (check_preempt_wakeup_fair
+  // returns for WF_FORK, 6.18); the current thread's passed deadline still
+  // reschedules (update_curr in enqueue_entity).
+  const bool preempts = !is_new && !deadline_passed &&
+                        (now() >= c.protect_end || !eligible(c, threads_[c.curr].vruntime)) &&
+                        wakeup_preempts(c);
+  if (idx == exec_cpu_) {
+    // The waker itself is the current thread: resched_curr marks it, and it
+    // is switched out on its way back to user space, at the end of its step
+    // (complete_op; a step that ends in a block blocks when it next runs).
+    if (deadline_passed)
+      c.need_resched = true;
+    else if (preempts)
+      c.wake_resched = true;
+    return;
+  }
   if (deadline_passed)
     resched(c);
-  else if ((now() >= c.protect_end || !eligible(c, threads_[c.curr].vruntime)) &&
-           wakeup_preempts(c))
+  else if (preempts)
     preempt(c);
   else
     arm(c);
@@ -554,11 +591,88 @@ bool Kernel::wakeup_preempts(Cpu& c) {
   return !keep_current(c);
 }
 
+// update_curr: the kernel brought the current thread's vruntime up to date
+// (call after account()).
+void Kernel::note_update(Cpu& c) {
+  c.upd_at = now();
+  if (has_curr(c)) c.upd_v = threads_[c.curr].vruntime;
+}
+
+// avg_vruntime as requeue_delayed_entity reads it: the queue and the current
+// thread at the vruntime the kernel last gave it, at its last update_curr or
+// the last tick since (task_tick_fair), whichever is later.
+Duration Kernel::stale_avg_vruntime(const Cpu& c) const {
+  if (!has_curr(c)) return avg_vruntime(c);
+  const Duration v = threads_[c.curr].vruntime;
+  const Duration tick = m_.tick;
+  const Duration last_tick = tick > Duration{0} ? (now() / tick) * tick : now();
+  const Duration stale =
+      last_tick <= c.upd_at ? c.upd_v : std::max(c.upd_v, v - (now() - last_tick));
+  Duration sum = c.avg_sum + (std::min(stale, v) - c.min_vruntime);
+  const std::int64_t n = c.avg_n + 1;
+  if (sum < Duration{0}) sum -= Duration{n - 1};
+  return c.min_vruntime + sum / n;
+}
+
+// Is `t` still delayed on its CPU's queue? Until a pick there (the kernel's
+// pick_eevdf takes an eligible delayed entity and dequeues it; here any
+// pick), the CPU going idle (the last pick dequeues every delayed entity),
+// or the tick that ends the protection of the thread that ran after it
+// (update_curr reschedules then, as the delayed entity counts in nr_queued).
+bool Kernel::still_delayed(const Thread& t) const {
+  if (!t.delayed) return false;
+  const Cpu& c = cpus_[static_cast<std::size_t>(t.last_cpu)];
+  return c.state == CpuState::running && !c.throttled && !c.foreign && c.picks == t.delay_pick &&
+         now() < t.delay_end;
+}
+
+// dequeue_entity with DELAY_DEQUEUE: a thread that blocks while not
+// eligible (behind V, lag < 0) stays on its CPU's queue, delayed, and keeps
+// weighing in V there; if no other thread took the CPU, the pick that finds
+// only it dequeues it at once with lag 0 (DELAY_ZERO).
+void Kernel::mark_delayed(Cpu& c, ThreadId id) {
+  Thread& t = threads_[id];
+  if (t.lag >= Duration{0}) return;
+  if (c.state != CpuState::running || c.throttled || c.foreign) {
+    t.lag = Duration{0};
+    return;
+  }
+  t.delayed = true;
+  t.delay_pick = c.picks;
+  t.delay_end = round_to_tick(c.protect_end);
+  c.delayed.push_back(id);
+  c.avg_sum += t.vruntime - c.min_vruntime;  // avg_vruntime_add: still in the tree
+  ++c.avg_n;
+}
+
+// The delayed entity leaves its queue: its weight leaves V.
+void Kernel::undelay(Cpu& c, ThreadId id) {
+  Thread& t = threads_[id];
+  POOLSIM_ASSERT(t.delayed, "undelay of a thread that is not delayed");
+  t.delayed = false;
+  c.avg_sum -= t.vruntime - c.min_vruntime;
+  --c.avg_n;
+  c.delayed.erase(std::find(c.delayed.begin(), c.delayed.end(), id));
+}
+
+// Dequeues the delayed entities of `c` whose delay has ended (a pick took
+// them, the CPU went idle, or the tick after the protection): lag 0
+// (DELAY_ZERO: they were eligible when picked).
+void Kernel::expire_delayed(Cpu& c) {
+  for (std::size_t i = c.delayed.size(); i-- > 0;) {
+    const ThreadId id = c.delayed[i];
+    if (still_delayed(threads_[id])) continue;
+    undelay(c, id);
+    threads_[id].lag = Duration{0};
+  }
+}
+
 // The current thread's deadline has passed: it gets a new deadline a slice on
 // (update_deadline); switch if a queued thread comes first (pick_eevdf),
 // otherwise the current one runs its new slice and no switch happens.
 void Kernel::resched(Cpu& c) {
   c.need_resched = false;
+  note_update(c);
   Thread& cur = threads_[c.curr];
   cur.deadline = cur.vruntime + m_.slice;
   if (!keep_current(c)) {
@@ -640,7 +754,8 @@ void Kernel::rq_push(Cpu& c, ThreadId id) {
   // avg_vruntime_add
   c.avg_sum += t.vruntime - c.min_vruntime;
   ++c.avg_n;
-  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c), "avg_load counts the queue");
+  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c) + c.delayed.size(),
+                 "avg_load counts the queue and its delayed entities");
   reindex(c);
 }
 
@@ -652,7 +767,8 @@ Kernel::RqEntry Kernel::rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf) {
   heap.pop_back();
   c.avg_sum -= e.v - c.min_vruntime;
   --c.avg_n;
-  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c), "avg_load counts the queue");
+  POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c) + c.delayed.size(),
+                 "avg_load counts the queue and its delayed entities");
   reindex(c);
   return e;
 }
@@ -679,13 +795,17 @@ bool Kernel::pull(Cpu& c) {
 #endif
   if (src < 0) return false;
   Cpu& s = cpus_[src];
-  if (src != exec_cpu_) account(s);
+  if (src != exec_cpu_) {
+    account(s);
+    note_update(s);  // update_curr in dequeue_entity
+  }
+  expire_delayed(s);
   // A leaf of the heap of threads that ran (else of the new ones): among the
   // later-queued threads, like detach_tasks taking from the tail.
   std::vector<RqEntry>& h = s.rq.empty() ? s.rq_new : s.rq;
   // update_entity_lag at the dequeue: V - v, clamped to
-  // max(2 slices, TICK_NSEC) (entity_lag).
-  const Duration limit = std::max(2 * m_.slice, m_.tick);
+  // the largest slice plus TICK_NSEC (6.18's update_entity_lag).
+  const Duration limit = m_.slice + m_.tick;
   const Duration lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
   const RqEntry e = rq_take(s, h, true);
   if (s.foreign && rq_empty(s)) group_idle(s);
@@ -771,6 +891,7 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
     return;
   }
   k.account(c);
+  k.expire_delayed(c);
   const Thread& t = k.threads_[c.curr];
   if (t.overhead + t.work <= Duration{0}) {
     k.complete_op(c);
@@ -811,12 +932,16 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   c.curr = id;
   set_cpu_state(c, CpuState::running);
   c.need_resched = false;
+  c.wake_resched = false;
   // The run lasts until the vruntime reaches the deadline: a slice, half of
   // one for a new thread's first run (PLACE_DEADLINE_INITIAL).
   c.seg_start = now();
   c.slice_end =
       std::max(c.seg_start, c.stall_until) + std::max(Duration{0}, t.deadline - t.vruntime);
   c.protect_end = c.slice_end;  // set_protect_slice: vprot = the deadline it was picked with
+  ++c.picks;
+  note_update(c);
+  expire_delayed(c);
   set_state(id, ThreadState::running);
   open_cpu_span(c);
   update_min_vruntime(c);
@@ -829,10 +954,15 @@ void Kernel::complete_op(Cpu& c) {
     do_exit(c);
     return;
   }
+  if (std::exchange(threads_[id].block_pending, false)) {
+    block_now(c, id);
+    return;
+  }
   {
     Thread& t = threads_[id];
     t.req = Req::none;
     c.need_resched = false;
+    c.wake_resched = false;
     exec_cpu_ = static_cast<int>(&c - cpus_.data());
     current_ = id;
     std::coroutine_handle<> h = std::exchange(t.cont, {});
@@ -857,12 +987,20 @@ void Kernel::complete_op(Cpu& c) {
       t.op = Op::resume;
       if (c.need_resched)
         resched(c);
+      else if (std::exchange(c.wake_resched, false))
+        preempt(c);
       else
         arm(c);
       return;
     case Req::block:
-      switch_out(c, true);
-      pick_next(c);
+      if (std::exchange(c.wake_resched, false)) {
+        // Preempted by the thread it woke on its way back to user space: it
+        // blocks when it runs again (unless a wake comes first).
+        t.block_pending = true;
+        preempt(c);
+        return;
+      }
+      block_now(c, id);
       return;
     case Req::none:
       break;
@@ -870,9 +1008,18 @@ void Kernel::complete_op(Cpu& c) {
   throw std::logic_error("sim::Kernel: a thread suspended outside a kernel operation");
 }
 
+// The current thread blocks: its CPU picks the next thread, and it may stay
+// there delayed (DELAY_DEQUEUE).
+void Kernel::block_now(Cpu& c, ThreadId id) {
+  switch_out(c, true);
+  pick_next(c);
+  mark_delayed(c, id);
+}
+
 void Kernel::switch_out(Cpu& c, bool voluntary) {
   const ThreadId id = c.curr;
   engine_.cancel(c.ev);
+  expire_delayed(c);
   update_min_vruntime(c);
   const Duration v_avg = avg_vruntime(c);  // with the thread still on the queue
   close_cpu_span(c, SpanKind::running, id, threads_[id].task);
@@ -912,6 +1059,7 @@ void Kernel::pick_next(Cpu& c) {
   // A CPU with neighbour threads never goes idle (no newidle pull): the
   // neighbour runs when the scenario has nothing there.
   if (rq_empty(c) && (c.neighbours > 0 || !pull(c))) {
+    expire_delayed(c);  // going idle: the last pick dequeues every delayed entity
     group_idle(c);
     return;
   }

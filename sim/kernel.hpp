@@ -47,11 +47,17 @@
 //   se->vprot = its deadline then); a thread that keeps its CPU, running
 //   alone or re-picked at a tick, renews its deadline (update_deadline) but
 //   not its protection (put_prev_set_next_task skips set_next_task when
-//   prev == next). Past that point a woken thread preempts at once when
-//   pick_eevdf prefers it (eligible, earlier deadline), so a timer-woken
-//   submitter runs right away on a CPU a worker has held for a while. A
-//   wake whose current thread has passed its deadline but not yet seen the
-//   tick also preempts at once (update_curr in enqueue_task_fair).
+//   prev == next). Past that point, or when the woken thread's placement
+//   left the current one ineligible (pick_eevdf drops an ineligible current
+//   before it looks at the protection), a woken thread preempts when
+//   pick_eevdf prefers it (eligible, earlier deadline). A wake whose current
+//   thread has passed its deadline but not yet seen the tick also preempts
+//   at once (update_curr in enqueue_task_fair). When the current thread is
+//   the waker itself, resched_curr marks it and it is switched out on its
+//   way back to user space (the end of its step; return_to_user() for a
+//   wake inside a critical section), also when it then goes to block: it
+//   blocks when it next runs (Thread::block_pending), unless it was woken
+//   meanwhile.
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
 //   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
@@ -67,7 +73,9 @@
 //   thread woken by another thread goes to the waker's CPU instead, even
 //   when another CPU is idle, while the waker's CPU utilization (PELT-style
 //   geometric average, weights halving every 32 ms) is below
-//   wake_pack_util; 0 = mainline placement. Timer wakes have no waker.
+//   wake_pack_util and nothing is queued behind the waker there; a timer
+//   wake counts the CPU whose timer fired (the sleeper's last CPU) as its
+//   waker's. 0 = mainline placement.
 // - The waker's cost: a thread that wakes another pays wake_cost of CPU
 //   time, plus wake_ipi when the woken thread goes to another CPU (the
 //   inter-processor interrupt); a creator placing its new thread on another
@@ -75,23 +83,28 @@
 // - Sleepers: a thread that blocks records its lag V - vruntime
 //   (update_entity_lag from dequeue_entity). One owed service (lag >= 0) is
 //   dequeued and on its wake placed at V - lag * (n + 1) / n, its lag
-//   clamped to max(2 slices, tick) (entity_lag) and inflated for its own
-//   effect on V (place_entity, PLACE_LAG; n = threads on the queue, no lag
-//   on an empty one). One that ran ahead (lag < 0) is, since 6.12, not
-//   dequeued (DELAY_DEQUEUE): it stays on its queue until picked, then leaves
-//   with lag 0 (DELAY_ZERO), and a wake in between requeues it where it was
-//   (requeue_delayed_entity). We keep no delayed entries: woken on the same
-//   CPU it resumes at max(its vruntime, V), i.e. where it was or, once V
-//   passed it, with lag 0; it does not count in V while it sleeps, and it
-//   may be woken onto another, idle CPU (the kernel wakes a delayed task in
-//   place), where it starts at that CPU's V. Its deadline is a slice on
-//   (vd_i = ve_i + r_i/w_i).
+//   clamped to a slice plus a tick (6.18's update_entity_lag:
+//   cfs_rq_max_slice + TICK_NSEC) and inflated for its own effect on V
+//   (place_entity, PLACE_LAG; n = threads on the queue, no lag on an empty
+//   one). One that ran ahead (lag < 0) is, since 6.12, not dequeued
+//   (DELAY_DEQUEUE): it stays on its CPU's queue, weighing in V (Cpu::delayed),
+//   until a pick there, the CPU going idle, or the tick that ends the
+//   protection of the thread that ran after it; then it leaves with lag 0
+//   (DELAY_ZERO). Woken while delayed it is woken in place on that CPU
+//   (ttwu_runnable, no select_task_rq) and requeue_delayed_entity takes its
+//   lag against V before any update_curr, i.e. with the current thread at
+//   the vruntime of its last update (a tick, a pick, an enqueue or dequeue
+//   there): lag > 0 places it at that V, else it keeps its vruntime; the
+//   wake-up check then brings the current thread up to date, and the time
+//   it ran since becomes the woken thread's lead (kernel/sched/core.c
+//   ttwu_runnable; fair.c requeue_delayed_entity). Its deadline a slice on
+//   (vd_i = ve_i + r_i/w_i; the kernel keeps an old one).
 // - A thread preempted by throttling restarts with a fresh slice
 //   (simplified: the kernel keeps its deadline).
 // - Idle balancing: a CPU that goes idle pulls one queued thread from the
 //   CPU with the longest queue (newidle_balance), paying `migration_cost`.
 //   The pulled thread takes its lag relative to V along (update_entity_lag
-//   at the dequeue, clamped to max(2 slices, tick); place_entity at the
+//   at the dequeue, clamped to a slice plus a tick; place_entity at the
 //   enqueue, which drops it on the empty queue of the puller) and keeps its
 //   deadline relative to its vruntime (PLACE_REL_DEADLINE).
 // - Costs, charged as CPU time of the incoming thread before it proceeds:
@@ -335,6 +348,16 @@ class Kernel {
 
   // CPU work of duration d (stretched by preemption and throttling).
   ComputeAwait compute(Duration d) { return {*this, d}; }
+  // The return to user space after a system call (a futex wake): a thread
+  // that a thread it woke preempts (resched_curr) is switched out here; it
+  // costs nothing otherwise.
+  struct ReturnToUserAwait {
+    Kernel& k;
+    bool await_ready() const noexcept { return !k.resched_marked(); }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, Duration{0}); }
+    void await_resume() const noexcept {}
+  };
+  ReturnToUserAwait return_to_user() { return {*this}; }
   // Zero simulated time, but the thread resumes from the engine's event loop
   // on a fresh native stack. Hosts of user-level threads (virtual threads,
   // event loops) chain symmetric transfers that compilers do not always turn
@@ -429,6 +452,16 @@ class Kernel {
     int last_cpu = -1;     // CPU it last ran on
     Duration vruntime{0};  // absolute (when blocked: when it blocked)
     Duration lag{0};       // V - vruntime when it last blocked (vlag)
+    // DELAY_DEQUEUE: it blocked behind V (lag < 0) while another thread took
+    // its CPU, so it stays queued there, delayed (in Cpu::delayed), until the
+    // CPU's next pick (delay_pick), the CPU going idle, or the tick that ends
+    // the protection of the thread that ran after it (delay_end).
+    bool delayed = false;
+    // Preempted between asking to block and blocking (by a thread it woke):
+    // it blocks when it next runs, unless woken before.
+    bool block_pending = false;
+    std::uint64_t delay_pick = 0;
+    Duration delay_end{0};
     Duration deadline{0};  // virtual deadline, absolute when queued/running
     Duration overhead{0};  // switch costs still to run before it proceeds
     Duration work{0};      // compute still to run
@@ -458,6 +491,7 @@ class Kernel {
     bool foreign = false;    // the neighbour's group holds this CPU: its queue waits
     int neighbours = 0;      // neighbour threads on this CPU (GroupShare)
     bool need_resched = false;
+    bool wake_resched = false;  // a thread it woke preempts the current one (the waker)
     ThreadId curr = kNoThread;
     // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
     // ran before (deadline = vruntime + slice), rq_new threads that never ran
@@ -474,6 +508,14 @@ class Kernel {
     EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
     Duration slice_end{0};    // wall time the current thread reaches its deadline
     Duration protect_end{0};  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
+    std::uint64_t picks = 0;  // threads started here, each after a pick
+    // Delayed entities (DELAY_DEQUEUE): blocked threads still queued here,
+    // not runnable, counted in avg_sum/avg_n (they weigh in V).
+    std::vector<ThreadId> delayed;
+    // The kernel's last update_curr of the current thread (a pick, an
+    // enqueue or dequeue here; ticks are implied): when, and its vruntime.
+    Duration upd_at{0};
+    Duration upd_v{0};
     EventId ev;
     Duration span_start{0};  // trace: current running span on this CPU
     int load_level = -1;     // its level in load_idx_ (reindex)
@@ -492,6 +534,11 @@ class Kernel {
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
+  bool resched_marked() const {
+    if (exec_cpu_ < 0) return false;
+    const Cpu& c = cpus_[static_cast<std::size_t>(exec_cpu_)];
+    return c.wake_resched || c.need_resched;
+  }
   std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, Duration deadline);
   std::coroutine_handle<> user_park(std::coroutine_handle<> h, Parking& p);
 
@@ -511,6 +558,7 @@ class Kernel {
   Duration round_to_tick(Duration t) const;
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
+  void block_now(Cpu& c, ThreadId id);
   void preempt(Cpu& c);
   void resched(Cpu& c);
   void pick_next(Cpu& c);
@@ -531,7 +579,15 @@ class Kernel {
   ThreadId rq_pop_min(Cpu& c);
   RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
+  void place_woken(Cpu& c, ThreadId t, bool is_new);
+  void check_wakeup_preempt(Cpu& c, bool is_new);
   bool wakeup_preempts(Cpu& c);
+  void note_update(Cpu& c);
+  Duration stale_avg_vruntime(const Cpu& c) const;
+  bool still_delayed(const Thread& t) const;
+  void mark_delayed(Cpu& c, ThreadId id);
+  void undelay(Cpu& c, ThreadId id);
+  void expire_delayed(Cpu& c);
 
   // wake-ups and waits
   void wake(ThreadId t, int waker_cpu);

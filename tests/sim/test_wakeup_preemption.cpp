@@ -96,3 +96,63 @@ TEST_CASE("kernel.wakeup: M/M/4 with the submitter sharing the 4 CPUs is within 
   INFO("simulated " << wait << " Erlang C " << expected);
   CHECK(wait == Approx(expected).epsilon(0.03));
 }
+
+TEST_CASE("kernel.wakeup: a thread woken while delayed takes its lag against a stale V",
+          "[sim][mechanism]") {
+  // One CPU, zero costs, slice 4 ms, tick 500 us. Task B computes 1.4 ms,
+  // sleeps 1.8 ms, computes 100 us; task A spins. B runs first (its half
+  // first slice), then blocks ahead of A (vruntimes 1.4 ms and 0), so it
+  // stays on the queue, delayed, through A's protected first slice (to
+  // 3.4 ms, delay ends at the 3.5 ms tick). A passes B's vruntime at
+  // 2.8 ms. B's wake at 3.2 ms finds it delayed: requeue_delayed_entity takes
+  // its lag against V with A at its vruntime of the 3.0 ms tick (1.6 ms, no
+  // update_curr), positive, so B is placed there (DELAY_ZERO); the wake-up
+  // check then updates A to 1.8 ms, which leaves A ineligible: B runs at
+  // once and ends at 3.3 ms. Against an up-to-date V, B would start level
+  // with A and wait for the 3.5 ms tick.
+  Workload w;
+  w.arrival = ArrivalKind::batch;
+  auto add = [&w](std::vector<Phase> phases) {
+    Task t;
+    t.id = static_cast<std::uint32_t>(w.tasks.size());
+    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
+    t.phase_count = static_cast<std::uint32_t>(phases.size());
+    for (const Phase& p : phases) w.phases.push_back(p);
+    w.tasks.push_back(t);
+  };
+  add({{PhaseKind::cpu, 0, Duration{1400us}, Duration{0}},
+       {PhaseKind::wait, 0, Duration{1800us}, Duration{0}},
+       {PhaseKind::cpu, 0, Duration{100us}, Duration{0}}});
+  add({{PhaseKind::cpu, 0, Duration{10ms}, Duration{0}}});
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 4ms, 500us)), w);
+  CHECK(r.records[0].end == Duration(3300us));
+}
+
+TEST_CASE("kernel.wakeup: a thread woken onto its waker's CPU can preempt the waker",
+          "[sim][mechanism]") {
+  // One CPU, zero costs, slice 2 ms, tick 1 ms. Task A holds lock L for
+  // 4.5 ms, then computes 5 ms; task B needs L for 100 us. B first runs at
+  // the 1 ms tick, finds L taken and blocks owed service (it has not run),
+  // so when A's unlock at 4.5 ms hands L over and wakes it, B is placed
+  // behind V and A is no longer eligible: resched_curr marks A, which is
+  // switched out on its way back to user space, and B runs at once, to
+  // 4.6 ms. Were a wake never to preempt its waker, B would wait for A's
+  // deadline at the 5 ms tick.
+  Workload w;
+  w.arrival = ArrivalKind::batch;
+  auto add = [&w](std::vector<Phase> phases) {
+    Task t;
+    t.id = static_cast<std::uint32_t>(w.tasks.size());
+    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
+    t.phase_count = static_cast<std::uint32_t>(phases.size());
+    for (const Phase& p : phases) w.phases.push_back(p);
+    w.tasks.push_back(t);
+  };
+  add({{PhaseKind::lock, 0, Duration{4500us}, Duration{0}},
+       {PhaseKind::cpu, 0, Duration{5ms}, Duration{0}}});
+  add({{PhaseKind::lock, 0, Duration{100us}, Duration{0}}});
+  w.lock_names = {"L"};
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 2ms, 1ms)), w);
+  CHECK(r.records[1].end == Duration(4600us));
+  CHECK(r.records[0].end == Duration(9600us));
+}
