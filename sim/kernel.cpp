@@ -541,29 +541,36 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
       c.ev = engine_.after(delay, &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(idx));
     return;
   }
+  const bool others_queued = !rq_empty(c) || !c.delayed.empty();
   rq_push(c, id);
   set_state(id, ThreadState::runnable);
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
   if (idx != exec_cpu_) note_update(c);      // update_curr in enqueue_entity / the wake-up check
   refresh_slice(c);
-  check_wakeup_preempt(c, is_new);
+  check_wakeup_preempt(c, is_new, others_queued);
 }
 
-// The wake-up check on the CPU the thread was queued on (running): a passed
-// deadline reschedules (update_curr), else check_preempt_wakeup_fair.
-void Kernel::check_wakeup_preempt(Cpu& c, bool is_new) {
+// The wake-up check on the CPU the thread was queued on (running). A passed
+// deadline reschedules (update_curr). A new thread never preempts by the
+// check (check_preempt_wakeup_fair returns for WF_FORK, 6.18): only
+// update_curr in enqueue_entity reschedules then, when other threads were
+// already queued (nr_queued > 1) and the current thread's deadline or
+// protection has passed, and the pick decides. Any other wake goes through
+// pick_eevdf, which drops a current thread that is no longer eligible (the
+// woken one, placed with its lag, pulled V below it) before it looks at
+// the protection (RUN_TO_PARITY).
+void Kernel::check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued) {
   const int idx = static_cast<int>(&c - cpus_.data());
-  const bool deadline_passed = now() >= c.slice_end;
-  // pick_eevdf: a current thread that is no longer eligible (the woken one,
-  // placed with its lag, pulled the queue's average V below it) is dropped
-  // before its slice protection (RUN_TO_PARITY) is looked at: protection
-  // holds only while the current thread is eligible.
-  // A new thread never preempts on its wake (check_preempt_wakeup_fair
-  // returns for WF_FORK, 6.18); the current thread's passed deadline still
-  // reschedules (update_curr in enqueue_entity).
-  const bool preempts = !is_new && !deadline_passed &&
-                        (now() >= c.protect_end || !eligible(c, threads_[c.curr].vruntime)) &&
-                        wakeup_preempts(c);
+  const bool unprotected = now() >= c.protect_end;
+  bool deadline_passed = now() >= c.slice_end;
+  bool preempts = false;
+  if (is_new) {
+    deadline_passed = deadline_passed && others_queued;
+    preempts = !deadline_passed && others_queued && unprotected && wakeup_preempts(c);
+  } else {
+    preempts = !deadline_passed && (unprotected || !eligible(c, threads_[c.curr].vruntime)) &&
+               wakeup_preempts(c);
+  }
   if (idx == exec_cpu_) {
     // The waker itself is the current thread: resched_curr marks it, and it
     // is switched out on its way back to user space, at the end of its step

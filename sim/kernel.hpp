@@ -57,7 +57,9 @@
 //   way back to user space (the end of its step; return_to_user() for a
 //   wake inside a critical section), also when it then goes to block: it
 //   blocks when it next runs (Thread::block_pending), unless it was woken
-//   meanwhile.
+//   meanwhile. A new thread's wake skips the check (WF_FORK): only
+//   update_curr in enqueue_entity reschedules, when other threads were
+//   queued and the current one's deadline or protection has passed.
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
 //   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
@@ -580,7 +582,7 @@ class Kernel {
   RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
   void place_woken(Cpu& c, ThreadId t, bool is_new);
-  void check_wakeup_preempt(Cpu& c, bool is_new);
+  void check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued);
   bool wakeup_preempts(Cpu& c);
   void note_update(Cpu& c);
   Duration stale_avg_vruntime(const Cpu& c) const;
