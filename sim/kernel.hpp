@@ -54,8 +54,8 @@
 //   thread has passed its deadline but not yet seen the tick also preempts
 //   at once (update_curr in enqueue_task_fair). When the current thread is
 //   the waker itself, resched_curr marks it and it is switched out on its
-//   way back to user space (the end of its step; return_to_user() for a
-//   wake inside a critical section), also when it then goes to block: it
+//   way back to user space (the end of its step), also when it then goes
+//   to block: it
 //   blocks when it next runs (Thread::block_pending), unless it was woken
 //   meanwhile. A new thread's wake skips the check (WF_FORK): only
 //   update_curr in enqueue_entity reschedules, when other threads were
@@ -350,16 +350,6 @@ class Kernel {
 
   // CPU work of duration d (stretched by preemption and throttling).
   ComputeAwait compute(Duration d) { return {*this, d}; }
-  // The return to user space after a system call (a futex wake): a thread
-  // that a thread it woke preempts (resched_curr) is switched out here; it
-  // costs nothing otherwise.
-  struct ReturnToUserAwait {
-    Kernel& k;
-    bool await_ready() const noexcept { return !k.resched_marked(); }
-    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, Duration{0}); }
-    void await_resume() const noexcept {}
-  };
-  ReturnToUserAwait return_to_user() { return {*this}; }
   // Zero simulated time, but the thread resumes from the engine's event loop
   // on a fresh native stack. Hosts of user-level threads (virtual threads,
   // event loops) chain symmetric transfers that compilers do not always turn
@@ -536,11 +526,6 @@ class Kernel {
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
-  bool resched_marked() const {
-    if (exec_cpu_ < 0) return false;
-    const Cpu& c = cpus_[static_cast<std::size_t>(exec_cpu_)];
-    return c.wake_resched || c.need_resched;
-  }
   std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, Duration deadline);
   std::coroutine_handle<> user_park(std::coroutine_handle<> h, Parking& p);
 

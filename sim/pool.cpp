@@ -54,14 +54,12 @@ class Pool final : public Runtime {
   }
 
   Co submit(std::uint32_t task) override {
-    co_await lock_queue();
     const auto queued = static_cast<std::int64_t>(queue_.size());
     switch (decide_submit(limits_, counts_.live, queued)) {
       case SubmitAction::start_core_thread:
       case SubmitAction::start_extra_thread:
         counts_.worker_started();
         POOLSIM_ASSERT(counts_.live <= limits_.max, "more live workers than max_threads");
-        unlock_queue();
         co_await k_.spawn(worker(task), "worker");
         break;
       case SubmitAction::enqueue:
@@ -70,15 +68,9 @@ class Pool final : public Runtime {
                            static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity,
                        "the queue holds more than its capacity");
         k_.notify_one(idle_);
-        // The signal's system call returns with the lock held: a worker it
-        // woke on this CPU may preempt the submitter here, then block on the
-        // lock until the submitter runs again and releases it.
-        co_await k_.return_to_user();
         co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
-        unlock_queue();
         break;
       case SubmitAction::reject:
-        unlock_queue();
         co_await reject(task);
         break;
     }
@@ -105,44 +97,25 @@ class Pool final : public Runtime {
 
   Co worker(std::uint32_t first) {
     co_await driver_.execute(first);
-    co_await lock_queue();
     for (;;) {
       while (!queue_.empty()) {
         const std::uint32_t task = queue_.front();
         queue_.pop_front();
         co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
-        unlock_queue();
         co_await driver_.execute(task);
-        co_await lock_queue();
       }
       IdlePeriod idle;
       while (queue_.empty()) {
         const auto deadline = idle.deadline(idle_wait_limit(limits_, counts_.live), k_.now());
-        unlock_queue();  // pthread_cond_wait releases the lock...
         const bool woken =
             deadline ? co_await k_.wait_until(idle_, *deadline) : co_await k_.wait(idle_);
-        co_await lock_queue();  // ...and takes it again before it returns
         if (!queue_.empty()) break;
         if (idle.after_wait(!woken, should_retire(limits_, counts_.live)) == IdleStep::retire) {
           counts_.worker_retired();
-          unlock_queue();
           co_return;
         }
       }
     }
-  }
-
-  // The queue's lock, as a glibc mutex behaves: unlock frees it and wakes one
-  // waiter, which takes it if it is still free when that waiter runs, else
-  // waits again (no hand-off: the unlocking thread may take it back first).
-  Co lock_queue() {
-    while (locked_) co_await k_.wait(lock_waiters_);
-    locked_ = true;
-  }
-  void unlock_queue() {
-    POOLSIM_ASSERT(locked_, "the queue's lock is released by its holder");
-    locked_ = false;
-    k_.notify_one(lock_waiters_);
   }
 
   Kernel& k_;
@@ -151,8 +124,6 @@ class Pool final : public Runtime {
   std::deque<std::uint32_t> queue_;
   PoolCounts counts_;
   WaitQueue idle_;
-  bool locked_ = false;     // the queue's lock is held
-  WaitQueue lock_waiters_;  // threads blocked on it (futex waiters)
 };
 
 }  // namespace
