@@ -47,7 +47,9 @@ struct MachineProfile {
   // kernels keep woken threads on lightly used vCPUs instead of waking idle
   // ones): a thread woken by a thread on CPU w is placed on w, even when
   // another CPU is idle, while w's utilization (PELT-style, 32 ms half-life)
-  // is below this fraction. 0 = mainline Linux (an idle CPU is preferred).
+  // is below this fraction and nothing is queued behind the waker there; a
+  // timer wake counts the timer's CPU (the sleeper's last) as w. 0 =
+  // mainline Linux (an idle CPU is preferred).
   double wake_pack_util = 0;
   // The waker's CPU cost of waking a blocked thread (a futex wake: enqueue
   // the thread, maybe preempt): wake_cost when it goes to the waker's CPU,

@@ -159,8 +159,8 @@ inline constexpr MachineField kMachineFields[] = {
      "extra for that munmap when the process runs on several CPUs",
      "the same munmap while a thread of the process spins on CPU 1, minus stack_unmap"},
     {"wake_pack_util", &MachineProfile::wake_pack_util, FieldPresence::from_default, kFractionRange,
-     "the waker's CPU utilization below which a woken thread is kept on the waker's CPU "
-     "(0 = mainline)",
+     "the waker's CPU utilization below which a woken thread is kept on the waker's CPU, "
+     "when nothing is queued there (a timer wake: the timer's CPU; 0 = mainline)",
      "where most wakes stop running on the waker's CPU as a load thread keeps it 0-90% busy"},
     {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
