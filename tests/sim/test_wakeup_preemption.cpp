@@ -34,6 +34,24 @@ Workload spinner_and_sleeper(int cycles) {
   return w;
 }
 
+// A batch of tasks, one per entry, each the list of its phases.
+Workload phased(const std::vector<std::vector<Phase>>& tasks) {
+  Workload w;
+  w.arrival = ArrivalKind::batch;
+  for (const std::vector<Phase>& phases : tasks) {
+    Task t;
+    t.id = static_cast<std::uint32_t>(w.tasks.size());
+    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
+    t.phase_count = static_cast<std::uint32_t>(phases.size());
+    for (const Phase& p : phases) w.phases.push_back(p);
+    w.tasks.push_back(t);
+  }
+  return w;
+}
+Phase run_for(Duration d) { return {PhaseKind::cpu, 0, d, Duration{0}}; }
+Phase sleep_for(Duration d) { return {PhaseKind::wait, 0, d, Duration{0}}; }
+Phase hold_lock(Duration hold) { return {PhaseKind::lock, 0, hold, Duration{0}}; }
+
 }  // namespace
 
 TEST_CASE("kernel.wakeup: a sleeper woken beside a long-running thread runs at once",
@@ -110,20 +128,8 @@ TEST_CASE("kernel.wakeup: a thread woken while delayed takes its lag against a s
   // check then updates A to 1.8 ms, which leaves A ineligible: B runs at
   // once and ends at 3.3 ms. Against an up-to-date V, B would start level
   // with A and wait for the 3.5 ms tick.
-  Workload w;
-  w.arrival = ArrivalKind::batch;
-  auto add = [&w](std::vector<Phase> phases) {
-    Task t;
-    t.id = static_cast<std::uint32_t>(w.tasks.size());
-    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
-    t.phase_count = static_cast<std::uint32_t>(phases.size());
-    for (const Phase& p : phases) w.phases.push_back(p);
-    w.tasks.push_back(t);
-  };
-  add({{PhaseKind::cpu, 0, Duration{1400us}, Duration{0}},
-       {PhaseKind::wait, 0, Duration{1800us}, Duration{0}},
-       {PhaseKind::cpu, 0, Duration{100us}, Duration{0}}});
-  add({{PhaseKind::cpu, 0, Duration{10ms}, Duration{0}}});
+  const Workload w =
+      phased({{run_for(1400us), sleep_for(1800us), run_for(100us)}, {run_for(10ms)}});
   const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 4ms, 500us)), w);
   CHECK(r.records[0].end == Duration(3300us));
 }
@@ -138,19 +144,7 @@ TEST_CASE("kernel.wakeup: a thread woken onto its waker's CPU can preempt the wa
   // switched out on its way back to user space, and B runs at once, to
   // 4.6 ms. Were a wake never to preempt its waker, B would wait for A's
   // deadline at the 5 ms tick.
-  Workload w;
-  w.arrival = ArrivalKind::batch;
-  auto add = [&w](std::vector<Phase> phases) {
-    Task t;
-    t.id = static_cast<std::uint32_t>(w.tasks.size());
-    t.first_phase = static_cast<std::uint32_t>(w.phases.size());
-    t.phase_count = static_cast<std::uint32_t>(phases.size());
-    for (const Phase& p : phases) w.phases.push_back(p);
-    w.tasks.push_back(t);
-  };
-  add({{PhaseKind::lock, 0, Duration{4500us}, Duration{0}},
-       {PhaseKind::cpu, 0, Duration{5ms}, Duration{0}}});
-  add({{PhaseKind::lock, 0, Duration{100us}, Duration{0}}});
+  Workload w = phased({{hold_lock(4500us), run_for(5ms)}, {hold_lock(100us)}});
   w.lock_names = {"L"};
   const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 2ms, 1ms)), w);
   CHECK(r.records[1].end == Duration(4600us));
