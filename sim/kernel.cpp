@@ -353,8 +353,9 @@ void Kernel::wake(ThreadId id, int waker_cpu) {
   int c = t.delayed ? t.last_cpu : select_cpu(target);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
-  // on the waker's CPU while that CPU is lightly used, even when another CPU
-  // is idle. Thread wakes only: a timer wake has no waker.
+  // on the waker's CPU while that CPU is lightly used and nothing is queued
+  // there, even when another CPU is idle. A timer wake counts the CPU whose
+  // timer fired (the sleeper's last) as its waker's.
   const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
   if (!t.delayed && m_.wake_pack_util > 0 && pack_cpu >= 0 && c != pack_cpu &&
       rq_empty(cpus_[pack_cpu]) && cpu_util(pack_cpu) < m_.wake_pack_util)
