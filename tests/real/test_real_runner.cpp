@@ -253,6 +253,12 @@ TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[re
   INFO("memory_peak traced " << peak_with << " B, untraced " << peak_without << " B, spans "
                              << spans_bytes << " B");
   REQUIRE(spans_bytes > 1024 * 1024);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // Under a sanitizer's allocator the peak of two identical runs differed by
+  // 1.04 MiB (ThreadSanitizer, CI 2026-12-02): as much as the spans, so the
+  // bound cannot tell them apart there; it is checked in the Release suite.
+  return;
+#endif
   REQUIRE(static_cast<long long>(peak_with) - static_cast<long long>(peak_without) <
           spans_bytes / 2);
 }
