@@ -616,10 +616,7 @@ Duration Kernel::stale_avg_vruntime(const Cpu& c) const {
   const Duration last_tick = tick > Duration{0} ? (now() / tick) * tick : now();
   const Duration stale =
       last_tick <= c.upd_at ? c.upd_v : std::max(c.upd_v, v - (now() - last_tick));
-  Duration sum = c.avg_sum + (std::min(stale, v) - c.min_vruntime);
-  const std::int64_t n = c.avg_n + 1;
-  if (sum < Duration{0}) sum -= Duration{n - 1};
-  return c.min_vruntime + sum / n;
+  return avg_vruntime_with(c, std::min(stale, v));
 }
 
 // Is `t` still delayed on its CPU's queue? Until a pick there (the kernel's
@@ -709,10 +706,17 @@ bool Kernel::keep_current(Cpu& c) {
 // one, rounded down ("sign flips effective floor / ceil"); min_vruntime when
 // the queue is empty.
 Duration Kernel::avg_vruntime(const Cpu& c) const {
+  return avg_vruntime_with(c, has_curr(c) ? threads_[c.curr].vruntime : Duration::max());
+}
+
+// avg_vruntime with the current thread counted at `curr_v` (none when
+// Duration::max()): the queue's V as the kernel computes it from whatever
+// vruntime it last gave the current thread.
+Duration Kernel::avg_vruntime_with(const Cpu& c, Duration curr_v) const {
   Duration sum = c.avg_sum;
   std::int64_t n = c.avg_n;
-  if (has_curr(c)) {
-    sum += threads_[c.curr].vruntime - c.min_vruntime;
+  if (curr_v != Duration::max()) {
+    sum += curr_v - c.min_vruntime;
     ++n;
   }
   if (n == 0) return c.min_vruntime;

@@ -558,6 +558,7 @@ class Kernel {
   static std::size_t rq_size(const Cpu& c) { return c.rq.size() + c.rq_new.size(); }
   bool has_curr(const Cpu& c) const { return c.state != CpuState::idle && c.curr != kNoThread; }
   Duration avg_vruntime(const Cpu& c) const;
+  Duration avg_vruntime_with(const Cpu& c, Duration curr_v) const;
   bool eligible(const Cpu& c, Duration v) const;
   Duration place(const Cpu& c, Duration lag) const;
   std::vector<RqEntry>* rq_best(Cpu& c);
