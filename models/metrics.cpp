@@ -80,7 +80,13 @@ namespace {
 // The result is the one std::sort gives: integers have no ties to order. The
 // scratch buffer is left uninitialised (every pass writes each of its n
 // entries before reading them).
-void sort_ns(std::vector<std::int64_t>& v) {
+struct ScratchFree {
+  std::size_t bytes;
+  void operator()(std::int64_t* p) const noexcept { large_buffer::deallocate(p, bytes); }
+};
+
+template <class Vec>
+void sort_ns(Vec& v) {
   constexpr std::size_t kBits = 11, kBuckets = std::size_t{1} << kBits, kPasses = 6;
   const std::size_t n = v.size();
   if (n < 1024) {
@@ -97,7 +103,8 @@ void sort_ns(std::vector<std::int64_t>& v) {
     const std::uint64_t k = key(x);
     for (std::size_t p = 0; p < kPasses; ++p) ++count[p][(k >> (p * kBits)) & (kBuckets - 1)];
   }
-  std::unique_ptr<std::int64_t[]> tmp;  // allocated by the first pass that moves values
+  // Allocated by the first pass that moves values.
+  std::unique_ptr<std::int64_t[], ScratchFree> tmp;
   std::int64_t* from = v.data();
   std::int64_t* to = nullptr;
   for (std::size_t p = 0; p < kPasses; ++p) {
@@ -105,7 +112,9 @@ void sort_ns(std::vector<std::int64_t>& v) {
     const std::uint64_t first = (key(from[0]) >> (p * kBits)) & (kBuckets - 1);
     if (c[first] == n) continue;  // one digit value: the pass would keep the order
     if (!tmp) {
-      tmp.reset(new std::int64_t[n]);
+      tmp = std::unique_ptr<std::int64_t[], ScratchFree>(
+          static_cast<std::int64_t*>(large_buffer::allocate(n * sizeof(std::int64_t))),
+          ScratchFree{n * sizeof(std::int64_t)});
       to = tmp.get();
     }
     std::size_t sum = 0;
@@ -170,13 +179,13 @@ void RecordSummary::to_histogram() {
   histogram_on_ = true;
   for (; lag_zeros_ > 0; --lag_zeros_) lag_hist_.add(0);
   for (std::int64_t lag : lag_ns_) lag_hist_.add(lag);
-  std::vector<std::int64_t>().swap(lag_ns_);
+  NsBuffer().swap(lag_ns_);
   for (std::int64_t lat : exact_ns_) {
     hist_.add(lat);
     lat_sum_ns_ += static_cast<long double>(lat);
     lat_max_ns_ = std::max(lat_max_ns_, lat);
   }
-  std::vector<std::int64_t>().swap(exact_ns_);
+  NsBuffer().swap(exact_ns_);
 }
 
 void RecordSummary::sort_exact() const {
@@ -206,7 +215,7 @@ RecordSummary::Latency RecordSummary::latency(const std::vector<double>& qs) con
   // Exact: the sorted latencies in seconds, summed in that order (as
   // sorted_latencies() gives them, without building that list).
   sort_exact();
-  const std::vector<std::int64_t>& ns = exact_ns_;
+  const NsBuffer& ns = exact_ns_;
   long double lat_sum = 0;
   for (std::int64_t x : ns) lat_sum += to_seconds(Duration{x});
   out.mean = completed ? static_cast<double>(lat_sum / completed) : 0;

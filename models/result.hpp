@@ -19,6 +19,7 @@
 
 #include "models/histogram.hpp"
 #include "models/units.hpp"
+#include "models/large_buffer.hpp"
 
 namespace poolsim {
 
@@ -88,6 +89,8 @@ class RecordSummary {
   Lag submit_lag() const;
 
  private:
+  // Megabytes in a million-task run: huge pages where the kernel gives them.
+  using NsBuffer = std::vector<std::int64_t, LargeBufferAllocator<std::int64_t>>;
   void to_histogram();
   void add_lag(std::int64_t lag);
   // Sorts exact_ns_ in place, once (until the next add).
@@ -98,14 +101,14 @@ class RecordSummary {
   // these in place instead of copying them, which changes no result: a
   // summary is a multiset of values. Hence mutable, and reading one summary
   // from two threads at once is not safe.
-  mutable std::vector<std::int64_t> exact_ns_;
+  mutable NsBuffer exact_ns_;
   mutable bool exact_sorted_ = true;  // exact_ns_ is in ascending order
   LogHistogram hist_;
   long double lat_sum_ns_ = 0;  // histogram mode: exact integer sum
   std::int64_t lat_max_ns_ = 0;
   // While exact: the lags that are not 0 (see exact_ns_), and how many were
   // 0 (a submitter on time hands every task over with none).
-  mutable std::vector<std::int64_t> lag_ns_;
+  mutable NsBuffer lag_ns_;
   std::int64_t lag_zeros_ = 0;
   LogHistogram lag_hist_;
   long double lag_sum_ns_ = 0;

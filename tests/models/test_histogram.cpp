@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/histogram.hpp"
+#include "models/large_buffer.hpp"
 #include "models/metrics.hpp"
 
 using namespace poolsim;
@@ -162,7 +163,8 @@ void check_against(const RecordSummary& s, const Reference& want) {
 // The exact summary sorts its latencies in place (radix sort from 1024
 // values on) and takes the lag's p99 with nth_element: the same values as a
 // full sort of a copy, however often it is read and when records come after
-// a read.
+// a read. 140,000 latencies: their buffer and the sort's scratch pass 1 MiB,
+// where they come from LargeBufferAllocator's mappings.
 TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
           "[histogram][metrics]") {
   QuantilePolicy p;
@@ -187,7 +189,7 @@ TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
       lag.push_back((t.submit - t.intended).count());
     }
   };
-  add(5000);
+  add(140000);
   const Reference first = reference(lat, lag);
   check_against(s, first);
   check_against(s, first);  // a second read sees the same values
@@ -216,4 +218,17 @@ TEST_CASE("record_summary: the lag p99 with more than 99% of the lags 0", "[hist
     CHECK(s.submit_lag().p99 == to_seconds(Duration{lags[989]}));
     CHECK((s.submit_lag().p99 > 0) == (late > 10));
   }
+}
+
+TEST_CASE("large_buffer: small blocks from malloc, large ones 2 MiB aligned, contents kept",
+          "[histogram][metrics]") {
+  std::vector<std::int64_t, LargeBufferAllocator<std::int64_t>> v;
+  for (std::int64_t i = 0; i < 300'000; ++i) v.push_back(i * 7);  // grows through 1 MiB
+  for (std::int64_t i = 0; i < 300'000; ++i) REQUIRE(v[static_cast<std::size_t>(i)] == i * 7);
+  CHECK(reinterpret_cast<std::uintptr_t>(v.data()) % large_buffer::kHuge == 0);
+  void* small = large_buffer::allocate(4096);
+  CHECK(small != nullptr);
+  large_buffer::deallocate(small, 4096);
+  CHECK(large_buffer::mapped_size(1) == large_buffer::kHuge);
+  CHECK(large_buffer::mapped_size(large_buffer::kHuge + 1) == 2 * large_buffer::kHuge);
 }
