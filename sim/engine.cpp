@@ -1,6 +1,7 @@
 // engine.cpp: the indexed 4-ary event heap and the firing loop (design in engine.hpp).
 #include "sim/engine.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -23,7 +24,7 @@ EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg)
   s.ctx = ctx;
   s.arg = arg;
   const std::uint32_t gen = s.gen;
-  push({t, seq_++, slot});
+  push({slot, next_seq(), t});
   return {slot, gen};
 }
 
@@ -33,6 +34,8 @@ EventId Engine::reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, 
     return at_ns(t, cb, ctx, arg);
   }
   if (t < now_) throw std::logic_error("sim::Engine: event scheduled in the past");
+  // First: a renumbering may move the entries (its fired top goes).
+  const std::uint32_t seq = next_seq();
   const std::uint32_t slot = id.slot;
   id = {};
   Slot& s = slots_[slot];
@@ -42,7 +45,7 @@ EventId Engine::reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, 
   s.arg = arg;
   const std::uint32_t gen = s.gen;
   const std::size_t i = s.pos;
-  const Entry e{t, seq_++, slot};
+  const Entry e{slot, seq, t};
   // The new key may come before or after the old one: sift either way.
   if (i > 0 && before(e, heap_[(i - 1) / 4]))
     sift_up(i, e);
@@ -65,6 +68,22 @@ bool Engine::cancel(EventId& id) {
   }
   id = {};
   return was;
+}
+
+// Gives the pending entries the sequence numbers 0..n-1 in their (time,
+// sequence) order. Their order is unchanged, so the heap stays a heap and
+// every later event still fires after the earlier ones at its time: only the
+// numbers change, once per 2^32 events scheduled. The fired top goes first
+// (its number is not pending any more).
+void Engine::renumber() {
+  if (top_fired_) drop_fired_top();
+  std::vector<std::uint32_t> order(heap_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [this](std::uint32_t a, std::uint32_t b) { return before(heap_[a], heap_[b]); });
+  for (std::uint32_t rank = 0; rank < order.size(); ++rank) heap_[order[rank]].set_seq(rank);
+  seq_ = order.size();
+  POOLSIM_ASSERT(seq_ < seq_limit_, "more pending events than sequence numbers");
 }
 
 void Engine::push(const Entry& e) {
@@ -134,14 +153,14 @@ bool Engine::step() {
   if (top_fired_) drop_fired_top();
   if (!heap_.empty()) {
     const Entry e = heap_[0];
-    Slot& s = slots_[e.slot];
+    Slot& s = slots_[e.slot()];
     top_fired_ = true;  // removed lazily: by the next push, or the next step
     POOLSIM_ASSERT(e.t >= now_, "simulated time goes back");
     now_ = e.t;
     Callback cb = s.cb;
     void* ctx = s.ctx;
     std::uint64_t arg = s.arg;
-    release(e.slot);
+    release(e.slot());
     ++fired_;
     cb(ctx, arg);
     return true;

@@ -16,7 +16,11 @@
 // sequence number (the order a cancel then a new event would give) and
 // moves in place. The fired top entry is removed lazily: when its handler
 // schedules a successor (the common case), the successor overwrites the top
-// and sinks once instead of a pop plus a push. EventId is two 32-bit words:
+// and sinks once instead of a pop plus a push. An entry is 16 bytes (time,
+// a 32-bit sequence number, slot) compared as one 128-bit number; the
+// sequence numbers of the pending entries are renumbered 0..n-1 in their
+// order before they would wrap, once per 2^32 events, which keeps every
+// order. EventId is two 32-bit words:
 // no allocation per event, the callback is a plain function pointer plus
 // context and argument, so scheduling allocates nothing once the vectors
 // have grown.
@@ -58,6 +62,11 @@ class Engine {
  public:
   using Callback = void (*)(void* ctx, std::uint64_t arg);
 
+  Engine() = default;
+  // For tests: sequence numbers are renumbered when `seq_limit` of them were
+  // used (by default 2^32, the 32 bits an entry has for them).
+  explicit Engine(std::uint64_t seq_limit) : seq_limit_(seq_limit) {}
+
   Duration now() const { return Duration{now_}; }
   std::int64_t now_ns() const { return now_; }
 
@@ -96,10 +105,17 @@ class Engine {
   std::size_t queued() const { return heap_.size() - (top_fired_ ? 1 : 0); }
 
  private:
+  __extension__ using U128 = unsigned __int128;
+  // 16 bytes: four children in one cache line, moved in one instruction.
+  // The sequence number (insertion order, renumbered before it would wrap)
+  // and the slot share one word, so that an entry is two words to compare.
   struct Entry {
+    std::uint64_t seq_slot;  // sequence << 32 | slot
     std::int64_t t;
-    std::uint64_t seq;
-    std::uint32_t slot;
+    Entry(std::uint32_t slot, std::uint32_t seq, std::int64_t time)
+        : seq_slot(static_cast<std::uint64_t>(seq) << 32 | slot), t(time) {}
+    std::uint32_t slot() const { return static_cast<std::uint32_t>(seq_slot); }
+    void set_seq(std::uint32_t seq) { seq_slot = static_cast<std::uint64_t>(seq) << 32 | slot(); }
   };
   struct Slot {
     Callback cb = nullptr;
@@ -108,16 +124,19 @@ class Engine {
     std::uint32_t gen = 0;
     std::uint32_t pos = 0;  // index of its entry in heap_ while pending
   };
-  static bool before(const Entry& a, const Entry& b) {
-    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
+  // An entry as one unsigned 128-bit number: time, sequence, slot, most
+  // significant first. Times are never negative (now() starts at 0 and never
+  // decreases) and no two pending entries share a sequence number, so its
+  // order is the (time, sequence) order, and the compiler compares it with
+  // a subtract and a borrow instead of two compares and their combination.
+  static U128 key(const Entry& e) {
+    return (static_cast<U128>(static_cast<std::uint64_t>(e.t)) << 64) | e.seq_slot;
   }
-  // before() without branches, for the heap's choice among children: their
-  // order is random, so a branch there is mispredicted about half the time
-  // (perf put a quarter of a 256-CPU run in that loop).
-  static bool before_nb(const Entry& a, const Entry& b) {
-    return static_cast<bool>(static_cast<int>(a.t < b.t) |
-                             (static_cast<int>(a.t == b.t) & static_cast<int>(a.seq < b.seq)));
-  }
+  static bool before(const Entry& a, const Entry& b) { return key(a) < key(b); }
+  // The same test, used where a branch on it would be mispredicted: the
+  // heap's choice among children, whose order is random (perf put a quarter
+  // of a 256-CPU run in that loop).
+  static bool before_nb(const Entry& a, const Entry& b) { return key(a) < key(b); }
   // The earlier of heap entries i and j, chosen by arithmetic, not a jump.
   std::size_t earlier(std::size_t i, std::size_t j) const {
     const std::size_t take_j = 0 - static_cast<std::size_t>(before_nb(heap_[j], heap_[i]));
@@ -125,7 +144,7 @@ class Engine {
   }
   void place(std::size_t i, const Entry& e) {
     heap_[i] = e;
-    slots_[e.slot].pos = static_cast<std::uint32_t>(i);
+    slots_[e.slot()].pos = static_cast<std::uint32_t>(i);
   }
   void push(const Entry& e);
   // Puts e at index i, moving it towards the root / the leaves.
@@ -133,6 +152,13 @@ class Engine {
   void sift_down(std::size_t i, const Entry& e);
   void remove_at(std::size_t i);
   void drop_fired_top();
+  // The next sequence number; renumbers the pending entries first when the
+  // 32-bit numbers are used up.
+  std::uint32_t next_seq() {
+    if (seq_ == seq_limit_) renumber();
+    return static_cast<std::uint32_t>(seq_++);
+  }
+  void renumber();
   void release(std::uint32_t slot) {
     ++slots_[slot].gen;
     free_.push_back(slot);
@@ -140,6 +166,7 @@ class Engine {
 
   std::int64_t now_ = 0;
   std::uint64_t seq_ = 0;
+  std::uint64_t seq_limit_ = std::uint64_t{1} << 32;
   std::uint64_t fired_ = 0;
   bool stopped_ = false;
   // heap_[0] is an event that already fired and awaits removal: most
