@@ -73,7 +73,8 @@ class RecordSummary {
 
   bool exact() const { return !histogram_on_; }
   double relative_error() const { return exact() ? 0.0 : hist_.relative_error(); }
-  // Latencies (end - submit of completed tasks) in seconds: mean, maximum and
+  // Latencies (end - intended arrival of completed tasks) in seconds: mean
+  // (of the exact integer sum, in either mode), maximum and
   // nearest-rank quantiles at `qs`, in that order of the result.
   struct Latency {
     double mean = 0, max = 0;
@@ -104,7 +105,7 @@ class RecordSummary {
   mutable NsBuffer exact_ns_;
   mutable bool exact_sorted_ = true;  // exact_ns_ is in ascending order
   LogHistogram hist_;
-  long double lat_sum_ns_ = 0;  // histogram mode: exact integer sum
+  long double lat_sum_ns_ = 0;  // both modes: exact integer sum (below 2^64 ns)
   std::int64_t lat_max_ns_ = 0;
   // While exact: the lags that are not 0 (see exact_ns_), and how many were
   // 0 (a submitter on time hands every task over with none).

@@ -128,7 +128,7 @@ TEST_CASE("record_summary: forced exact never switches", "[histogram][metrics]")
 
 namespace {
 // What an exact summary reports, from a sorted copy of its values: the mean
-// summed in ascending order, nearest-rank quantiles, the lag's p99.
+// of the exact integer sum, nearest-rank quantiles, the lag's p99.
 struct Reference {
   double mean = 0, max = 0, p50 = 0, p90 = 0, p99 = 0, lag_p99 = 0;
 };
@@ -136,9 +136,9 @@ Reference reference(std::vector<std::int64_t> lat, std::vector<std::int64_t> lag
   std::sort(lat.begin(), lat.end());
   std::sort(lag.begin(), lag.end());
   Reference r;
-  long double sum = 0;
-  for (std::int64_t x : lat) sum += to_seconds(Duration{x});
-  r.mean = static_cast<double>(sum / static_cast<long double>(lat.size()));
+  long double sum = 0;  // integer nanoseconds: exact
+  for (std::int64_t x : lat) sum += static_cast<long double>(x);
+  r.mean = static_cast<double>(sum / static_cast<long double>(lat.size()) / 1e9L);
   r.max = to_seconds(Duration{lat.back()});
   const auto at = [](const std::vector<std::int64_t>& v, double q) {
     return to_seconds(Duration{static_cast<std::int64_t>(exact_rank(v, q))});
