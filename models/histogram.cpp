@@ -2,6 +2,7 @@
 #include "models/histogram.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -19,6 +20,31 @@ int LogHistogram::index_of(std::int64_t value) const {
   return static_cast<int>(std::ceil(std::log(static_cast<double>(value)) * inv_log_gamma_));
 }
 
+int LogHistogram::bucket_of(std::int64_t value) {
+  const auto v = static_cast<std::uint64_t>(value);
+  constexpr std::uint64_t kSmall = std::uint64_t{1} << kSubBits;
+  std::size_t slot;
+  std::uint64_t lo, hi;  // the sub-range of v
+  if (v < kSmall) {
+    slot = static_cast<std::size_t>(v);
+    lo = hi = v;
+  } else {
+    const int e = 63 - std::countl_zero(v);  // 2^e <= v < 2^(e+1), e >= kSubBits
+    const int shift = e - kSubBits;
+    const std::uint64_t top = v >> shift;  // in [2^kSubBits, 2^(kSubBits+1))
+    slot = kSmall + static_cast<std::size_t>(shift) * kSmall + static_cast<std::size_t>(top - kSmall);
+    lo = top << shift;
+    hi = lo + ((std::uint64_t{1} << shift) - 1);
+  }
+  if (memo_.empty()) memo_.assign(kSmall * (64 - kSubBits + 1), kUnknown);
+  std::int32_t& m = memo_[slot];
+  if (m == kUnknown) {
+    const int a = index_of(static_cast<std::int64_t>(lo)), b = index_of(static_cast<std::int64_t>(hi));
+    m = a == b ? a : kStraddles;
+  }
+  return m == kStraddles ? index_of(value) : m;
+}
+
 void LogHistogram::add(std::int64_t value) {
   if (value < 0) throw std::invalid_argument("LogHistogram: negative value");
   if (count_ == 0) min_ = max_ = value;
@@ -29,7 +55,7 @@ void LogHistogram::add(std::int64_t value) {
     ++zeros_;
     return;
   }
-  const int i = index_of(value);
+  const int i = bucket_of(value);
   if (counts_.empty()) {
     offset_ = i;
     counts_.push_back(0);

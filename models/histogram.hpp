@@ -15,10 +15,16 @@
 // Memory: one count per bucket between the smallest and largest value seen:
 // log(max / min) / log(gamma) buckets, about 4,600 for 1 ns .. 1,000 s at
 // a = 0.005, whatever the number of values.
+// Speed: the logarithm is taken once per sub-range of 1/1024 of an octave
+// (memo_): a sub-range whose two ends fall in one bucket maps every value
+// between them there (ceil(log(x) * k) does not decrease with x), so most
+// values cost a table lookup; a sub-range that straddles a bucket boundary
+// takes the logarithm for each value. The buckets are the same either way.
 // Left out: merging sketches and bounding the bucket count (DDSketch's
 // collapsing); values are integers, negative ones are refused.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -41,9 +47,15 @@ class LogHistogram {
   double quantile(double q) const;
   // Buckets in use (memory is this times 8 bytes).
   std::size_t buckets() const { return counts_.size(); }
+  // The bucket of a value >= 1: index_of takes the logarithm, bucket_of
+  // goes through memo_ (see Speed above) and gives the same index.
+  int index_of(std::int64_t value) const;
+  int bucket_of(std::int64_t value);
 
  private:
-  int index_of(std::int64_t value) const;
+  static constexpr int kSubBits = 10;
+  static constexpr std::int32_t kUnknown = INT32_MIN, kStraddles = INT32_MIN + 1;
+  std::vector<std::int32_t> memo_;  // per sub-range: its bucket, kUnknown or kStraddles
   double alpha_, gamma_, inv_log_gamma_;
   std::vector<std::uint64_t> counts_;  // counts_[k] is bucket offset_ + k
   int offset_ = 0;

@@ -232,3 +232,25 @@ TEST_CASE("large_buffer: small blocks from malloc, large ones 2 MiB aligned, con
   CHECK(large_buffer::mapped_size(1) == large_buffer::kHuge);
   CHECK(large_buffer::mapped_size(large_buffer::kHuge + 1) == 2 * large_buffer::kHuge);
 }
+
+TEST_CASE("log_histogram: the memoised bucket of a value is the one its logarithm gives",
+          "[histogram]") {
+  for (const double a : {0.005, 0.01, 0.05}) {
+    LogHistogram h(a);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 200000; ++i) {
+      // Values over the whole range, dense near bucket boundaries too: the
+      // integers around gamma^k.
+      const int shift = static_cast<int>(rng() % 62);
+      std::int64_t v = static_cast<std::int64_t>((rng() >> 2) >> shift);
+      if (i % 4 == 0) {
+        const double g = (1 + a) / (1 - a);
+        const double b = std::pow(g, static_cast<double>(rng() % 8000));
+        if (b < 9e18) v = static_cast<std::int64_t>(b) + static_cast<std::int64_t>(rng() % 3) - 1;
+      }
+      if (v < 1) v = 1;
+      REQUIRE(h.bucket_of(v) == h.index_of(v));
+    }
+    for (std::int64_t v = 1; v < 5000; ++v) REQUIRE(h.bucket_of(v) == h.index_of(v));
+  }
+}
