@@ -32,14 +32,16 @@ int LogHistogram::bucket_of(std::int64_t value) {
     const int e = 63 - std::countl_zero(v);  // 2^e <= v < 2^(e+1), e >= kSubBits
     const int shift = e - kSubBits;
     const std::uint64_t top = v >> shift;  // in [2^kSubBits, 2^(kSubBits+1))
-    slot = kSmall + static_cast<std::size_t>(shift) * kSmall + static_cast<std::size_t>(top - kSmall);
+    slot =
+        kSmall + static_cast<std::size_t>(shift) * kSmall + static_cast<std::size_t>(top - kSmall);
     lo = top << shift;
     hi = lo + ((std::uint64_t{1} << shift) - 1);
   }
   if (memo_.empty()) memo_.assign(kSmall * (64 - kSubBits + 1), kUnknown);
   std::int32_t& m = memo_[slot];
   if (m == kUnknown) {
-    const int a = index_of(static_cast<std::int64_t>(lo)), b = index_of(static_cast<std::int64_t>(hi));
+    const int a = index_of(static_cast<std::int64_t>(lo)),
+              b = index_of(static_cast<std::int64_t>(hi));
     m = a == b ? a : kStraddles;
   }
   return m == kStraddles ? index_of(value) : m;

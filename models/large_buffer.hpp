@@ -38,8 +38,8 @@ inline void* allocate(std::size_t bytes) {
   }
   const std::size_t size = mapped_size(bytes);
   // Map one huge page more, then unmap the ends that are not 2 MiB aligned.
-  void* raw = ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+  void* raw =
+      ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto base = reinterpret_cast<std::uintptr_t>(raw);
   const std::uintptr_t aligned = (base + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);

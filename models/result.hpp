@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "models/histogram.hpp"
-#include "models/units.hpp"
 #include "models/large_buffer.hpp"
+#include "models/units.hpp"
 
 namespace poolsim {
 
