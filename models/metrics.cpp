@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <utility>
 
 #include "models/resource_pool.hpp"
@@ -72,61 +71,6 @@ std::vector<double> sorted_latencies(const RunResult& r) {
 
 // ---- RecordSummary ---------------------------------------------------------
 
-namespace {
-// Sorts integer nanoseconds ascending in place: an LSD radix sort (11-bit
-// digits, six passes over the 64 bits, a pass skipped when every value has
-// the same digit there), so the latencies of a million-task run sort in a few
-// linear passes instead of n log n comparisons (for short lists, std::sort).
-// The result is the one std::sort gives: integers have no ties to order. The
-// scratch buffer is left uninitialised (every pass writes each of its n
-// entries before reading them).
-struct ScratchFree {
-  std::size_t bytes;
-  void operator()(std::int64_t* p) const noexcept { large_buffer::deallocate(p, bytes); }
-};
-
-template <class Vec>
-void sort_ns(Vec& v) {
-  constexpr std::size_t kBits = 11, kBuckets = std::size_t{1} << kBits, kPasses = 6;
-  const std::size_t n = v.size();
-  if (n < 1024) {
-    std::sort(v.begin(), v.end());
-    return;
-  }
-  // Signed order as unsigned: flip the sign bit.
-  const auto key = [](std::int64_t x) {
-    return static_cast<std::uint64_t>(x) ^ (std::uint64_t{1} << 63);
-  };
-  std::vector<std::array<std::size_t, kBuckets>> count(kPasses);
-  for (auto& c : count) c.fill(0);
-  for (std::int64_t x : v) {
-    const std::uint64_t k = key(x);
-    for (std::size_t p = 0; p < kPasses; ++p) ++count[p][(k >> (p * kBits)) & (kBuckets - 1)];
-  }
-  // Allocated by the first pass that moves values.
-  std::unique_ptr<std::int64_t[], ScratchFree> tmp;
-  std::int64_t* from = v.data();
-  std::int64_t* to = nullptr;
-  for (std::size_t p = 0; p < kPasses; ++p) {
-    auto& c = count[p];
-    const std::uint64_t first = (key(from[0]) >> (p * kBits)) & (kBuckets - 1);
-    if (c[first] == n) continue;  // one digit value: the pass would keep the order
-    if (!tmp) {
-      tmp = std::unique_ptr<std::int64_t[], ScratchFree>(
-          static_cast<std::int64_t*>(large_buffer::allocate(n * sizeof(std::int64_t))),
-          ScratchFree{n * sizeof(std::int64_t)});
-      to = tmp.get();
-    }
-    std::size_t sum = 0;
-    for (auto& x : c) sum += std::exchange(x, sum);
-    for (std::size_t i = 0; i < n; ++i)
-      to[c[(key(from[i]) >> (p * kBits)) & (kBuckets - 1)]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != v.data()) std::copy(from, from + n, v.data());
-}
-}  // namespace
-
 RecordSummary::RecordSummary(QuantilePolicy p)
     : policy_(p), hist_(p.relative_error), lag_hist_(p.relative_error) {
   histogram_on_ = p.choice == QuantilePolicy::Choice::histogram;
@@ -186,7 +130,9 @@ void RecordSummary::to_histogram() {
 
 void RecordSummary::sort_exact() const {
   if (exact_sorted_) return;
-  sort_ns(exact_ns_);
+  // Only sorted_latencies() needs the whole order (the HTML report's
+  // distributions); the metrics select their quantiles (latency()).
+  std::sort(exact_ns_.begin(), exact_ns_.end());
   exact_sorted_ = true;
 }
 

@@ -160,11 +160,11 @@ void check_against(const RecordSummary& s, const Reference& want) {
 }
 }  // namespace
 
-// The exact summary sorts its latencies in place (radix sort from 1024
-// values on) and takes the lag's p99 with nth_element: the same values as a
-// full sort of a copy, however often it is read and when records come after
-// a read. 140,000 latencies: their buffer and the sort's scratch pass 1 MiB,
-// where they come from LargeBufferAllocator's mappings.
+// The exact summary selects its quantiles in place (nth_element), sorts its
+// latencies in place for sorted_latencies() and takes the lag's p99 with
+// nth_element: the same values as a full sort of a copy, however often it
+// is read and when records come after a read. 140,000 latencies: their
+// buffer passes 1 MiB, where it comes from LargeBufferAllocator's mappings.
 TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
           "[histogram][metrics]") {
   QuantilePolicy p;
@@ -180,7 +180,7 @@ TEST_CASE("record_summary: in-place exact quantiles equal a sorted copy's",
       const auto late = i % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 50'000);
       t.submit = t.intended + Duration{late};
       t.start = t.submit;
-      // Latencies over many radix digits (up to ~2^41 ns), some repeated.
+      // Latencies over many orders of magnitude (up to ~2^41 ns), some repeated.
       const std::int64_t l = i % 7 == 0 ? 12345 : static_cast<std::int64_t>(rng() >> (23 + i % 20));
       t.end = t.intended + Duration{l};
       t.outcome = TaskOutcome::completed;
