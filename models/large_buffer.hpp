@@ -1,5 +1,5 @@
 // large_buffer.hpp: an allocator for the few buffers of a run that grow to
-// megabytes (a million latencies, their sort's scratch).
+// megabytes (a million latencies and submit lags, RecordSummary).
 //
 // Mechanism: below 1 MiB it is malloc. From 1 MiB, an anonymous mapping
 // aligned to 2 MiB and advised MADV_HUGEPAGE, so the kernel backs it with
