@@ -128,19 +128,27 @@ TEST_CASE(
   // The same run with the profile right: the control. Both runs carry this
   // build's and this machine's own overheads (OS noise, the pool's work per
   // task, a sanitizer's), so their ratio is about 1 if the phases are sized
-  // at the measured speed, 1.3 if they were sized at the profile's.
-  const auto control = run_scenario(s, w, RealOptions{});
-  REQUIRE(control.size() == 1);
-  set_units_per_ns(guard.saved * 1.3);
-  const auto reps = run_scenario(s, w, RealOptions{});
-  REQUIRE(reps.size() == 1);
-  const RunResult& r = reps[0];
-  REQUIRE(r.speed.before < 0.9);
-  const double ratio = to_seconds(r.counters.cpu_time) / to_seconds(control[0].counters.cpu_time);
-  INFO("CPU time " << to_seconds(r.counters.cpu_time) << " s against the control's "
-                   << to_seconds(control[0].counters.cpu_time) << " s");
-  REQUIRE(ratio < 1.15);
-  REQUIRE(ratio > 0.85);
+  // at the measured speed, 1.3 if they were sized at the profile's. The VM's
+  // speed can also move between the canary and the work (CI saw 1.18 once,
+  // 2026-12-02): a pair is tried up to three times and one pair near 1 is
+  // enough, while phases sized at the profile's rate give 1.3 every time.
+  std::string seen;
+  bool near_one = false;
+  for (int attempt = 0; attempt < 3 && !near_one; ++attempt) {
+    set_units_per_ns(guard.saved);
+    const auto control = run_scenario(s, w, RealOptions{});
+    REQUIRE(control.size() == 1);
+    set_units_per_ns(guard.saved * 1.3);
+    const auto reps = run_scenario(s, w, RealOptions{});
+    REQUIRE(reps.size() == 1);
+    const RunResult& r = reps[0];
+    REQUIRE(r.speed.before < 0.9);
+    const double ratio = to_seconds(r.counters.cpu_time) / to_seconds(control[0].counters.cpu_time);
+    seen += " " + std::to_string(ratio);
+    near_one = ratio < 1.15 && ratio > 0.85;
+  }
+  INFO("CPU time against the control's, per attempt:" << seen);
+  REQUIRE(near_one);
 }
 
 TEST_CASE("speed_check.steady: the canary after a repetition within the drift of the one before",
