@@ -2,8 +2,10 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "models/assert.hpp"
 
@@ -17,6 +19,7 @@ EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg)
     free_.pop_back();
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
+    if (slot >= EventId::kLane) throw std::length_error("sim::Engine: too many pending events");
     slots_.push_back({});
   }
   Slot& s = slots_[slot];
@@ -28,7 +31,53 @@ EventId Engine::at_ns(std::int64_t t, Callback cb, void* ctx, std::uint64_t arg)
   return {slot, gen};
 }
 
+std::uint32_t Engine::add_lanes(std::uint32_t n) {
+  const auto first = static_cast<std::uint32_t>(lanes_.size());
+  if (n == 0) return first;
+  if (lanes_.size() + n >= EventId::kLane) throw std::length_error("sim::Engine: too many lanes");
+  if (fired_lane_ != kNoLane) clear_fired_lane();
+  std::vector<U128> leaves(lanes_.size() + n, kEmpty);
+  for (std::size_t i = 0; i < lanes_.size(); ++i) leaves[i] = tree_[leaf0_ + i];
+  lanes_.resize(lanes_.size() + n);
+  leaf0_ = std::bit_ceil(lanes_.size());
+  tree_.assign(2 * leaf0_, kEmpty);
+  std::copy(leaves.begin(), leaves.end(), tree_.begin() + static_cast<std::ptrdiff_t>(leaf0_));
+  rebuild_tree();
+  return first;
+}
+
+void Engine::rebuild_tree() {
+  for (std::size_t k = leaf0_ - 1; k >= 1; --k) tree_[k] = std::min(tree_[2 * k], tree_[2 * k + 1]);
+}
+
+EventId Engine::at_lane(std::uint32_t lane, std::int64_t t, Callback cb, void* ctx,
+                        std::uint64_t arg) {
+  if (t < now_) throw std::logic_error("sim::Engine: event scheduled in the past");
+  POOLSIM_ASSERT(lane < lanes_.size(), "an event on a lane nobody added");
+  // First: a renumbering renumbers the lane's pending key too (and clears a
+  // fired lane).
+  const std::uint32_t seq = next_seq();
+  Lane& l = lanes_[lane];
+  if (fired_lane_ == lane) fired_lane_ = kNoLane;  // its leaf is overwritten now
+  if (!l.armed) {
+    l.armed = true;
+    ++armed_lanes_;
+  }
+  ++l.gen;  // a pending event's id no longer refers to it
+  l.cb = cb;
+  l.ctx = ctx;
+  l.arg = arg;
+  tree_[leaf0_ + lane] = lane_key(t, seq, lane);
+  climb(leaf0_ + lane);
+  return {EventId::kLane | lane, l.gen};
+}
+
 EventId Engine::reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, std::uint64_t arg) {
+  if (id.valid() && (id.slot & EventId::kLane)) {
+    const std::uint32_t lane = id.slot & ~EventId::kLane;
+    id = {};
+    return at_lane(lane, t, cb, ctx, arg);
+  }
   if (!pending(id)) {
     id = {};
     return at_ns(t, cb, ctx, arg);
@@ -62,7 +111,15 @@ void Engine::horizon_exceeded(Duration d) const {
 
 bool Engine::cancel(EventId& id) {
   const bool was = pending(id);
-  if (was) {
+  if (was && (id.slot & EventId::kLane)) {
+    const std::uint32_t lane = id.slot & ~EventId::kLane;
+    Lane& l = lanes_[lane];
+    l.armed = false;
+    --armed_lanes_;
+    ++l.gen;
+    tree_[leaf0_ + lane] = kEmpty;
+    climb(leaf0_ + lane);
+  } else if (was) {
     remove_at(slots_[id.slot].pos);
     release(id.slot);
   }
@@ -77,11 +134,27 @@ bool Engine::cancel(EventId& id) {
 // (its number is not pending any more).
 void Engine::renumber() {
   if (top_fired_) drop_fired_top();
-  std::vector<std::uint32_t> order(heap_.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [this](std::uint32_t a, std::uint32_t b) { return before(heap_[a], heap_[b]); });
-  for (std::uint32_t rank = 0; rank < order.size(); ++rank) heap_[order[rank]].set_seq(rank);
+  if (fired_lane_ != kNoLane) clear_fired_lane();
+  // Every pending key, the heap's (index i) and the lanes' (heap size +
+  // lane), in one order.
+  std::vector<std::pair<U128, std::uint32_t>> order;
+  order.reserve(heap_.size() + armed_lanes_);
+  for (std::uint32_t i = 0; i < heap_.size(); ++i) order.emplace_back(key(heap_[i]), i);
+  for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane)
+    if (lanes_[lane].armed)
+      order.emplace_back(tree_[leaf0_ + lane], static_cast<std::uint32_t>(heap_.size()) + lane);
+  std::sort(order.begin(), order.end());
+  for (std::uint32_t rank = 0; rank < order.size(); ++rank) {
+    const std::uint32_t at = order[rank].second;
+    if (at < heap_.size()) {
+      heap_[at].set_seq(rank);
+    } else {
+      const std::uint32_t lane = at - static_cast<std::uint32_t>(heap_.size());
+      const auto t = static_cast<std::int64_t>(static_cast<std::uint64_t>(order[rank].first >> 64));
+      tree_[leaf0_ + lane] = lane_key(t, rank, lane);
+    }
+  }
+  if (!lanes_.empty()) rebuild_tree();
   seq_ = order.size();
   POOLSIM_ASSERT(seq_ < seq_limit_, "more pending events than sequence numbers");
 }
@@ -151,7 +224,9 @@ void Engine::sift_down(std::size_t i, const Entry& last) {
 
 bool Engine::step() {
   if (top_fired_) drop_fired_top();
-  if (!heap_.empty()) {
+  if (fired_lane_ != kNoLane) clear_fired_lane();
+  const U128 lane_next = tree_.empty() ? kEmpty : tree_[1];
+  if (!heap_.empty() && key(heap_[0]) < lane_next) {
     const Entry e = heap_[0];
     Slot& s = slots_[e.slot()];
     top_fired_ = true;  // removed lazily: by the next push, or the next step
@@ -165,7 +240,21 @@ bool Engine::step() {
     cb(ctx, arg);
     return true;
   }
-  return false;
+  if (lane_next == kEmpty) return false;
+  const auto lane = static_cast<std::uint32_t>(lane_next);
+  Lane& l = lanes_[lane];
+  const auto t = static_cast<std::int64_t>(static_cast<std::uint64_t>(lane_next >> 64));
+  POOLSIM_ASSERT(t >= now_, "simulated time goes back");
+  POOLSIM_ASSERT(l.armed, "the tree's root is a lane with no pending event");
+  now_ = t;
+  l.armed = false;
+  --armed_lanes_;
+  ++l.gen;
+  fired_lane_ = lane;  // its leaf is cleared lazily: by at_lane or the next step
+  ++fired_;
+  const Callback cb = l.cb;  // the handler may add lanes (lanes_ grows)
+  cb(l.ctx, l.arg);
+  return true;
 }
 
 void Engine::run() {

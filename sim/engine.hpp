@@ -20,7 +20,21 @@
 // a 32-bit sequence number, slot) compared as one 128-bit number; the
 // sequence numbers of the pending entries are renumbered 0..n-1 in their
 // order before they would wrap, once per 2^32 events, which keeps every
-// order. EventId is two 32-bit words:
+// order.
+//
+// Lanes: an owner with one event at a time per unit (the kernel: one per
+// CPU) asks for lanes; a lane holds at most one pending event, set (which
+// replaces the pending one) or cancelled by id like any other. Lanes live in
+// a winner tree (one 128-bit key per node, the leaves the lanes, a node the
+// earlier of its two children), not in the heap: setting a lane rewrites the
+// path from its leaf to the root, a fixed sequence of loads and
+// compare-selects whose addresses do not depend on the keys, where a heap's
+// sift-down picks its next address from the comparison before (perf: the
+// heap was a quarter of a 256-CPU run, 248 instructions per event). Lanes
+// take their sequence numbers from the same counter, and step() fires the
+// earlier of the heap's top and the tree's root, so the order of events is
+// the one a heap alone gives (test: random operations on both). A fired
+// lane's leaf is cleared lazily, like the heap's top. EventId is two 32-bit words:
 // no allocation per event, the callback is a plain function pointer plus
 // context and argument, so scheduling allocates nothing once the vectors
 // have grown.
@@ -53,6 +67,7 @@ struct HorizonExceeded : SimulationRefused {
 
 struct EventId {
   static constexpr std::uint32_t kNone = 0xffffffffu;
+  static constexpr std::uint32_t kLane = 0x80000000u;  // slot bit: a lane's event
   std::uint32_t slot = kNone;
   std::uint32_t gen = 0;
   bool valid() const { return slot != kNone; }
@@ -90,8 +105,21 @@ class Engine {
   // the heap entry when id is pending. Returns the new event's id.
   EventId reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, std::uint64_t arg = 0);
   bool pending(EventId id) const {
-    return id.valid() && id.slot < slots_.size() && slots_[id.slot].gen == id.gen;
+    if (!id.valid()) return false;
+    if (id.slot & EventId::kLane) {
+      const std::uint32_t lane = id.slot & ~EventId::kLane;
+      return lane < lanes_.size() && lanes_[lane].armed && lanes_[lane].gen == id.gen;
+    }
+    return id.slot < slots_.size() && slots_[id.slot].gen == id.gen;
   }
+
+  // Adds n lanes; returns the first one's number (the others follow it).
+  std::uint32_t add_lanes(std::uint32_t n);
+  // Schedules cb(ctx, arg) at absolute time t (t >= now()) on `lane`,
+  // replacing its pending event if any (a cancel, then a new event: the
+  // next sequence number).
+  EventId at_lane(std::uint32_t lane, std::int64_t t, Callback cb, void* ctx,
+                  std::uint64_t arg = 0);
 
   // Fires events in (time, sequence) order until none is left or stop().
   void run();
@@ -102,7 +130,7 @@ class Engine {
   bool stopped() const { return stopped_; }
 
   std::uint64_t fired() const { return fired_; }
-  std::size_t queued() const { return heap_.size() - (top_fired_ ? 1 : 0); }
+  std::size_t queued() const { return heap_.size() - (top_fired_ ? 1 : 0) + armed_lanes_; }
 
  private:
   __extension__ using U128 = unsigned __int128;
@@ -158,6 +186,38 @@ class Engine {
     return static_cast<std::uint32_t>(seq_++);
   }
   void renumber();
+  // Lanes (see the header comment): tree_[1] is the root, tree_[leaf0_ + i]
+  // lane i's key (kEmpty when it has none), tree_[k] the earlier of
+  // tree_[2k] and tree_[2k + 1].
+  struct Lane {
+    Callback cb = nullptr;
+    void* ctx = nullptr;
+    std::uint64_t arg = 0;
+    std::uint32_t gen = 0;
+    bool armed = false;  // holds a pending event
+  };
+  static constexpr U128 kEmpty = ~U128{0};  // after every key: times are below 2^63
+  static constexpr std::uint32_t kNoLane = 0xffffffffu;
+  static U128 lane_key(std::int64_t t, std::uint32_t seq, std::uint32_t lane) {
+    return (static_cast<U128>(static_cast<std::uint64_t>(t)) << 64) |
+           (static_cast<U128>(seq) << 32) | lane;
+  }
+  // Rewrites the path from leaf node k to the root.
+  void climb(std::size_t k) {
+    U128 v = tree_[k];
+    while (k > 1) {
+      const U128 s = tree_[k ^ 1];
+      v = s < v ? s : v;
+      k >>= 1;
+      tree_[k] = v;
+    }
+  }
+  void clear_fired_lane() {
+    tree_[leaf0_ + fired_lane_] = kEmpty;
+    climb(leaf0_ + fired_lane_);
+    fired_lane_ = kNoLane;
+  }
+  void rebuild_tree();
   void release(std::uint32_t slot) {
     ++slots_[slot].gen;
     free_.push_back(slot);
@@ -174,6 +234,11 @@ class Engine {
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_;
+  std::vector<Lane> lanes_;
+  std::vector<U128> tree_;
+  std::size_t leaf0_ = 0;
+  std::size_t armed_lanes_ = 0;
+  std::uint32_t fired_lane_ = kNoLane;  // fired; its leaf still holds its key
 };
 
 }  // namespace poolsim::sim

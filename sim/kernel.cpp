@@ -42,6 +42,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   }
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
+  lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));  // c.ev, one per CPU
   if (limits.neighbour) {
     const GroupShareParams gp{limits.shares, limits.neighbour->shares, limits.neighbour->threads,
                               m_.slice, m_.tick};
@@ -538,8 +539,13 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     const Duration delay = m_.wakeup_latency + m_.idle_exit;
     if (delay.count() <= 0)
       start_on(c, id);
-    else
-      c.ev = engine_.after(delay, &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(idx));
+    else {
+      std::int64_t at = 0;
+      if (__builtin_add_overflow(now().count(), delay.count(), &at))
+        engine_.horizon_exceeded(delay);
+      POOLSIM_ASSERT(!engine_.pending(c.ev), "a waking CPU already has an event");
+      cpu_event_at(c, Duration{at});
+    }
     return;
   }
   const bool others_queued = !rq_empty(c) || !c.delayed.empty();
@@ -890,8 +896,12 @@ void Kernel::arm(Cpu& c) {
     at = std::min(at, std::max(now(), round_to_tick(c.slice_end)));
   }
   // The pending CPU event, if any, is replaced (cancelled and scheduled anew).
-  c.ev = engine_.reschedule(c.ev, at.count(), &Kernel::on_cpu_event, this,
-                            static_cast<std::uint64_t>(&c - cpus_.data()));
+  cpu_event_at(c, at);
+}
+
+void Kernel::cpu_event_at(Cpu& c, Duration at) {
+  const auto idx = static_cast<std::uint32_t>(&c - cpus_.data());
+  c.ev = engine_.at_lane(lane0_ + idx, at.count(), &Kernel::on_cpu_event, this, idx);
 }
 
 void Kernel::on_cpu_event(void* self, std::uint64_t arg) {

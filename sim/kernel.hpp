@@ -541,6 +541,8 @@ class Kernel {
   void account(Cpu& c);
   void update_min_vruntime(Cpu& c);
   void arm(Cpu& c);
+  // Sets the CPU's one event (its engine lane) at `at`, replacing a pending one.
+  void cpu_event_at(Cpu& c, Duration at);
   void refresh_slice(Cpu& c);
   Duration round_to_tick(Duration t) const;
   void complete_op(Cpu& c);
@@ -619,6 +621,7 @@ class Kernel {
   void close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task);
 
   Engine& engine_;
+  std::uint32_t lane0_ = 0;  // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
   MachineProfile m_;
   NoiseSource noise_;
   std::vector<Cpu> cpus_;
