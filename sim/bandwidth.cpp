@@ -16,6 +16,7 @@ Bandwidth::Bandwidth(Engine& engine, const BandwidthParams& p, int cpus, Hook ho
   // tg_set_cfs_bandwidth refills the pool when the quota is written.
   pool_ = p_.quota;
   snap_ = pool_;
+  lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpus));  // c.check, one per CPU
   // The phase of the period timer against the scheduler ticks is arbitrary
   // on a machine (the quota is written whenever the group is set up); the
   // tick grid here starts at 0, so the periods end half a tick before the
@@ -73,7 +74,8 @@ void Bandwidth::arm_check(int cpu) {
   std::int64_t at = c.since.count() + std::max<std::int64_t>(0, c.remaining.count());
   const std::int64_t tick = p_.tick.count();
   if (tick > 0) at = (at + tick - 1) / tick * tick;
-  c.check = engine_.at_ns(at, &Bandwidth::on_check, this, static_cast<std::uint64_t>(cpu));
+  c.check = engine_.at_lane(lane0_ + static_cast<std::uint32_t>(cpu), at, &Bandwidth::on_check,
+                            this, static_cast<std::uint64_t>(cpu));
 }
 
 bool Bandwidth::start(int cpu) {

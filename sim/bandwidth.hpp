@@ -161,6 +161,7 @@ class Bandwidth {
   bool refresh_within(Duration d) const;
 
   Engine& engine_;
+  std::uint32_t lane0_ = 0;  // the engine lane of CPU 0's check (CPU i: lane0_ + i)
   BandwidthParams p_;
   Hook hook_;
   void* ctx_;

@@ -120,6 +120,13 @@ class Engine {
   // next sequence number).
   EventId at_lane(std::uint32_t lane, std::int64_t t, Callback cb, void* ctx,
                   std::uint64_t arg = 0);
+  // at_lane(now() + d): a delay past int64 nanoseconds throws HorizonExceeded.
+  EventId after_lane(std::uint32_t lane, Duration d, Callback cb, void* ctx,
+                     std::uint64_t arg = 0) {
+    std::int64_t t = 0;
+    if (__builtin_add_overflow(now_, d.count(), &t)) horizon_exceeded(d);
+    return at_lane(lane, t, cb, ctx, arg);
+  }
 
   // Fires events in (time, sequence) order until none is left or stop().
   void run();

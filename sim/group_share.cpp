@@ -25,6 +25,7 @@ GroupShare::GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook
     throw std::invalid_argument("cpu.shares must be at least 2");
   if (p_.neighbour_threads < 1 || cpus < 1)
     throw std::invalid_argument("a neighbour needs a thread and a CPU");
+  lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpus));  // c.ev, one per CPU
   // The load balancer spreads the neighbour's always-runnable threads evenly.
   for (int k = 0; k < p_.neighbour_threads; ++k)
     ++cpus_[static_cast<std::size_t>(k % cpus)].threads;
@@ -128,7 +129,8 @@ void GroupShare::arm(int cpu) {
                     std::max<std::int64_t>(0, (left.count() * w + kNice0Load - 1) / kNice0Load);
   const std::int64_t tick = p_.tick.count();
   if (tick > 0) at = (at + tick - 1) / tick * tick;
-  c.ev = engine_.at_ns(at, &GroupShare::on_tick, this, static_cast<std::uint64_t>(cpu));
+  c.ev = engine_.at_lane(lane0_ + static_cast<std::uint32_t>(cpu), at, &GroupShare::on_tick, this,
+                         static_cast<std::uint64_t>(cpu));
 }
 
 void GroupShare::on_tick(void* self, std::uint64_t arg) {

@@ -123,6 +123,7 @@ class GroupShare {
   void arm(int cpu);
 
   Engine& engine_;
+  std::uint32_t lane0_ = 0;  // the engine lane of CPU 0's tick (CPU i: lane0_ + i)
   GroupShareParams p_;
   Hook hook_;
   Count count_;

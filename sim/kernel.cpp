@@ -43,6 +43,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
   lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));  // c.ev, one per CPU
+  if (noise_.on()) noise_lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));
   if (limits.neighbour) {
     const GroupShareParams gp{limits.shares, limits.neighbour->shares, limits.neighbour->threads,
                               m_.slice, m_.tick};
@@ -402,8 +403,9 @@ void Kernel::set_cpu_state(Cpu& c, CpuState s) {
     c.noise_ev = {};
   } else if (s == CpuState::running && !c.noise_ev.valid()) {
     const int idx = static_cast<int>(&c - cpus_.data());
-    c.noise_ev = engine_.after(noise_.next_gap(idx), &Kernel::on_noise, this,
-                               static_cast<std::uint64_t>(idx));
+    c.noise_ev =
+        engine_.after_lane(noise_lane0_ + static_cast<std::uint32_t>(idx), noise_.next_gap(idx),
+                           &Kernel::on_noise, this, static_cast<std::uint64_t>(idx));
   }
 }
 
@@ -423,7 +425,8 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   c.protect_end += i.stolen;
   if (i.preempts) ++k.threads_[c.curr].nivcsw;
   k.arm(c);
-  c.noise_ev = k.engine_.after(k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
+  c.noise_ev = k.engine_.after_lane(k.noise_lane0_ + static_cast<std::uint32_t>(idx),
+                                    k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
 }
 
 // Keeps the CPU's place in the two indexes true after a change of its state

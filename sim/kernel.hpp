@@ -621,7 +621,8 @@ class Kernel {
   void close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task);
 
   Engine& engine_;
-  std::uint32_t lane0_ = 0;  // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
+  std::uint32_t lane0_ = 0;        // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
+  std::uint32_t noise_lane0_ = 0;  // the same for the CPUs' noise_ev (with noise on)
   MachineProfile m_;
   NoiseSource noise_;
   std::vector<Cpu> cpus_;
