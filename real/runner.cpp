@@ -64,12 +64,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
@@ -78,6 +80,7 @@
 #include "real/speed_check.hpp"
 
 namespace poolsim::real {
+
 namespace {
 
 // ---- signal cleanup (async-signal-safe state) --------------------------------
@@ -270,6 +273,7 @@ std::string describe_status(int status) {
   SignalGuard::restore_defaults();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(5);
+  break_copy_on_write();
   try {
     if (cg != nullptr) {
       const std::string err = cg->join_self();
@@ -426,6 +430,47 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
 }
 
 }  // namespace
+
+// The forked child shares every page the parent had touched, copy-on-write:
+// its first write to each one faults (on this PVM guest a trap to the
+// host, ~10-20 us), and the submit path, the pool's structures, glibc's
+// thread bookkeeping and the records are first written during the first
+// tasks. No program a user runs pays that: it is the harness's fork. So
+// the child writes once to every page it shares (present, private,
+// writable: /proc/self/maps and /proc/self/pagemap) before it joins the
+// quota group and before the origin; pages the parent never touched stay
+// untouched. Best effort: a proc file that cannot be read leaves it as it is.
+void break_copy_on_write() {
+  std::ifstream maps("/proc/self/maps");
+  const int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (!maps || pm < 0) {
+    if (pm >= 0) close(pm);
+    return;
+  }
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+    if (perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p') ranges.emplace_back(lo, hi);
+  }
+  std::vector<std::uint64_t> entries;
+  for (const auto& [lo, hi] : ranges) {
+    entries.resize((hi - lo) / page);
+    const auto bytes = static_cast<ssize_t>(entries.size() * sizeof(std::uint64_t));
+    if (pread(pm, entries.data(), static_cast<std::size_t>(bytes),
+              static_cast<off_t>(lo / page * sizeof(std::uint64_t))) != bytes)
+      continue;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (!(entries[i] >> 63)) continue;  // not present: never touched
+      auto* p = reinterpret_cast<volatile char*>(lo + i * page);
+      *p = *p;
+    }
+  }
+  close(pm);
+}
 
 RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
                          int fail_fd) {

@@ -58,6 +58,13 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w,
 RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
                          int fail_fd = -1);
 
+// In a forked child: writes once to every present page of the private
+// writable mappings, so that the pages it shares with its parent
+// copy-on-write become its own before the run (the harness's fork is no
+// part of the workload's cost). What the parent never touched stays
+// untouched. Called by the runner's child first thing after fork.
+void break_copy_on_write();
+
 // The concurrency a scenario needs, checked against run.max_threads before
 // any repetition starts: the backend's thread bound plus the submitter, or
 // for thread-per-task an estimate of threads alive at once (closed: clients;

@@ -1,6 +1,7 @@
 // The runner's isolation and limits: watchdog, max_threads refusal, cgroup
 // quota applied (throttling observed) and removed, cpuset applied, stale
 // groups removed, the child -> parent codec.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,10 +13,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
 #include "real/result_codec.hpp"
+#include "real/runner.hpp"
 #include "real_test_util.hpp"
 
 using namespace poolsim;
@@ -472,4 +475,50 @@ TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 i
       REQUIRE(what.find("cgroup v1 (no cpu controller mounted)") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("runner.cow: a forked child owns the pages it shared with its parent before the run",
+          "[real][runner]") {
+  // 256 pages the parent wrote, then fork: the child shares them until it
+  // writes. /proc/self/pagemap bit 56 says a page is mapped exclusively.
+  constexpr std::size_t kPages = 256;
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<char> buf(kPages * page + page, 1);
+  char* first = buf.data() + (page - reinterpret_cast<std::uintptr_t>(buf.data()) % page);
+  const auto exclusive_pages = [&] {
+    const int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < kPages && pm >= 0; ++i) {
+      std::uint64_t e = 0;
+      const auto at = (reinterpret_cast<std::uintptr_t>(first) / page + i) * sizeof e;
+      if (pread(pm, &e, sizeof e, static_cast<off_t>(at)) == sizeof e && e >> 63 && (e >> 56 & 1))
+        ++n;
+    }
+    if (pm >= 0) close(pm);
+    return n;
+  };
+  REQUIRE(exclusive_pages() == kPages);
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::size_t counts[2];
+    counts[0] = exclusive_pages();
+    break_copy_on_write();
+    counts[1] = exclusive_pages();
+    const bool ok = write(pipefd[1], counts, sizeof counts) == sizeof counts;
+    _exit(ok && std::all_of(buf.begin(), buf.end(), [](char c) { return c == 1; }) ? 0 : 1);
+  }
+  close(pipefd[1]);
+  std::size_t counts[2] = {0, 0};
+  const bool got = read(pipefd[0], counts, sizeof counts) == sizeof counts;
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  REQUIRE(got);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // and the contents are unchanged
+  CHECK(counts[0] == 0);            // shared with the parent after fork
+  CHECK(counts[1] == kPages);       // its own after break_copy_on_write
 }
