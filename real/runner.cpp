@@ -439,35 +439,44 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
 // the child writes once to every page it shares (present, private,
 // writable: /proc/self/maps and /proc/self/pagemap) before it joins the
 // quota group and before the origin; pages the parent never touched stay
-// untouched. Best effort: a proc file that cannot be read leaves it as it is.
-void break_copy_on_write() {
-  std::ifstream maps("/proc/self/maps");
+// untouched. Mappings above 1 GiB are left alone (a sanitizer's shadow
+// memory is terabytes: its pagemap alone would take minutes to read), and
+// the writes are not instrumented (a sanitizer would see the heap's
+// redzones and freed chunks being touched). Best effort: what cannot be
+// read is left as it is.
+__attribute__((no_sanitize("address", "thread", "undefined"))) void break_copy_on_write() {
+  constexpr std::uintptr_t kLargest = std::uintptr_t{1} << 30;
+  constexpr std::size_t kChunk = 4096;  // pagemap entries read at once (32 KiB)
   const int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (!maps || pm < 0) {
-    if (pm >= 0) close(pm);
-    return;
-  }
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uintptr_t lo = 0, hi = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
-    if (perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p') ranges.emplace_back(lo, hi);
-  }
-  std::vector<std::uint64_t> entries;
-  for (const auto& [lo, hi] : ranges) {
-    entries.resize((hi - lo) / page);
-    const auto bytes = static_cast<ssize_t>(entries.size() * sizeof(std::uint64_t));
-    if (pread(pm, entries.data(), static_cast<std::size_t>(bytes),
-              static_cast<off_t>(lo / page * sizeof(std::uint64_t))) != bytes)
-      continue;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (!(entries[i] >> 63)) continue;  // not present: never touched
-      auto* p = reinterpret_cast<volatile char*>(lo + i * page);
-      *p = *p;
+  if (pm < 0) return;
+  try {
+    std::ifstream maps("/proc/self/maps");
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+    std::string line;
+    while (std::getline(maps, line)) {
+      unsigned long lo = 0, hi = 0;
+      char perms[5] = {};
+      if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
+      if (perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p' && hi - lo <= kLargest)
+        ranges.emplace_back(lo, hi);
     }
+    std::vector<std::uint64_t> entries(kChunk);
+    for (const auto& [lo, hi] : ranges) {
+      for (std::uintptr_t at = lo; at < hi; at += kChunk * page) {
+        const std::size_t n = std::min<std::uintptr_t>(kChunk, (hi - at) / page);
+        const auto bytes = static_cast<ssize_t>(n * sizeof(std::uint64_t));
+        if (pread(pm, entries.data(), static_cast<std::size_t>(bytes),
+                  static_cast<off_t>(at / page * sizeof(std::uint64_t))) != bytes)
+          break;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (!(entries[i] >> 63)) continue;  // not present: never touched
+          auto* p = reinterpret_cast<volatile char*>(at + i * page);
+          *p = *p;
+        }
+      }
+    }
+  } catch (...) {  // best effort (bad_alloc reading the maps): the run goes on
   }
   close(pm);
 }
