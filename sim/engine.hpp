@@ -102,7 +102,9 @@ class Engine {
   // cancelled. Resets id either way.
   bool cancel(EventId& id);
   // cancel(id), then at_ns(t, ...): the same order of events, in one move of
-  // the heap entry when id is pending. Returns the new event's id.
+  // the heap entry when id is pending. Returns the new event's id. An id of
+  // a lane's event sets that lane (at_lane), pending or not: a lane has one
+  // owner, whose newest event it holds.
   EventId reschedule(EventId& id, std::int64_t t, Callback cb, void* ctx, std::uint64_t arg = 0);
   bool pending(EventId id) const {
     if (!id.valid()) return false;

@@ -540,14 +540,12 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     set_cpu_state(c, CpuState::waking);
     c.curr = id;
     const Duration delay = m_.wakeup_latency + m_.idle_exit;
-    if (delay.count() <= 0)
+    if (delay.count() <= 0) {
       start_on(c, id);
-    else {
-      std::int64_t at = 0;
-      if (__builtin_add_overflow(now().count(), delay.count(), &at))
-        engine_.horizon_exceeded(delay);
+    } else {
       POOLSIM_ASSERT(!engine_.pending(c.ev), "a waking CPU already has an event");
-      cpu_event_at(c, Duration{at});
+      c.ev = engine_.after_lane(lane0_ + static_cast<std::uint32_t>(idx), delay,
+                                &Kernel::on_cpu_event, this, static_cast<std::uint64_t>(idx));
     }
     return;
   }
