@@ -67,7 +67,7 @@ EventId Engine::at_lane(std::uint32_t lane, std::int64_t t, Callback cb, void* c
   l.cb = cb;
   l.ctx = ctx;
   l.arg = arg;
-  tree_[leaf0_ + lane] = lane_key(t, seq, lane);
+  tree_[leaf0_ + lane] = key(Entry{lane, seq, t});
   climb(leaf0_ + lane);
   return {EventId::kLane | lane, l.gen};
 }
@@ -151,7 +151,7 @@ void Engine::renumber() {
     } else {
       const std::uint32_t lane = at - static_cast<std::uint32_t>(heap_.size());
       const auto t = static_cast<std::int64_t>(static_cast<std::uint64_t>(order[rank].first >> 64));
-      tree_[leaf0_ + lane] = lane_key(t, rank, lane);
+      tree_[leaf0_ + lane] = key(Entry{lane, rank, t});
     }
   }
   if (!lanes_.empty()) rebuild_tree();

@@ -196,8 +196,8 @@ class Engine {
   }
   void renumber();
   // Lanes (see the header comment): tree_[1] is the root, tree_[leaf0_ + i]
-  // lane i's key (kEmpty when it has none), tree_[k] the earlier of
-  // tree_[2k] and tree_[2k + 1].
+  // lane i's key (kEmpty when it has none; else key() of an Entry whose
+  // slot is the lane), tree_[k] the earlier of tree_[2k] and tree_[2k + 1].
   struct Lane {
     Callback cb = nullptr;
     void* ctx = nullptr;
@@ -207,10 +207,6 @@ class Engine {
   };
   static constexpr U128 kEmpty = ~U128{0};  // after every key: times are below 2^63
   static constexpr std::uint32_t kNoLane = 0xffffffffu;
-  static U128 lane_key(std::int64_t t, std::uint32_t seq, std::uint32_t lane) {
-    return (static_cast<U128>(static_cast<std::uint64_t>(t)) << 64) |
-           (static_cast<U128>(seq) << 32) | lane;
-  }
   // Rewrites the path from leaf node k to the root.
   void climb(std::size_t k) {
     U128 v = tree_[k];

@@ -896,11 +896,7 @@ void Kernel::arm(Cpu& c) {
     refresh_slice(c);
     at = std::min(at, std::max(now(), round_to_tick(c.slice_end)));
   }
-  // The pending CPU event, if any, is replaced (cancelled and scheduled anew).
-  cpu_event_at(c, at);
-}
-
-void Kernel::cpu_event_at(Cpu& c, Duration at) {
+  // The CPU's lane holds one event: a pending one is replaced (cancelled and scheduled anew).
   const auto idx = static_cast<std::uint32_t>(&c - cpus_.data());
   c.ev = engine_.at_lane(lane0_ + idx, at.count(), &Kernel::on_cpu_event, this, idx);
 }

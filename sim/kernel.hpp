@@ -541,8 +541,6 @@ class Kernel {
   void account(Cpu& c);
   void update_min_vruntime(Cpu& c);
   void arm(Cpu& c);
-  // Sets the CPU's one event (its engine lane) at `at`, replacing a pending one.
-  void cpu_event_at(Cpu& c, Duration at);
   void refresh_slice(Cpu& c);
   Duration round_to_tick(Duration t) const;
   void complete_op(Cpu& c);
