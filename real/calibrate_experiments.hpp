@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -85,6 +86,8 @@ std::pair<Measurement, Measurement> measure_wake_latency(
     int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
 Measurement measure_timer_slack(int samples);
 Measurement measure_wake_packing(int cpus, int wakes);
+// wake_pack_util from the packed fraction at each load level (ascending).
+double wake_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
 
 // calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the four noise_* fields.

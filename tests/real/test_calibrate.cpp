@@ -22,6 +22,7 @@
 #include "models/machine_fields.hpp"
 #include "real/backend.hpp"
 #include "real/calibrate.hpp"
+#include "real/calibrate_experiments.hpp"
 #include "real/cpu_busy.hpp"
 
 using namespace poolsim;
@@ -220,4 +221,21 @@ TEST_CASE("calibrate.out: the profile is written whole or not at all",
   CHECK_THAT(error, Catch::Contains(out.string()) && Catch::Contains("writing failed"));
   CHECK(text_of(out) == first);
   CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("calibrate.wake_pack: the threshold is read from the loaded end of the levels",
+          "[real][calibrate]") {
+  using poolsim::real::calib::wake_pack_threshold;
+  const std::vector<double> levels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  // 2026-12-02: the idle level under half alone used to give 0.
+  CHECK(wake_pack_threshold(levels, std::vector<double>{0.49, 0.90, 0.86, 0.63, 0.10, 0.05}) ==
+        Approx(0.6 + 0.2 * 0.13 / 0.53));
+  CHECK(wake_pack_threshold(levels, std::vector<double>{1.0, 0.93, 0.78, 0.61, 0.12, 0.0}) ==
+        Approx(0.6 + 0.2 * 0.11 / 0.49));
+  // Mainline: no level packs most wakes.
+  CHECK(wake_pack_threshold(levels, std::vector<double>{0.02, 0.0, 0.0, 0.0, 0.0, 0.0}) == 0.0);
+  // Packed even at the top level.
+  CHECK(wake_pack_threshold(levels, std::vector<double>{1.0, 1.0, 1.0, 0.9, 0.8, 0.7}) == 1.0);
+  CHECK(wake_pack_threshold(levels, std::vector<double>{0.9, 0.4, 0.2, 0.0, 0.0, 0.0}) ==
+        Approx(0.2 * 0.4 / 0.5));
 }
