@@ -48,9 +48,13 @@ class InjectingPool final : public Backend {
   }
 
   void submit(std::uint32_t task) override {
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     queue_.push_back({task, ctx_->now()});
-    if (idle_ > 0) cv_.notify_one();
+    if (idle_ == 0) return;
+    // Woken after the lock is let go (real/pool.cpp says why: a worker
+    // signalled under the lock wakes into the mutex the submitter holds).
+    lk.unlock();
+    cv_.notify_one();
   }
 
   void stop() override {
