@@ -24,10 +24,14 @@ struct MachineProfile {
   Duration wakeup_latency{};  // wake to running on another awake CPU
   Duration idle_exit{};       // extra when that CPU was idle
   Duration timer_slack{};     // added to every timed sleep
-  Duration thread_create{};   // CPU cost charged to the creator
-  Duration thread_exit{};     // CPU cost charged to the exiting thread
-  Bytes stack_reserve = 0;    // virtual stack per thread
-  Bytes stack_touch = 0;      // memory actually touched per thread
+  // What a timer adds when it fires on an idle CPU: the halted vCPU must be
+  // brought back before the sleeper runs there (a wake by another thread onto
+  // an idle CPU costs wakeup_latency + idle_exit instead).
+  Duration timer_idle_exit{};
+  Duration thread_create{};  // CPU cost charged to the creator
+  Duration thread_exit{};    // CPU cost charged to the exiting thread
+  Bytes stack_reserve = 0;   // virtual stack per thread
+  Bytes stack_touch = 0;     // memory actually touched per thread
   // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").
   // Added after the fields above: a profile without them takes the shipped
   // `default` profile's values (FieldPresence::from_default).

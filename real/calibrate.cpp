@@ -128,12 +128,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wl);
   ms.push_back(ie);
   step("timer slack");
-  if (cpus > 1) {
-    IdleSpinner keep_awake(1);
-    ms.push_back(measure_timer_slack(100 * scale));
-  } else {
-    ms.push_back(measure_timer_slack(100 * scale));
-  }
+  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale);
+  ms.push_back(slack);
+  ms.push_back(timer_idle);
   step("thread create/exit");
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);

@@ -84,7 +84,8 @@ std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(
     int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
-Measurement measure_timer_slack(int samples);
+// timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples);
 Measurement measure_wake_packing(int cpus, int wakes);
 // wake_pack_util from the packed fraction at each load level (ascending).
 double wake_pack_threshold(std::span<const double> levels, std::span<const double> packed);

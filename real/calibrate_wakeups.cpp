@@ -4,7 +4,10 @@
 //                   on another CPU kept awake by a SCHED_IDLE spinner (a
 //                   woken normal task preempts an idle-policy task at once).
 //   idle_exit       the same wake onto that CPU left idle, minus the above.
-//   timer_slack     overshoot of a 1 ms clock_nanosleep on an awake CPU.
+//   timer_slack     overshoot of a 1 ms clock_nanosleep on a CPU kept awake
+//                   by a SCHED_IDLE spinner.
+//   timer_idle_exit the same sleeps on that CPU left idle, minus the above:
+//                   what a timer that must wake a halted vCPU adds.
 // Wake-up placement:
 //   wake_pack_util  a waker pinned to CPU 0 signals an unpinned waiter (a
 //                   condition variable, every 3 ms) while a load thread on
@@ -137,21 +140,50 @@ std::pair<Measurement, Measurement> measure_wake_latency(
   return {wl, ie};
 }
 
-Measurement measure_timer_slack(int samples) {
-  std::vector<double> over;
+namespace {
+// Overshoots (seconds) of `n` 1 ms relative clock_nanosleeps on CPU `cpu`.
+void timer_overshoots(int cpu, int n, std::vector<double>& out) {
   std::thread t([&] {
-    pin_self(1);
-    for (int i = 0; i < samples; ++i) {
+    pin_self(cpu);
+    for (int i = 0; i < n; ++i) {
       const auto t0 = now_ns();
       timespec d{0, 1'000'000};
       clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
-      over.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
+      out.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
     }
   });
   t.join();
-  return summarize(
-      "timer_slack", over,
-      fmt::format("overshoot of a 1 ms clock_nanosleep on an awake CPU, {} sleeps", samples));
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples) {
+  // Alternating blocks, so that a change of the VM's speed during the
+  // experiment lands in both halves: the sleeper's CPU kept awake by a
+  // SCHED_IDLE spinner (which a woken normal thread preempts at once), then
+  // left idle, where the timer must first bring the halted vCPU back.
+  const int cpu = cpus > 1 ? 1 : 0;
+  constexpr int kBlocks = 5;
+  std::vector<double> awake, idle;
+  for (int b = 0; b < kBlocks; ++b) {
+    {
+      IdleSpinner keep_awake(cpu);
+      timer_overshoots(cpu, samples / kBlocks, awake);
+    }
+    timer_overshoots(cpu, samples / kBlocks, idle);
+  }
+  const double a = quantile(awake, 0.5), i = quantile(idle, 0.5);
+  Measurement slack = summarize(
+      "timer_slack", awake,
+      fmt::format(
+          "overshoot of a 1 ms clock_nanosleep on CPU {} kept awake (a SCHED_IDLE spinner), "
+          "{} sleeps",
+          cpu, awake.size()));
+  Measurement idle_exit = summarize(
+      "timer_idle_exit", {std::max(0.0, i - a)},
+      fmt::format("the same sleeps with CPU {} idle (median {:.3g} us, {} sleeps, alternating "
+                  "blocks) less the awake median ({:.3g} us)",
+                  cpu, i * 1e6, idle.size(), a * 1e6));
+  return {slack, idle_exit};
 }
 
 namespace {

@@ -283,7 +283,7 @@ void Kernel::on_timer(void* self, std::uint64_t arg) {
   t.timer = {};
   t.timed_out = true;
   if (t.wq) k.wq_remove(*t.wq, id);
-  k.wake(id, -1);
+  k.wake(id, -1, true);
 }
 
 // ---- wait queues -----------------------------------------------------------
@@ -342,7 +342,7 @@ int Kernel::select_cpu(int target) const {
   return j >= 0 ? j : target;
 }
 
-void Kernel::wake(ThreadId id, int waker_cpu) {
+void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   Thread& t = threads_[id];
   if (t.block_pending) {  // woken before it went to sleep: it does not block
     t.block_pending = false;
@@ -363,7 +363,8 @@ void Kernel::wake(ThreadId id, int waker_cpu) {
       rq_empty(cpus_[pack_cpu]) && cpu_util(pack_cpu) < m_.wake_pack_util)
     c = pack_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
-  enqueue_woken(cpus_[c], id, false, waker_cpu);
+  // A timer fires on the CPU where the sleeper armed it, its last.
+  enqueue_woken(cpus_[c], id, false, by_timer ? t.last_cpu : -1);
 }
 
 // The waking (or creating) thread pays for the wake: CPU time it spends
@@ -480,7 +481,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   // The creator's wake of its new thread on another CPU sends an IPI
   // (wake_up_new_task); the local part is in thread_create.
   if (creator_cpu >= 0 && best != creator_cpu) charge_waker(m_.wake_ipi);
-  enqueue_woken(cpus_[best], id, true, creator_cpu);
+  enqueue_woken(cpus_[best], id, true);
 }
 
 // The woken (or new) thread's vruntime and deadline on the queue of `c`.
@@ -517,7 +518,7 @@ void Kernel::place_woken(Cpu& c, ThreadId id, bool is_new) {
   t.cpu = static_cast<int>(&c - cpus_.data());
 }
 
-void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) {
+void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
   const int idx = static_cast<int>(&c - cpus_.data());
   // Bring the queue's min_vruntime up to now before placing against it.
   if (idx != exec_cpu_) account(c);
@@ -539,7 +540,9 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int /*waker_cpu*/) 
     set_state(id, ThreadState::runnable);
     set_cpu_state(c, CpuState::waking);
     c.curr = id;
-    const Duration delay = m_.wakeup_latency + m_.idle_exit;
+    // Brought out of idle by the thread's own timer, or by another CPU's
+    // wake (the IPI path; a timer that fired elsewhere takes it too).
+    const Duration delay = timer_cpu == idx ? m_.timer_idle_exit : m_.wakeup_latency + m_.idle_exit;
     if (delay.count() <= 0) {
       start_on(c, id);
     } else {

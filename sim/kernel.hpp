@@ -64,7 +64,10 @@
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
 //   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
 //   CPU, else to the least loaded one. Starting on an idle CPU costs
-//   `wakeup_latency + idle_exit` before the thread runs; a thread queued
+//   `wakeup_latency + idle_exit` before the thread runs, or
+//   `timer_idle_exit` when its timer fired on that CPU (its last: the timer
+//   itself brings the CPU out of idle, timer_slack covers the rest of the
+//   timer's path); a thread queued
 //   behind a running one pays only the switch when it is picked (this covers
 //   a wake onto the waker's own CPU). The searches (and the idle pull's
 //   busiest queue, below) read CPU masks kept per load level
@@ -566,7 +569,9 @@ class Kernel {
   void rq_push(Cpu& c, ThreadId t);
   ThreadId rq_pop_min(Cpu& c);
   RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
-  void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int waker_cpu);
+  // `timer_cpu`: the CPU whose timer woke the thread (-1: another thread
+  // or the creator woke it).
+  void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int timer_cpu = -1);
   void place_woken(Cpu& c, ThreadId t, bool is_new);
   void check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued);
   bool wakeup_preempts(Cpu& c);
@@ -578,7 +583,8 @@ class Kernel {
   void expire_delayed(Cpu& c);
 
   // wake-ups and waits
-  void wake(ThreadId t, int waker_cpu);
+  // waker_cpu < 0 with by_timer: the thread's own timer woke it.
+  void wake(ThreadId t, int waker_cpu, bool by_timer = false);
   void charge_waker(Duration cost);
   void place_new(ThreadId t, int creator_cpu);
   int select_cpu(int target) const;

@@ -89,15 +89,19 @@ TEST_CASE("kernel.slice: tickless, runs are a half first slice, then whole slice
   CHECK(makespan(r) == Approx(0.042));
 }
 
-TEST_CASE("kernel.wake: a wake onto an idle CPU costs wakeup_latency + idle_exit", "[mechanism]") {
+TEST_CASE(
+    "kernel.wake: a wake onto an idle CPU costs wakeup_latency + idle_exit, by the "
+    "sleeper's own timer timer_idle_exit",
+    "[mechanism]") {
   MachineProfile m = zero_machine(2);
   m.wakeup_latency = 20us;
   m.idle_exit = 30us;
   m.timer_slack = 50us;
+  m.timer_idle_exit = 7us;
   const RunResult r = sim::simulate(tpt_scenario(m), phased({{cpu(1ms), wait(10ms), cpu(1ms)}}));
   // Created onto the idle CPU 1 (latency + idle exit), then the sleep:
-  // 10 ms + slack, woken onto its idle CPU again (latency + idle exit).
-  const Duration expected = 50us + 1ms + 10ms + 50us + 50us + 1ms;
+  // 10 ms + slack, its timer firing on its idle CPU (timer_idle_exit).
+  const Duration expected = 50us + 1ms + 10ms + 50us + 7us + 1ms;
   CHECK(r.records[0].end == expected);
   CHECK(r.records[0].start == 50us);
 }
