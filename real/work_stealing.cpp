@@ -18,7 +18,8 @@
 // Parking without lost wake-ups (Dekker-style): a submitter increments
 // pending_ then reads sleepers_; a parking worker increments sleepers_ then
 // re-reads pending_ under park_mu_ before waiting; both seq_cst, so at least
-// one of them sees the other, and the notify is issued under park_mu_.
+// one of them sees the other; the notifier takes and releases park_mu_ before
+// it notifies, so a parker that saw no task is already waiting.
 // Counters (RunResult::extra, StealCounts, the simulated twin's names):
 // steals, failed_steals (a victim found empty), parks, local_pops,
 // injection_pops, spin_rounds (failed rounds followed by a pause).
@@ -81,7 +82,11 @@ class WorkStealing final : public Backend {
     }
     pending_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-      std::lock_guard lk(park_mu_);
+      // Taking park_mu_ orders this after a parker's check of pending_ (it
+      // is then inside wait(), or saw the task and did not wait); the
+      // notify follows the unlock, so the woken worker does not find the
+      // mutex held and block on it again (real/pool.cpp).
+      { std::lock_guard lk(park_mu_); }
       park_cv_.notify_one();
     }
   }
