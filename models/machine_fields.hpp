@@ -138,6 +138,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"queue_handover", &MachineProfile::queue_handover, FieldPresence::from_default, kCostRange,
      "one side (push or pop) of a hand-over through a locked queue",
      "the real pool, 1 worker, a batch of empty tasks: CPU per task / 2"},
+    {"yield_cost", &MachineProfile::yield_cost, FieldPresence::from_default, kCostRange,
+     "CPU time of a sched_yield call when nothing else is runnable on the CPU",
+     "a thread alone on its CPU: CPU time per sched_yield, median of batches"},
+    {"tbb_pause", &MachineProfile::tbb_pause, FieldPresence::from_default, kCostRange,
+     "one oneTBB prolonged_pause: pause loops until 1,000 TSC ticks have passed",
+     "the same loop timed against the clock, median of batches"},
     {"fiber_create", &MachineProfile::fiber_create, FieldPresence::from_default, kCostRange,
      "a user-level thread's creation, first mount and end",
      "real virtual threads on 1 carrier, 1,000 closed clients, empty requests: CPU per request "

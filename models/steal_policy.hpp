@@ -102,6 +102,8 @@ class SpinThenPark {
   explicit SpinThenPark(int spin_rounds) : rounds_(spin_rounds < 1 ? 1 : spin_rounds) {}
 
   void found() { failed_ = 0; }
+  // Failed rounds since the last task found (or the last park).
+  int failed() const { return failed_; }
   Next missed() {
     if (++failed_ < rounds_) return Next::spin;
     failed_ = 0;

@@ -124,6 +124,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("context switch (pipe ping-pong)");
   ms.push_back(measure_switch(5 * scale, 4000));
   const double switch_cost = ms.back().median;
+  step("sched_yield and oneTBB's pause");
+  auto [yield_cost, tbb_pause] = measure_spin_costs(5 * scale);
+  ms.push_back(yield_cost);
+  ms.push_back(tbb_pause);
   auto [wl, ie] = measure_wake_latency(cpus, scale, switch_cost, step);
   ms.push_back(wl);
   ms.push_back(ie);

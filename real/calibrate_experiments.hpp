@@ -79,6 +79,8 @@ class IdleSpinner {
 Measurement measure_tick(int rounds);
 Measurement measure_slice(double tick, double seconds, int cpus);
 Measurement measure_switch(int batches, int round_trips);
+// yield_cost and tbb_pause (the spinning of work-stealing runtimes).
+std::pair<Measurement, Measurement> measure_spin_costs(int batches);
 std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
 
 // wakeup_latency and idle_exit; `step` announces each phase.

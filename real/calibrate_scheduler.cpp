@@ -18,6 +18,12 @@
 //                   buffer evicted it, minus a warm pass.
 //   migration_cost  the same pass right after moving to another CPU, minus a
 //                   warm pass.
+//   yield_cost      a thread alone on CPU 0: its CPU time per sched_yield,
+//                   median of batches of 2,000 calls.
+//   tbb_pause       oneTBB's prolonged_pause as scheduler_common.h describes
+//                   it (pauses, doubling up to 16 per step, until 1,000 TSC
+//                   ticks have passed; 80 pause steps where there is no
+//                   TSC): wall time per call, median of batches of 2,000.
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/utsname.h>
@@ -254,6 +260,59 @@ Measurement measure_switch(int batches, int round_trips) {
       fmt::format(
           "pipe ping-pong pinned to one CPU, {} round trips x {} batches, half a round trip",
           round_trips, batches));
+}
+
+namespace {
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Our own loop with the behaviour oneTBB documents for prolonged_pause.
+void prolonged_pause_like() {
+#if defined(__x86_64__) || defined(__i386__)
+  std::uint64_t prev = __builtin_ia32_rdtsc();
+  const std::uint64_t finish = prev + 1000;
+  int step = 1;
+  while (prev < finish) {
+    for (int i = 0; i < step; ++i) cpu_relax();
+    if (step < 16) step *= 2;
+    const std::uint64_t now = __builtin_ia32_rdtsc();
+    if (now <= prev) break;  // moved to another CPU, or wrapped
+    prev = now;
+  }
+#else
+  for (int i = 0; i < 80; ++i) cpu_relax();
+#endif
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_spin_costs(int batches) {
+  std::vector<double> yields, pauses;
+  constexpr int kCalls = 2000;
+  std::thread t([&] {
+    pin_self(0);
+    for (int b = 0; b < batches; ++b) {
+      const auto c0 = thread_cpu_ns();
+      for (int i = 0; i < kCalls; ++i) sched_yield();
+      yields.push_back(static_cast<double>(thread_cpu_ns() - c0) / kCalls * 1e-9);
+      const auto t0 = now_ns();
+      for (int i = 0; i < kCalls; ++i) prolonged_pause_like();
+      pauses.push_back(static_cast<double>(now_ns() - t0) / kCalls * 1e-9);
+    }
+  });
+  t.join();
+  return {summarize("yield_cost", yields,
+                    fmt::format("a thread alone on CPU 0: CPU time per sched_yield, {} batches "
+                                "of {} calls",
+                                batches, kCalls)),
+          summarize("tbb_pause", pauses,
+                    fmt::format("oneTBB's prolonged_pause (pauses until 1,000 TSC ticks passed), "
+                                "wall time per call, {} batches of {} calls",
+                                batches, kCalls))};
 }
 
 namespace {

@@ -203,6 +203,11 @@ void Kernel::request_compute(std::coroutine_handle<> h, Duration d) {
   t.work = d;
 }
 
+void Kernel::request_yield(std::coroutine_handle<> h) {
+  request_compute(h, m_.yield_cost);
+  threads_[current_].yield_pending = true;
+}
+
 void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline) {
   Thread& t = threads_[current_];
   t.cont = h;
@@ -369,8 +374,8 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
 
 // The waking (or creating) thread pays for the wake: CPU time it spends
 // before its next operation progresses (Thread::overhead, consumed first by
-// its next compute, or when it next runs if it blocks now). Only in a
-// thread's own step: a timer wake has no waker.
+// its next compute, or before it blocks if it blocks now: complete_op).
+// Only in a thread's own step: a timer wake has no waker.
 void Kernel::charge_waker(Duration cost) {
   if (current_ == kNoThread || exec_cpu_ < 0 || cost.count() <= 0) return;
   threads_[current_].overhead += cost;
@@ -970,6 +975,19 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   arm(c);
 }
 
+// The end of a sched_yield (yield_task_fair, 6.18): update_curr, then the
+// deadline a slice on; the schedule() that follows keeps the yielder only if
+// it is still the pick. True if another thread took the CPU.
+bool Kernel::yield_switches(Cpu& c) {
+  note_update(c);
+  threads_[c.curr].deadline += m_.slice;
+  if (keep_current(c)) return false;
+  yielding_ = true;
+  preempt(c);  // it resumes from its yield when next picked
+  yielding_ = false;
+  return true;
+}
+
 void Kernel::complete_op(Cpu& c) {
   const ThreadId id = c.curr;
   if (threads_[id].op == Op::exit) {
@@ -980,6 +998,7 @@ void Kernel::complete_op(Cpu& c) {
     block_now(c, id);
     return;
   }
+  if (std::exchange(threads_[id].yield_pending, false) && yield_switches(c)) return;
   {
     Thread& t = threads_[id];
     t.req = Req::none;
@@ -1015,6 +1034,15 @@ void Kernel::complete_op(Cpu& c) {
         arm(c);
       return;
     case Req::block:
+      if (t.overhead > Duration{0} && !c.wake_resched) {
+        // The wake it just made (futex_wake, the IPI) runs to its end
+        // before the thread can block: the CPU runs the overhead first, and
+        // a wake that comes meanwhile cancels the block.
+        t.block_pending = true;
+        t.op = Op::resume;
+        arm(c);
+        return;
+      }
       if (std::exchange(c.wake_resched, false)) {
         // Preempted by the thread it woke on its way back to user space: it
         // blocks when it runs again (unless a wake comes first).
@@ -1059,7 +1087,8 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
     // Its next run is a full slice: after a slice end update_deadline set
     // this already; a throttled thread also restarts with a fresh slice
     // (simplified: the kernel keeps its deadline).
-    t.deadline = t.vruntime + m_.slice;
+    // A yielder keeps the deadline its yield pushed back (yield_task_fair).
+    if (!yielding_) t.deadline = t.vruntime + m_.slice;
     rq_push(c, id);
     set_state(id, c.throttled ? ThreadState::throttled : ThreadState::runnable);
   }

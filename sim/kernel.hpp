@@ -365,6 +365,17 @@ class Kernel {
     void await_resume() const noexcept {}
   };
   UnwindAwait unwind_stack() { return {*this}; }
+  // sched_yield: yield_cost of CPU, then yield_task_fair (the deadline one
+  // slice further) and a pick: another eligible thread with an earlier
+  // deadline takes the CPU (an involuntary switch of the yielder, as
+  // __schedule counts it); alone, the yielder goes on.
+  struct YieldAwait {
+    Kernel& k;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { k.request_yield(h); }
+    void await_resume() const noexcept {}
+  };
+  YieldAwait yield_cpu() { return {*this}; }
   // Timed sleep: wakes d + timer_slack later.
   WaitAwait sleep_for(Duration d) { return {*this, nullptr, now() + d}; }
   WaitAwait sleep_until(Duration t) { return {*this, nullptr, t}; }
@@ -455,6 +466,8 @@ class Kernel {
     // Preempted between asking to block and blocking (by a thread it woke):
     // it blocks when it next runs, unless woken before.
     bool block_pending = false;
+    // In a sched_yield: at the end of its yield_cost the CPU picks anew.
+    bool yield_pending = false;
     std::uint64_t delay_pick = 0;
     Duration delay_end{0};
     Duration deadline{0};  // virtual deadline, absolute when queued/running
@@ -522,6 +535,7 @@ class Kernel {
 
   // coroutine requests
   void request_compute(std::coroutine_handle<> h, Duration d);
+  void request_yield(std::coroutine_handle<> h);
   // The creator's CPU cost of a thread creation it starts now: takes a kernel
   // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
   // dup_task_struct -> alloc_thread_stack_node).
@@ -546,6 +560,7 @@ class Kernel {
   void arm(Cpu& c);
   void refresh_slice(Cpu& c);
   Duration round_to_tick(Duration t) const;
+  bool yield_switches(Cpu& c);
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
   void block_now(Cpu& c, ThreadId id);
@@ -646,6 +661,7 @@ class Kernel {
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
   int active_ = 0;         // runnable + running + throttled threads
+  bool yielding_ = false;  // switch_out of a thread in sched_yield
   StepSeries threads_series_, runnable_series_;
 
   std::unique_ptr<Bandwidth> bw_;   // CFS bandwidth control, with limits.cpus

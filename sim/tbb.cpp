@@ -14,13 +14,22 @@
 //   steal_task: random % (limit - 1), skipping itself), not every worker;
 // - an idle worker backs off in stealing_loop_backoff (scheduler_common.h):
 //   2 * (slots + 1) prolonged pauses, then 100 yields, then out_of_work()
-//   and sleep; its comment sets the spinning time to about the time a thread
-//   takes to be woken up, the budget sim/work_stealing.cpp gives its rounds
-//   (wakeup_latency + idle_exit of the profile);
+//   and sleep (its comment wishes the spinning took about as long as a
+//   wake-up; it takes what the pauses and yields take: tbb_pause per round,
+//   and each yield either yield_cost alone or the CPU handed to another
+//   thread, an involuntary switch);
 // - workers are started by RML's chain reaction: private_server::wake_some
 //   wakes or launches at most two workers (wakee[2]) and each new worker
 //   propagates it (private_worker::run -> propagate_chain_reaction), so the
 //   submitter creates two threads and the workers create the rest.
+// - new work in an empty arena wakes every worker: advertise_new_work (arena.h)
+//   moves the pool state from EMPTY to FULL, asks the market for all
+//   my_max_num_workers (adjust_demand) and notifies the sleepers; a submit
+//   into a FULL arena wakes nobody; the worker that finds no work anywhere
+//   (is_out_of_work) sets it EMPTY again and the workers leave. So every
+//   arrival into an idle arena wakes all workers, all but one spin (pauses,
+//   then 100 sched_yield calls, which hand the CPU to each other) and sleep
+//   again: the real library's switch counts (docs/validation.md).
 // Left out: the 1 ms delayed leave of oneTBB 2021.13+ (PR #1352; this
 // machine's library is 2021.8), mailboxes and affinity, critical tasks, arena
 // priorities.
@@ -41,6 +50,9 @@ std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
   // stealing_loop_backoff: my_pause_threshold = 2 * (num_workers + 1) pauses,
   // then my_yield_threshold = 100 yields (Linux), then sleep.
   f.spin_rounds = 2 * (f.threads + 1) + 100;
+  f.yield_from = 2 * (f.threads + 1);
+  f.wake_all_when_empty = true;
+  f.spin_cost = ctx.kernel.machine().tbb_pause;  // prolonged_pause; a steal attempt is free
   f.all_victims_per_round = false;
   f.chain_start = true;
   f.role = "tbb worker";

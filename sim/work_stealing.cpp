@@ -8,7 +8,9 @@
 // by a completion there) pushes to that worker's own deque, so spawned work
 // runs on its spawner unless another worker steals it; submit() from any
 // other thread (the submitter) appends to the injection queue. Either way
-// one parked worker is woken (the real twin notifies when a worker sleeps).
+// one parked worker is woken (the real twin notifies when a worker sleeps);
+// the oneTBB flavour wakes every parked worker, and only when the submit
+// finds the arena empty (wake_all_when_empty).
 // A worker's search is models/steal_policy.hpp's find_work(), the code the
 // real twin runs: its own deque at the back (LIFO), the injection queue's
 // oldest task, then the other deques' oldest tasks, victims in
@@ -16,13 +18,16 @@
 // Rng::derive(seed, index) (the real twin's streams, so both try the same
 // victims in the same order). After spin_rounds failed rounds
 // (SpinThenPark) it parks on one wait queue until a submit wakes it.
-// Spinning costs CPU: the rounds between two searches are computed work,
-// together as long as a wake-up of a parked worker (wakeup_latency +
-// idle_exit of the profile), split evenly over the spin_rounds - 1 pauses.
-// That is the classic spin-then-block budget (spin about as long as blocking
-// costs, at most 2x the optimum: Karlin et al., SOSP 1991), the target
-// oneTBB states for its stealing_loop_backoff (src/tbb/scheduler_common.h).
-// A search itself is free (the real deque's uncontended lock is tens of ns).
+// Spinning costs CPU as the real loops spend it: each failed round is
+// computed work, flavor.spin_cost (ours: threads + 1 looks into locked
+// queues, each queue_handover, then one pause instruction; oneTBB: one
+// prolonged_pause, tbb_pause), and from flavor.yield_from failed rounds on
+// each round also calls sched_yield (Kernel::yield_cpu: alone on its CPU it
+// costs yield_cost; with another thread eligible there it hands the CPU
+// over, an involuntary switch). Until 2026-12-02 the rounds together lasted
+// a wake-up of a parked worker (wakeup_latency + idle_exit, ~100 us here),
+// the budget oneTBB's comment aims at, while the real loops spin for about
+// 2 us (ours) or a few hundred (oneTBB's 100 yields): docs/validation.md.
 // Workers start at the first submit, created by the submitting thread (it
 // pays thread_create for each), as the real twin's start() does before the
 // first submission; with chain_start, each new worker starts up to two more
@@ -42,6 +47,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "models/assert.hpp"
@@ -60,9 +66,6 @@ class WorkStealing final : public Runtime {
     flavor_.threads = std::max(1, flavor_.threads);
     flavor_.spin_rounds = std::max(1, flavor_.spin_rounds);
     const auto& m = k_.machine();
-    if (flavor_.spin_rounds > 1)
-      spin_pause_ =
-          Duration{(m.wakeup_latency.count() + m.idle_exit.count()) / (flavor_.spin_rounds - 1)};
     if (flavor_.runtime_bytes) k_.set_runtime_memory(*flavor_.runtime_bytes);
     k_.set_worker_stack(m.worker_stack, flavor_.worker_stack_total);
     workers_.resize(static_cast<std::size_t>(flavor_.threads));
@@ -84,7 +87,14 @@ class WorkStealing final : public Runtime {
       injection_.push_back(task);
     ++pending_;
     k_.memory_add(flavor_.queued_task_bytes);
-    k_.notify_one(park_);
+    if (!flavor_.wake_all_when_empty) {
+      k_.notify_one(park_);
+    } else if (std::exchange(arena_empty_, false)) {
+      // oneTBB's advertise_new_work: the submit that turns the arena from
+      // empty to full asks the market for every worker and wakes them all;
+      // while it is full, a submit wakes nobody.
+      k_.notify_all(park_);
+    }
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -162,10 +172,16 @@ class WorkStealing final : public Runtime {
       }
       if (idle.missed() == SpinThenPark::Next::spin) {
         ++w.c.spins;
-        co_await k_.compute(spin_pause_);
+        co_await k_.compute(flavor_.spin_cost);
+        if (flavor_.yield_from >= 0 && idle.failed() > flavor_.yield_from) co_await k_.yield_cpu();
         continue;
       }
       ++w.c.parks;
+      // Out of work (pending_ is 0 after a failed round): the arena is empty
+      // again (oneTBB: is_out_of_work marks the pool state EMPTY and the
+      // workers leave).
+      POOLSIM_ASSERT(pending_ == 0, "a worker parks with tasks queued");
+      arena_empty_ = true;
       co_await k_.wait(park_);
     }
   }
@@ -173,12 +189,12 @@ class WorkStealing final : public Runtime {
   Kernel& k_;
   Driver& driver_;
   WorkStealingFlavor flavor_;
-  Duration spin_pause_{0};
   std::vector<Worker> workers_;
   std::vector<int> worker_of_;  // ThreadId -> worker index, -1 for other threads
   std::deque<std::uint32_t> injection_;
   std::int64_t pending_ = 0;
   bool started_ = false;
+  bool arena_empty_ = true;  // wake_all_when_empty: the arena's pool state
   WaitQueue park_;
 };
 
@@ -193,6 +209,10 @@ std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx) {
   WorkStealingFlavor f;
   f.threads = ctx.scenario.backend.threads;
   f.spin_rounds = StealPolicy{}.spin_rounds;
+  // A failed round of the real twin looks into threads + 1 locked queues
+  // (its own deque, the injection queue, every victim), each about one side
+  // of a locked hand-over, then runs one pause instruction.
+  f.spin_cost = ctx.kernel.machine().queue_handover * (std::max(1, f.threads) + 1);
   f.worker_stack_total = ctx.kernel.machine().steal_stack;
   return make_work_stealing_runtime(ctx, f);
 }

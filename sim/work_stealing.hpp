@@ -17,6 +17,15 @@ struct WorkStealingFlavor {
   // Failed search rounds before a worker parks (models/steal_policy.hpp
   // spin_rounds for ours; stealing_loop_backoff's thresholds for oneTBB).
   int spin_rounds = 4;
+  // CPU time of one failed round before the next search.
+  Duration spin_cost{0};
+  // From this many failed rounds on, each further failed round also calls
+  // sched_yield (oneTBB's stealing_loop_backoff); -1: never.
+  int yield_from = -1;
+  // false: each submit wakes one parked worker; true: only the submit that
+  // finds the arena empty wakes, and it wakes every parked worker (oneTBB's
+  // advertise_new_work, adjust_demand(my_max_num_workers)).
+  bool wake_all_when_empty = false;
   // true: a round tries every other worker once (StealPolicy::victim order);
   // false: one random victim per round (oneTBB arena::steal_task).
   bool all_victims_per_round = true;
