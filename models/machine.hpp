@@ -37,6 +37,7 @@ struct MachineProfile {
   // `default` profile's values (FieldPresence::from_default).
   Duration queue_handover{};  // one side (push or pop) of a hand-over through a locked queue
   Duration yield_cost{};      // a sched_yield call that finds nothing else to run
+  Duration arena_create{};    // a thread's first malloc when it maps a new malloc arena
   Duration tbb_pause{};       // oneTBB's prolonged_pause (1,000 TSC ticks of pause loops)
   Duration fiber_create{};    // a user-level thread's creation, first mount and end
   Duration fiber_switch{};    // one user-level switch: an unmount or a remount

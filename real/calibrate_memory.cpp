@@ -25,6 +25,9 @@
 //                    (malloc_info's <heap> entries), per CPU of its affinity
 //                    mask: glibc stops creating them at 8 per CPU (64-bit
 //                    NARENAS_FROM_NCORES) unless M_ARENA_MAX says otherwise.
+//   arena_create     in the same child, each of the 8 malloc-once threads
+//                    times its first malloc (a new arena) and a second one
+//                    with its CPU clock; the median difference.
 //   runtime_touch    pool, 1 worker, 16 `cpu: 50us` tasks: memory_peak less
 //                    stack_touch and malloc_arena (the worker's stack and
 //                    arena).
@@ -278,6 +281,8 @@ struct ArenaProbeThreads {
   static constexpr int kMax = 4096;
   pthread_t ids[kMax] = {};  // zeroed: written (touched) before any baseline
   void* blocks[kMax] = {};
+  // CPU time (ns) of each thread's first malloc less its second one's.
+  std::int64_t first_malloc[kMax] = {};
   int count = 0;
   bool malloc_once = false;
   std::atomic<int> next{0}, ready{0};
@@ -285,8 +290,24 @@ struct ArenaProbeThreads {
 
   static void* body(void* arg) {
     auto* self = static_cast<ArenaProbeThreads*>(arg);
-    void* block = self->malloc_once ? std::malloc(64) : nullptr;
-    self->blocks[self->next.fetch_add(1)] = block;  // kept, so the malloc stays
+    void* block = nullptr;
+    std::int64_t first = 0;
+    if (self->malloc_once) {
+      // The first malloc of a thread attaches it to an arena: a new one
+      // (_int_new_arena: mmap of 2 x HEAP_MAX_SIZE, trimmed to one aligned
+      // heap, mprotect of its header) while the process has fewer than the
+      // limit; the second is an ordinary small allocation.
+      const std::int64_t c0 = thread_cpu_ns();
+      block = std::malloc(64);
+      const std::int64_t c1 = thread_cpu_ns();
+      void* again = std::malloc(64);
+      const std::int64_t c2 = thread_cpu_ns();
+      std::free(again);
+      first = (c1 - c0) - (c2 - c1);
+    }
+    const int slot = self->next.fetch_add(1);
+    self->blocks[slot] = block;  // kept, so the malloc stays
+    self->first_malloc[slot] = first;
     self->ready.fetch_add(1);
     self->release.wait(false);
     return nullptr;
@@ -324,27 +345,31 @@ struct ArenaProbeThreads {
   const long a1 = arena_probe_rss_anon();
   ok = ok && second->start(kEach, true);
   const long a2 = arena_probe_rss_anon();
+  std::int64_t costs[kEach];
+  std::copy(second->first_malloc, second->first_malloc + kEach, costs);
+  std::nth_element(costs, costs + kEach / 2, costs + kEach);
+  const long arena_ns = static_cast<long>(costs[kEach / 2]);
   first->finish();
   second->finish();
   ok = ok && many->start(8 * cpus + 8, true);
   const int arenas = arena_probe_count();
   many->finish();
   char out[128];
-  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d\n", ok ? inherited : -1,
-                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus);
+  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d %ld\n", ok ? inherited : -1,
+                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus, arena_ns);
   if (::write(fd, out, static_cast<std::size_t>(n)) != n) ::_exit(1);
   ::_exit(0);
 }
 }  // namespace
 
 std::vector<Measurement> measure_malloc_arenas(int reps) {
-  std::vector<double> bytes, per_cpu;
+  std::vector<double> bytes, per_cpu, create;
   int arenas = 0, cpus = 0;
   for (int rep = 0; rep < reps; ++rep) {
     const std::string text = forked_report([](int fd) { arena_probe_child(fd); });
     int inherited = 0;
-    long b = 0;
-    if (std::sscanf(text.c_str(), "%d %ld %d %d", &inherited, &b, &arenas, &cpus) != 4 ||
+    long b = 0, ns = 0;
+    if (std::sscanf(text.c_str(), "%d %ld %d %d %ld", &inherited, &b, &arenas, &cpus, &ns) != 5 ||
         inherited < 0 || cpus < 1)
       throw std::runtime_error("calibrate: the malloc-arena probe failed");
     // Inherited arenas would be reused by the probe's threads (nothing added).
@@ -354,6 +379,7 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
           "malloc'ed (it must run first)");
     bytes.push_back(static_cast<double>(b));
     per_cpu.push_back(static_cast<double>(arenas) / cpus);
+    create.push_back(std::max(0L, ns) * 1e-9);
   }
   return {
       summarize("malloc_arena", bytes,
@@ -364,6 +390,10 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
                 fmt::format("forked child: {} arenas (malloc_info) with {} threads alive that "
                             "malloc'ed once, {} CPUs",
                             arenas, 8 * cpus + 8, cpus)),
+      summarize("arena_create", create,
+                fmt::format("forked child: thread CPU time of a thread's first malloc (a new "
+                            "arena) less its second, median of 8 threads ({} runs)",
+                            reps)),
   };
 }
 

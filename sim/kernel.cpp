@@ -90,7 +90,8 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   if (id == 1) memory_add(runtime_memory_);
   if (id != 0) {
     memory_add(m_.stack_touch);
-    arena_on_thread_start();
+    // A new arena's mmap, trim and mprotect are the thread's first CPU work.
+    if (arena_on_thread_start()) threads_[id].overhead += m_.arena_create;
   }
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
@@ -1173,13 +1174,15 @@ void Kernel::memory_release(Bytes b) {
 // while the process has fewer than malloc_arenas_per_cpu per CPU of its
 // affinity mask, the main arena (the submitter's) included; else it shares
 // one (reused_arena). So the arenas mapped are the most non-main threads
-// alive at once, up to the limit, and none is ever unmapped.
-void Kernel::arena_on_thread_start() {
+// alive at once, up to the limit, and none is ever unmapped. True when the
+// thread maps a new one (it pays arena_create).
+bool Kernel::arena_on_thread_start() {
   ++arena_threads_;
   const int limit = std::max(1, m_.malloc_arenas_per_cpu * static_cast<int>(cpus_.size()));
-  if (arena_threads_ <= arenas_ || arenas_ + 1 >= limit) return;
+  if (arena_threads_ <= arenas_ || arenas_ + 1 >= limit) return false;
   ++arenas_;
   memory_add(m_.malloc_arena);
+  return true;
 }
 
 // A thread's first run: its runtime's loop calls library functions, and the

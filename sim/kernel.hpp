@@ -608,7 +608,7 @@ class Kernel {
   double cpu_util(int cpu);
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
-  void arena_on_thread_start();
+  bool arena_on_thread_start();
   void worker_stack_on_first_run(Thread& t);
   // Queued threads plus the running one, plus the neighbour's threads; a
   // throttled, idle CPU's parked threads wait for the unthrottle and count
