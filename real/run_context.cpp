@@ -104,6 +104,15 @@ RunContext::RunContext(const Scenario& s, const Workload& w, ContextOptions opt)
   expected_final_ = n;
   if (w.arrival == ArrivalKind::closed && !w.graph)
     active_clients_.store(static_cast<std::int64_t>(w.clients), std::memory_order_relaxed);
+  // Slots for the threads the run will create (see slot_pool_): a thread
+  // per task, or a runtime's few threads; capped, past which slots come
+  // from the heap during the run.
+  constexpr std::size_t kFewThreads = 256, kMaxPooled = std::size_t{1} << 20;
+  const std::size_t expect = s.backend.kind == BackendKind::thread_per_task
+                                 ? std::min(n + kFewThreads, kMaxPooled)
+                                 : kFewThreads;
+  slot_pool_.resize(expect);
+  slots_.assign(expect, nullptr);
   // Calibrate before any measured work (no-op when the parent already did).
   units_per_ns();
 }
@@ -119,13 +128,23 @@ void RunContext::set_origin_now() { origin_ = monotonic_now(); }
 ThreadSlot* RunContext::current_slot() { return tl_slot; }
 
 ThreadSlot& RunContext::new_slot(std::string name) {
-  auto slot = std::make_unique<ThreadSlot>();
+  std::lock_guard lk(slots_mu_);
+  ThreadSlot* slot = nullptr;
+  if (n_slots_ < slot_pool_.size()) {
+    slot = &slot_pool_[n_slots_];
+  } else {
+    overflow_.push_back(std::make_unique<ThreadSlot>());
+    slot = overflow_.back().get();
+  }
   slot->name = std::move(name);
   if (opt_.trace) slot->spans.reserve(64);
-  std::lock_guard lk(slots_mu_);
-  slot->index = static_cast<std::uint32_t>(slots_.size());
-  slots_.push_back(std::move(slot));
-  return *slots_.back();
+  slot->index = static_cast<std::uint32_t>(n_slots_);
+  if (n_slots_ < slots_.size())
+    slots_[n_slots_] = slot;
+  else
+    slots_.push_back(slot);
+  ++n_slots_;
+  return *slot;
 }
 
 void RunContext::thread_entered() {
@@ -463,13 +482,14 @@ bool RunContext::all_done() const {
 Trace RunContext::collect_trace() {
   Trace tr;
   std::lock_guard lk(slots_mu_);
-  tr.tracks.reserve(slots_.size());
+  tr.tracks.reserve(n_slots_);
   std::size_t n = 0;
-  for (const auto& s : slots_) n += s->spans.size();
+  for (std::size_t i = 0; i < n_slots_; ++i) n += slots_[i]->spans.size();
   tr.spans.reserve(n);
-  for (const auto& s : slots_) {
-    tr.tracks.push_back(TraceTrack{s->name, false});
-    tr.spans.insert(tr.spans.end(), s->spans.begin(), s->spans.end());
+  for (std::size_t i = 0; i < n_slots_; ++i) {
+    const ThreadSlot& s = *slots_[i];
+    tr.tracks.push_back(TraceTrack{s.name, false});
+    tr.spans.insert(tr.spans.end(), s.spans.begin(), s.spans.end());
   }
   std::sort(tr.spans.begin(), tr.spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
     return a.begin < b.begin || (a.begin == b.begin && a.track < b.track);
@@ -479,7 +499,7 @@ Trace RunContext::collect_trace() {
 
 std::size_t RunContext::thread_count_registered() {
   std::lock_guard lk(slots_mu_);
-  return slots_.size();
+  return n_slots_;
 }
 
 // ---- failure ------------------------------------------------------------------

@@ -300,6 +300,31 @@ TEST_CASE(
   REQUIRE(long_run - brief < 16 * 1024);
 }
 
+TEST_CASE(
+    "runner.memory: the harness's per-thread bookkeeping is not the workload's: a thread per "
+    "task does not grow memory_peak with the number of tasks",
+    "[real][runner]") {
+  // Each thread's ThreadSlot (~100 bytes) was allocated as the thread
+  // started, in its malloc arena: 5,000 tasks of 5 us on thread-per-task
+  // read 704-728 KiB against 188 predicted (2026-12-02), 124-332 after.
+  const auto peak = [](int count) {
+    const Scenario s = scenario(
+        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
+            "}\n  task: [{cpu: 20us}]\n"
+            "backend: {kind: thread-per-task}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
+        /*default_run=*/false);
+    const auto reps = run_scenario(s, generate_workload(s));
+    return static_cast<long long>(reps.front().counters.memory_peak);
+  };
+  const long long brief = peak(200), long_run = peak(3000);
+  INFO("memory_peak 200 tasks " << brief << " B, 3000 tasks " << long_run << " B");
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return;  // quarantined frees grow the heap with the tasks (see above)
+#endif
+  // 2,800 more threads at ~100 bytes each would add ~270 KiB.
+  REQUIRE(long_run - brief < 96 * 1024);
+}
+
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
   RunResult r;
   r.mode = "measured";
