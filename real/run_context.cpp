@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -125,6 +126,14 @@ Duration RunContext::now() const { return monotonic_now() - origin_; }
 void RunContext::set_origin_now() { origin_ = monotonic_now(); }
 
 // ---- threads ------------------------------------------------------------------
+namespace {
+void* volatile g_malloc_sink = nullptr;  // keeps the malloc below from being elided
+void first_malloc() {
+  g_malloc_sink = std::malloc(64);
+  std::free(g_malloc_sink);
+}
+}  // namespace
+
 ThreadSlot* RunContext::current_slot() { return tl_slot; }
 
 ThreadSlot& RunContext::new_slot(std::string name) {
@@ -158,6 +167,7 @@ void RunContext::thread_entered() {
 void RunContext::thread_left() { live_threads_.fetch_sub(1, std::memory_order_relaxed); }
 
 ThreadSlot& RunContext::register_current_thread(std::string name) {
+  first_malloc();
   thread_entered();
   ThreadSlot& s = new_slot(std::move(name));
   tl_slot = &s;
@@ -176,6 +186,12 @@ struct ThreadTrampoline {
 
   static void* run(void* arg) {
     std::unique_ptr<ThreadTrampoline> self(static_cast<ThreadTrampoline*>(arg));
+    // A runtime's thread mallocs (tasks, strings, library state), so its
+    // first malloc attaches it to a malloc arena, a new one while the
+    // process has fewer than the limit: memory (malloc_arena) and CPU
+    // (arena_create) the model charges every thread. The harness's own
+    // bookkeeping is made before the run (new_slot), so it does it here.
+    first_malloc();
     ThreadSlot& slot = self->ctx->new_slot(std::move(self->name));
     tl_slot = &slot;
     {
