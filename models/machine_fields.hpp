@@ -138,6 +138,10 @@ inline constexpr MachineField kMachineFields[] = {
     {"queue_handover", &MachineProfile::queue_handover, FieldPresence::from_default, kCostRange,
      "one side (push or pop) of a hand-over through a locked queue",
      "the real pool, 1 worker, a batch of empty tasks: CPU per task / 2"},
+    {"stack_madvise", &MachineProfile::stack_madvise, FieldPresence::from_default, kCostRange,
+     "the part of thread_exit that holds the mmap lock for reading: glibc's madvise of the "
+     "dying thread's unused stack",
+     "madvise(MADV_DONTNEED) of a mapped stack below its 2 touched pages, before its munmap"},
     {"arena_create", &MachineProfile::arena_create, FieldPresence::from_default, kCostRange,
      "CPU time of a thread's first malloc when it maps a new malloc arena",
      "forked child: a new thread's first malloc less its second, median"},

@@ -1015,7 +1015,7 @@ void Kernel::complete_op(Cpu& c) {
   Thread& t = threads_[id];
   if (t.top.done()) {
     t.op = Op::exit;
-    t.work = m_.thread_exit;
+    t.work = std::max(Duration{0}, m_.thread_exit - t.exit_paid);
     t.task = kNoTask;
     if (t.work <= Duration{0} && t.overhead <= Duration{0}) {
       do_exit(c);

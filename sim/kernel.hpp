@@ -376,6 +376,10 @@ class Kernel {
     void await_resume() const noexcept {}
   };
   YieldAwait yield_cpu() { return {*this}; }
+  // The calling thread's body has computed `d` of its thread_exit itself
+  // (a runtime that models a part of the exit, e.g. under a lock): the exit
+  // computes only the rest.
+  void prepay_exit(Duration d) { threads_[current_].exit_paid += d; }
   // Timed sleep: wakes d + timer_slack later.
   WaitAwait sleep_for(Duration d) { return {*this, nullptr, now() + d}; }
   WaitAwait sleep_until(Duration t) { return {*this, nullptr, t}; }
@@ -468,6 +472,7 @@ class Kernel {
     bool block_pending = false;
     // In a sched_yield: at the end of its yield_cost the CPU picks anew.
     bool yield_pending = false;
+    Duration exit_paid{0};  // part of thread_exit its body computed already (prepay_exit)
     std::uint64_t delay_pick = 0;
     Duration delay_end{0};
     Duration deadline{0};  // virtual deadline, absolute when queued/running

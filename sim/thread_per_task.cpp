@@ -16,7 +16,12 @@
 // cache full unmaps its stack: it computes machine.stack_unmap more, plus
 // machine.tlb_shootdown when the scenario has several CPUs (munmap then
 // interrupts the other CPUs the process runs on). The cache starts empty,
-// as in a new process. Only this runtime creates threads by the thousand;
+// as in a new process. The mapping and unmapping hold the process's mmap lock
+// for writing, and every dying thread first releases its unused stack
+// (glibc's advise_stack_range: madvise, machine.stack_madvise) holding it
+// for reading, so a creator mapping a stack and dying threads wait for each
+// other (perf on the real twin: docs/validation.md, "Thread churn").
+// Only this runtime creates threads by the thousand;
 // the others' few creations do not touch this count.
 // Twin: real/thread_per_task.cpp. No policy: nothing is ever refused (the
 // real runner refuses scenarios above run.max_threads; the simulator shows
@@ -25,7 +30,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "models/assert.hpp"
 #include "sim/driver.hpp"
 #include "sim/runtime.hpp"
 
@@ -47,7 +54,9 @@ class ThreadPerTask final : public Runtime {
       --cached_;
     } else {
       ++stacks_mapped_;
+      co_await write_lock();
       co_await k_.compute(k_.machine().stack_map);
+      write_unlock();
     }
     co_await k_.spawn(body(task), "thread");
   }
@@ -55,6 +64,7 @@ class ThreadPerTask final : public Runtime {
   void report(std::map<std::string, double>& extra) const override {
     extra["stacks_mapped"] = static_cast<double>(stacks_mapped_);
     extra["stacks_unmapped"] = static_cast<double>(stacks_unmapped_);
+    extra["stacks_cached"] = static_cast<double>(cached_);  // free in the cache at the end
   }
 
  private:
@@ -66,13 +76,68 @@ class ThreadPerTask final : public Runtime {
 
   Co body(std::uint32_t task) {
     co_await driver_.execute(task);
+    const MachineProfile& m = k_.machine();
+    // advise_stack_range: the unused stack released, under the read lock.
+    co_await read_lock();
+    co_await k_.compute(m.stack_madvise);
+    read_unlock();
+    k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
     if (cached_ < cache_slots_) {
       ++cached_;
     } else {
       ++stacks_unmapped_;
-      const MachineProfile& m = k_.machine();
+      co_await write_lock();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
+      write_unlock();
     }
+  }
+
+  // The process's mmap lock (mm->mmap_lock, a reader-writer semaphore,
+  // kernel/locking/rwsem.c). A reader enters unless a writer holds it or
+  // waits (readers do not pass a waiting writer); a writer enters when it is
+  // free. Whoever cannot enter sleeps (a voluntary switch), and a release
+  // hands the lock over instead of letting the releaser take it back: the
+  // last reader out grants it to a waiting writer; a writer's release grants
+  // it to every waiting reader (rwsem_mark_wake wakes the readers with their
+  // read locks granted), else to the next writer. Invariant (asserted):
+  // never a writer together with readers inside.
+  Co read_lock() {
+    if (!mm_writer_ && mm_writers_waiting_ == 0) {
+      ++mm_readers_;
+      co_return;
+    }
+    ++mm_readers_waiting_;
+    co_await k_.wait(mm_readers_q_);  // granted by write_unlock
+  }
+  void read_unlock() {
+    --mm_readers_;
+    POOLSIM_ASSERT(mm_readers_ >= 0 && !mm_writer_, "mmap lock: a reader left a write-held lock");
+    if (mm_readers_ == 0 && mm_writers_waiting_ > 0) grant_writer();
+  }
+  Co write_lock() {
+    if (!mm_writer_ && mm_readers_ == 0 && mm_writers_waiting_ == 0) {
+      mm_writer_ = true;
+      co_return;
+    }
+    ++mm_writers_waiting_;
+    co_await k_.wait(mm_writers_q_);  // granted by grant_writer
+  }
+  void write_unlock() {
+    POOLSIM_ASSERT(mm_writer_ && mm_readers_ == 0, "mmap lock: write release while not held");
+    mm_writer_ = false;
+    if (mm_readers_waiting_ > 0) {
+      mm_readers_ += std::exchange(mm_readers_waiting_, 0);
+      k_.notify_all(mm_readers_q_);
+    } else if (mm_writers_waiting_ > 0) {
+      grant_writer();
+    }
+  }
+  void grant_writer() {
+    --mm_writers_waiting_;
+    mm_writer_ = true;
+    const bool woke = k_.notify_one(mm_writers_q_);
+    POOLSIM_ASSERT(woke, "mmap lock: a writer counted as waiting is not");
+    (void)woke;
   }
 
   Kernel& k_;
@@ -80,6 +145,9 @@ class ThreadPerTask final : public Runtime {
   const std::int64_t cache_slots_;
   std::int64_t cached_ = 0;  // free stacks in the cache
   std::int64_t stacks_mapped_ = 0, stacks_unmapped_ = 0;
+  int mm_readers_ = 0, mm_readers_waiting_ = 0, mm_writers_waiting_ = 0;
+  bool mm_writer_ = false;
+  WaitQueue mm_readers_q_, mm_writers_q_;
 };
 
 }  // namespace

@@ -176,7 +176,9 @@ TEST_CASE("stack_cache: without a cache every thread maps and unmaps its stack",
   // two (after their task) may fall outside the measured CPU time.
   const RunResult one = tpt(stack_machine(1, 0), w);
   CHECK(extra(one, "stacks_mapped") == kN);
-  CHECK(extra(one, "stacks_unmapped") == kN);
+  // The last thread or two may still be on their way out (the exit's
+  // madvise, then the munmap, each behind the mmap lock) at the end.
+  CHECK(extra(one, "stacks_unmapped") >= kN - 2);
   CHECK(one.counters.cpu_time - base1 <= kN * (10us + 4us));
   CHECK(one.counters.cpu_time - base1 >= kN * 10us + (kN - 2) * 4us);
   // Two CPUs: every munmap also shoots down the other CPU's TLB.
@@ -195,12 +197,13 @@ TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][co
   CHECK(extra(big, "stacks_unmapped") == 0);
   CHECK(extra(big, "stacks_mapped") >= 1);
   CHECK(extra(big, "stacks_mapped") <= big.counters.threads_peak);
-  // glibc's default, five 8 MiB stacks: the stacks in the cache at the end
-  // (mapped - unmapped) never exceed five, and fewer maps than without it.
+  // glibc's default, five 8 MiB stacks: the cache holds at most five free
+  // stacks, and there are fewer maps than without it. (Mapped - unmapped
+  // also counts the stacks of threads still on their way out at the end.)
   const RunResult five = tpt(stack_machine(2, 5 * stack), w);
-  const double kept = extra(five, "stacks_mapped") - extra(five, "stacks_unmapped");
-  CHECK(kept >= 0);
-  CHECK(kept <= 5);
+  CHECK(extra(five, "stacks_cached") <= 5);
+  CHECK(extra(five, "stacks_mapped") - extra(five, "stacks_unmapped") >=
+        extra(five, "stacks_cached"));
   CHECK(extra(five, "stacks_mapped") < kN);
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
 }
