@@ -183,6 +183,10 @@ class RunContext {
   // call on the thread itself, once, before it runs a task; and
   // unregister_current_thread() before it exits.
   ThreadSlot& register_current_thread(std::string name);
+  // A library thread that left (unregister_current_thread) and comes back,
+  // as a oneTBB worker re-enters its arena: counted live again under the
+  // slot it had, so the harness's bookkeeping does not grow per entry.
+  void reenter_current_thread(ThreadSlot& slot);
   void unregister_current_thread();
   // The calling thread's slot, or nullptr if it is not registered.
   static ThreadSlot* current_slot();

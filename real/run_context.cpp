@@ -174,6 +174,11 @@ ThreadSlot& RunContext::register_current_thread(std::string name) {
   return s;
 }
 
+void RunContext::reenter_current_thread(ThreadSlot& slot) {
+  thread_entered();
+  tl_slot = &slot;
+}
+
 void RunContext::unregister_current_thread() {
   tl_slot = nullptr;
   thread_left();

@@ -51,6 +51,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -59,6 +60,8 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "real/backend.hpp"
 
@@ -101,7 +104,9 @@ thread_local const ArenaObserver* tl_observer = nullptr;
 class ArenaObserver final : public tbb::task_scheduler_observer {
  public:
   ArenaObserver(tbb::task_arena& arena, RunContext& ctx)
-      : tbb::task_scheduler_observer(arena), ctx_(ctx) {}
+      : tbb::task_scheduler_observer(arena), ctx_(ctx) {
+    slots_.reserve(64);  // made before the run: no allocation per new worker up to 64
+  }
 
   void on_scheduler_entry(bool is_worker) override {
     // Only TBB's workers: an external thread is already known to the run.
@@ -114,10 +119,20 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
     // step hung in 4 of 5 runs: 16 short tasks on 2 threads).
     std::lock_guard lk(mu_);
     if (closed_) return;
-    const int entry = entries_.fetch_add(1, std::memory_order_relaxed) + 1;
-    ctx_.register_current_thread("tbb worker " +
-                                 std::to_string(tbb::this_task_arena::current_thread_index()) +
-                                 " (entry " + std::to_string(entry) + ")");
+    entries_.fetch_add(1, std::memory_order_relaxed);
+    // One slot per OS thread, kept across its entries: a slot (and its name)
+    // per entry was the harness's memory growing with the run (every
+    // arrival into an empty arena brings all workers in), ~280 bytes per
+    // task in memory_peak.
+    const pid_t tid = ::gettid();
+    const auto seen =
+        std::find_if(slots_.begin(), slots_.end(), [tid](const auto& s) { return s.first == tid; });
+    if (seen != slots_.end()) {
+      ctx_.reenter_current_thread(*seen->second);
+    } else {
+      slots_.emplace_back(
+          tid, &ctx_.register_current_thread("tbb worker " + std::to_string(slots_.size() + 1)));
+    }
     tl_observer = this;
     ++inside_;
     POOLSIM_TSAN_RELEASE(this);
@@ -149,6 +164,7 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   RunContext& ctx_;
   std::atomic<int> entries_{0};
   std::mutex mu_;
+  std::vector<std::pair<pid_t, ThreadSlot*>> slots_;  // each OS thread's slot, under mu_
   std::condition_variable left_;
   int inside_ = 0;       // registered workers inside the arena, under mu_
   bool closed_ = false;  // stop() began waiting: later entries are not registered, under mu_

@@ -325,6 +325,34 @@ TEST_CASE(
   REQUIRE(long_run - brief < 96 * 1024);
 }
 
+TEST_CASE(
+    "runner.memory: oneTBB workers that re-enter the arena keep their slot: memory_peak does not "
+    "grow with the number of tasks",
+    "[real][runner][tbb]") {
+  // Every arrival into an empty arena brings the workers back in, and each
+  // entry registered a new slot and name: the quickstart's workload on tbb
+  // read 416 / 502 / 828 KiB at 100 / 400 / 1,600 tasks (2026-12-02).
+  const auto peak = [](int count) {
+    const Scenario s = scenario(
+        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
+            "}\n  task: [{cpu: 100us}]\n"
+            "backend: {kind: tbb, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
+        /*default_run=*/false);
+    const auto reps = run_scenario(s, generate_workload(s));
+    return std::pair{static_cast<long long>(reps.front().counters.memory_peak),
+                     reps.front().extra.at("worker_entries")};
+  };
+  const auto [brief, brief_entries] = peak(200);
+  const auto [long_run, long_entries] = peak(2000);
+  INFO("memory_peak 200 tasks " << brief << " B (" << brief_entries << " entries), 2000 tasks "
+                                << long_run << " B (" << long_entries << " entries)");
+  CHECK(long_entries > brief_entries + 500);  // the workers did come and go
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return;  // quarantined frees grow the heap with the tasks
+#endif
+  REQUIRE(long_run - brief < 96 * 1024);
+}
+
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
   RunResult r;
   r.mode = "measured";
