@@ -266,6 +266,23 @@ TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[re
           spans_bytes / 2);
 }
 
+namespace {
+// One measured repetition of `count` Poisson tasks at 2,000/s, each the
+// phases `task`, on `backend` (YAML flow maps).
+RunResult poisson_run(int count, const std::string& task, const std::string& backend,
+                      const RealOptions& opt = {}) {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
+          "}\n  task: [" + task + "]\nbackend: " + backend +
+          "\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
+      /*default_run=*/false);
+  return run_scenario(s, generate_workload(s), opt).front();
+}
+long long memory_peak_of(const RunResult& r) {
+  return static_cast<long long>(r.counters.memory_peak);
+}
+}  // namespace
+
 TEST_CASE(
     "runner.memory: the sampler's series are not the workload's: memory_peak does not grow "
     "with the run's length",
@@ -274,17 +291,12 @@ TEST_CASE(
   // one a millisecond, 16 bytes each). Its storage was reserved, not
   // written, before the baseline, so its pages faulted in during the run and
   // were counted: +44 KiB over 10 s of a 4-worker pool at 500 tasks/s.
-  const auto peak = [](int count) {
-    const Scenario s = scenario(
-        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
-            "}\n  task: [{cpu: {dist: exponential, mean: 200us}}]\n"
-            "backend: {kind: pool, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
-        /*default_run=*/false);
-    RealOptions opt;
-    opt.sample_period =
-        std::chrono::microseconds(250);  // up to 4 points a millisecond: a clear signal in 2 s
-    const auto reps = run_scenario(s, generate_workload(s), opt);
-    return static_cast<long long>(reps.front().counters.memory_peak);
+  RealOptions opt;
+  opt.sample_period =
+      std::chrono::microseconds(250);  // up to 4 points a millisecond: a clear signal in 2 s
+  const auto peak = [&](int count) {
+    return memory_peak_of(poisson_run(count, "{cpu: {dist: exponential, mean: 200us}}",
+                                      "{kind: pool, threads: 2}", opt));
   };
   const long long brief = peak(300), long_run = peak(4000);  // 0.15 s and 2 s
   INFO("memory_peak 300 tasks " << brief << " B, 4000 tasks " << long_run << " B");
@@ -305,16 +317,10 @@ TEST_CASE(
     "task does not grow memory_peak with the number of tasks",
     "[real][runner]") {
   // Each thread's ThreadSlot (~100 bytes) was allocated as the thread
-  // started, in its malloc arena: 5,000 tasks of 5 us on thread-per-task
-  // read 704-728 KiB against 188 predicted (2026-12-02), 124-332 after.
+  // started, in its malloc arena, and kept: 3,000 of these tasks read
+  // 376 KiB against 72 KiB for 200 (2026-12-02).
   const auto peak = [](int count) {
-    const Scenario s = scenario(
-        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
-            "}\n  task: [{cpu: 20us}]\n"
-            "backend: {kind: thread-per-task}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
-        /*default_run=*/false);
-    const auto reps = run_scenario(s, generate_workload(s));
-    return static_cast<long long>(reps.front().counters.memory_peak);
+    return memory_peak_of(poisson_run(count, "{cpu: 20us}", "{kind: thread-per-task}"));
   };
   const long long brief = peak(200), long_run = peak(3000);
   INFO("memory_peak 200 tasks " << brief << " B, 3000 tasks " << long_run << " B");
@@ -332,25 +338,18 @@ TEST_CASE(
   // Every arrival into an empty arena brings the workers back in, and each
   // entry registered a new slot and name: the quickstart's workload on tbb
   // read 416 / 502 / 828 KiB at 100 / 400 / 1,600 tasks (2026-12-02).
-  const auto peak = [](int count) {
-    const Scenario s = scenario(
-        "workload:\n  arrival: {kind: poisson, rate: 2000/s, count: " + std::to_string(count) +
-            "}\n  task: [{cpu: 100us}]\n"
-            "backend: {kind: tbb, threads: 2}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
-        /*default_run=*/false);
-    const auto reps = run_scenario(s, generate_workload(s));
-    return std::pair{static_cast<long long>(reps.front().counters.memory_peak),
-                     reps.front().extra.at("worker_entries")};
-  };
-  const auto [brief, brief_entries] = peak(200);
-  const auto [long_run, long_entries] = peak(2000);
-  INFO("memory_peak 200 tasks " << brief << " B (" << brief_entries << " entries), 2000 tasks "
-                                << long_run << " B (" << long_entries << " entries)");
+  const RunResult brief = poisson_run(200, "{cpu: 100us}", "{kind: tbb, threads: 2}");
+  const RunResult long_run = poisson_run(2000, "{cpu: 100us}", "{kind: tbb, threads: 2}");
+  const double brief_entries = brief.extra.at("worker_entries");
+  const double long_entries = long_run.extra.at("worker_entries");
+  INFO("memory_peak 200 tasks " << memory_peak_of(brief) << " B (" << brief_entries
+                                << " entries), 2000 tasks " << memory_peak_of(long_run) << " B ("
+                                << long_entries << " entries)");
   CHECK(long_entries > brief_entries + 500);  // the workers did come and go
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   return;  // quarantined frees grow the heap with the tasks
 #endif
-  REQUIRE(long_run - brief < 96 * 1024);
+  REQUIRE(memory_peak_of(long_run) - memory_peak_of(brief) < 96 * 1024);
 }
 
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
