@@ -127,10 +127,9 @@ void RunContext::set_origin_now() { origin_ = monotonic_now(); }
 
 // ---- threads ------------------------------------------------------------------
 namespace {
-void* volatile g_malloc_sink = nullptr;  // keeps the malloc below from being elided
 void first_malloc() {
-  g_malloc_sink = std::malloc(64);
-  std::free(g_malloc_sink);
+  void* volatile block = std::malloc(64);  // volatile: the pair is not elided
+  std::free(block);
 }
 }  // namespace
 
