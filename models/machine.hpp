@@ -37,14 +37,14 @@ struct MachineProfile {
   // `default` profile's values (FieldPresence::from_default).
   Duration queue_handover{};  // one side (push or pop) of a hand-over through a locked queue
   Duration yield_cost{};      // a sched_yield call that finds nothing else to run
-  Duration arena_create{};
+  Duration arena_create{};    // a thread's first malloc when it maps a new malloc arena
   // glibc's madvise(MADV_DONTNEED) of a dying thread's unused stack, under
   // the mmap lock for reading (part of thread_exit).
-  Duration stack_madvise{};  // a thread's first malloc when it maps a new malloc arena
-  Duration tbb_pause{};      // oneTBB's prolonged_pause (1,000 TSC ticks of pause loops)
-  Duration fiber_create{};   // a user-level thread's creation, first mount and end
-  Duration fiber_switch{};   // one user-level switch: an unmount or a remount
-  Duration timer_arm{};      // an event loop's wait: arm a timer, dispatch its completion
+  Duration stack_madvise{};
+  Duration tbb_pause{};     // oneTBB's prolonged_pause (1,000 TSC ticks of pause loops)
+  Duration fiber_create{};  // a user-level thread's creation, first mount and end
+  Duration fiber_switch{};  // one user-level switch: an unmount or a remount
+  Duration timer_arm{};     // an event loop's wait: arm a timer, dispatch its completion
   // Thread stacks outside glibc's stack cache (docs/calibration.md, "Thread
   // stacks"): freed stacks are kept up to stack_cache bytes and reused; a
   // creation that finds none maps a new one, an exit that finds it full

@@ -57,8 +57,10 @@ class InjectingPool final : public Runtime {
       co_await k_.spawn(gate(), "gate");
     }
     queue_.push_back({task, k_.now()});
-    if (idle_ > 0) k_.notify_one(idle_q_);
+    // The push under the twin's lock, then the wake after its unlock.
+    const bool wake = idle_ > 0;
     co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
+    if (wake) k_.notify_one(idle_q_);
   }
 
   void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }

@@ -25,8 +25,8 @@
 // most max_threads; the queue never holds more than its capacity; idle_
 // waiters are workers.
 // Hand-over cost: machine.queue_handover of CPU on the submitting thread per
-// enqueue (after the task is queued and an idle worker notified, as the real
-// twin pushes and signals under its lock) and on the worker per dequeue
+// enqueue (the push, before an idle worker is woken: the real twin pushes
+// under its lock and signals after the unlock) and on the worker per dequeue
 // (before it runs the task). A task handed to a new thread as its first task
 // never passes through the queue and pays neither.
 // Memory: the first workers to run touch pool_stack more stack in all, at
@@ -67,8 +67,13 @@ class Pool final : public Runtime {
         POOLSIM_ASSERT(!limits_.queue_capacity ||
                            static_cast<std::int64_t>(queue_.size()) <= *limits_.queue_capacity,
                        "the queue holds more than its capacity");
-        k_.notify_one(idle_);
-        co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
+        {
+          // As the real twin: the push under the lock (whether a worker is
+          // idle is read there), then the wake after the unlock.
+          const bool wake = !idle_.empty();
+          co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
+          if (wake) k_.notify_one(idle_);
+        }
         break;
       case SubmitAction::reject:
         co_await reject(task);
