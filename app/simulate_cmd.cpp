@@ -38,6 +38,7 @@ struct SimulateFlags {
   std::string file;
   std::string trace;
   int replications = 1;
+  std::uint64_t draw = 0;  // SimOptions::draw
   std::string quantiles = "auto";
 };
 
@@ -80,6 +81,7 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
   sim::SimOptions opt;
   opt.trace = !f.trace.empty();
   opt.records = false;
+  opt.draw = f.draw;
   if (f.quantiles == "exact") opt.quantiles.choice = QuantilePolicy::Choice::exact;
   if (f.quantiles == "histogram") opt.quantiles.choice = QuantilePolicy::Choice::histogram;
   // The overload bound reads the first kBoundSample tasks as the run draws
@@ -112,6 +114,7 @@ int simulate_streamed(const SimulateFlags& f, const Scenario& s) {
 int simulate_kept(const SimulateFlags& f, const Scenario& s) {
   sim::SimOptions opt;
   opt.trace = !f.trace.empty();
+  opt.draw = f.draw;
   // Replication 0 is the plain run (seed rule in validate/replications.hpp).
   const validate::Replicated rep = validate::replicate(s, f.replications, 0, opt);
   const Workload& w = rep.workload;
@@ -141,6 +144,10 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--replications", flags->replications,
                   "Run N seeds (seed, seed+1, ...): each metric's mean, 95% CI, min and max")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--draw", flags->draw,
+                  "Take draw K of the machine's arbitrary state: OS noise from stream K, a "
+                  "quota's period phase frac(K*0.618) (0: the seed's own); the workload stays")
+      ->type_name("K");
   cmd->add_option("--quantiles", flags->quantiles,
                   "Latency quantiles: exact, histogram (0.5% relative error, constant memory), or "
                   "auto (exact up to 1,000,000 completed tasks); runs of fewer than 100,000 "

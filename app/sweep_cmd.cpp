@@ -17,6 +17,7 @@
 #include "app/mpi_sweep.hpp"
 #include "app/sweep_report.hpp"
 #include "validate/output.hpp"
+#include "validate/prediction.hpp"
 #include "validate/progress.hpp"
 #include "validate/sweep.hpp"
 #include "validate/sweep_part.hpp"
@@ -34,6 +35,7 @@ struct SweepFlags {
   std::string usl_key;
   int jobs = 0;
   int replications = 1;
+  int draws = 0;  // 0: kDefaultDraws with --measure, else 1
   std::string shard;
 };
 
@@ -49,6 +51,7 @@ nlohmann::ordered_json sweep_identity(const SweepFlags& f, const SweepOutputs& o
   id["vary"] = f.vary;
   id["measure"] = f.measure;
   id["replications"] = f.replications;
+  id["draws"] = f.draws;
   id["plot_metrics"] = out.plot_metrics;
   id["usl_key"] = out.usl_key;
   return id;
@@ -106,6 +109,7 @@ int run_sweep_cmd(const SweepFlags& f) {
   so.axes = axes;
   so.measure = f.measure;
   so.replications = f.replications;
+  so.draws = f.draws > 0 ? f.draws : f.measure ? validate::kDefaultDraws : 1;
   so.jobs = f.jobs;
   so.shard = shard;
   so.max_points = cap;
@@ -171,6 +175,12 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
                   "Simulate every point with N seeds (seed, seed+1, ...): each metric is the "
                   "mean, with its 95% CI in the table, CSV, JSON and HTML")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--draws", f->draws,
+                  "Predict each point as the mean of N simulations that differ only in the "
+                  "machine's draw (OS noise, a quota's period phase), as validate does (default: "
+                  "8 with --measure, else 1)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
   cmd->add_option(
          "--shard", f->shard,
          "Run only part K of N of the grid (points i with i mod N = K-1) and write it with "

@@ -18,6 +18,7 @@
 #include "validate/compare.hpp"
 #include "validate/html_report.hpp"
 #include "validate/output.hpp"
+#include "validate/prediction.hpp"
 #include "validate/speed_report.hpp"
 
 namespace poolsim::app {
@@ -27,6 +28,7 @@ struct ValidateFlags {
   std::string file;
   std::string html;
   std::string trace_dir;
+  int draws = validate::kDefaultDraws;
 };
 
 std::string host_line() {
@@ -66,6 +68,11 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--trace-dir", flags->trace_dir,
                   "Write Perfetto-ready traces: DIR/simulated.json and DIR/measured.json")
       ->type_name("DIR");
+  cmd->add_option("--draws", flags->draws,
+                  "Predict the mean of N simulations that differ only in the machine's draw: OS "
+                  "noise and a quota's period phase (1 without either)")
+      ->capture_default_str()
+      ->type_name("N");
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
     action = [flags] {
@@ -77,8 +84,12 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
                                to_string(s.backend.kind)));
       sim::SimOptions so;
       so.trace = trace;
-      const RunResult predicted = sim::simulate(s, w, so);
-      const Metrics pm = compute_metrics(predicted);
+      const validate::Prediction prediction = validate::predict(s, w, so, flags->draws);
+      const RunResult& predicted = prediction.first;
+      const Metrics& pm = prediction.metrics;
+      if (prediction.draws > 1)
+        log_line(cf, fmt::format("validate {}: predicted the mean of {} draws", s.name,
+                                 prediction.draws));
       log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name,
                                s.run.warmup, s.run.reps));
       const auto measured = real::run_scenario(s, w, real_options(cf, trace));
@@ -97,7 +108,12 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         if (!cf.quiet)
           std::cout << "scenario " << s.name << ": " << validate::describe_workload(s, w) << "\n"
                     << "backend " << validate::backend_json(s.backend).dump() << ", machine '"
-                    << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n\n";
+                    << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n";
+        if (!cf.quiet && prediction.draws > 1)
+          std::cout << "predicted: the mean of " << prediction.draws
+                    << " simulations that differ only in the machine's draw (noise, period "
+                       "phase)\n";
+        if (!cf.quiet) std::cout << "\n";
         std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
                   << validate::speed_lines(measured)
                   << validate::noise_line(validate::noise_report(measured, s.machine));
@@ -105,6 +121,7 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       if (!cf.json.empty()) {
         auto j = validate::comparison_json(s, cmp);
         j["warnings"] = validate::warnings_json(warnings);
+        j["draws"] = prediction.draws;
         j["machine_speed"] = validate::speed_json(measured);
         j["machine_noise"] = validate::noise_json(validate::noise_report(measured, s.machine));
         validate::write_json(cf.json, j);

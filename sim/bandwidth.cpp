@@ -13,6 +13,8 @@ Bandwidth::Bandwidth(Engine& engine, const BandwidthParams& p, int cpus, Hook ho
   if (p_.slice.count() <= 0)
     throw std::invalid_argument("machine.cfs_bandwidth_slice must be positive");
   if (p_.burst.count() < 0) throw std::invalid_argument("limits.burst must not be negative");
+  if (p_.phase.count() < 0 || p_.phase >= p_.period)
+    throw std::invalid_argument("the period's phase must lie in [0, period)");
   // tg_set_cfs_bandwidth refills the pool when the quota is written.
   pool_ = p_.quota;
   snap_ = pool_;
@@ -23,7 +25,9 @@ Bandwidth::Bandwidth(Engine& engine, const BandwidthParams& p, int cpus, Hook ho
   // multiples of the period (the mean phase). Aligned, a CPU-bound thread
   // at the quota would find its runtime gone exactly at the refill.
   period_active_ = true;
-  period_at_ = p_.period - p_.tick / 2;
+  grid_ = p_.period - p_.tick / 2 - p_.phase;
+  while (grid_.count() <= 0) grid_ += p_.period;
+  period_at_ = grid_;
   period_ev_ = engine_.at(period_at_, &Bandwidth::on_period, this);
 }
 
@@ -52,7 +56,7 @@ bool Bandwidth::assign(Cpu& c, Duration target) {
   if (!period_active_) {
     period_active_ = true;
     // hrtimer_forward_now: the next expiry on the timer's own grid.
-    const std::int64_t per = p_.period.count(), phase = per - p_.tick.count() / 2;
+    const std::int64_t per = p_.period.count(), phase = grid_.count();
     period_at_ = Duration{((engine_.now().count() - phase) / per + 1) * per + phase};
     period_ev_ = engine_.at(period_at_, &Bandwidth::on_period, this);
   }

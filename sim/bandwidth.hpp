@@ -38,7 +38,12 @@
 //   runtime and none was throttled (cfs_b->idle), and restarts on its grid
 //   when a CPU next asks (start_cfs_bandwidth, hrtimer_forward_now). The
 //   grid's phase against the ticks is arbitrary on a machine; we take the
-//   mean: periods end half a tick before the multiples of the period.
+//   mean: periods end half a tick before the multiples of the period. Its
+//   phase against the workload is arbitrary too (fresh groups made a second
+//   apart here had their boundaries 7, 65 and 85 ms into CLOCK_MONOTONIC's
+//   100 ms multiples); BandwidthParams::phase moves the grid that much
+//   earlier, and validate averages draws with different phases
+//   (validate/prediction.hpp).
 // - Runtime handed to a CPU never expires (commit de53fd7aedb1, Linux 5.4:
 //   "Fix low cpu usage with high throttling by removing expiration of
 //   cpu-local slices"). When a CPU's last group thread leaves it
@@ -93,6 +98,10 @@ struct BandwidthParams {
   Duration burst{};   // limits.burst: how much unused quota may accumulate
   Duration slice{};   // machine cfs_bandwidth_slice (sched_cfs_bandwidth_slice_us)
   Duration tick{};    // machine tick: when a running CPU accounts; 0 = continuously
+  // How far into a period the group's timer already was when the run
+  // started, in [0, period): the grid's phase against the workload, which
+  // on a machine is whatever the moment of the group's set-up made it.
+  Duration phase{};
 };
 
 // The group's cpu.stat.
@@ -173,6 +182,7 @@ class Bandwidth {
   bool idle_ = false;
   bool slack_started_ = false;
   Duration period_at_{};  // when the period timer fires next (valid while active)
+  Duration grid_{};       // the timer's grid: it fires at grid_ + k * period
   EventId period_ev_, slack_ev_;
   BandwidthStats st_;
 };

@@ -58,7 +58,12 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   if (limits.cpus) {
     const BandwidthParams bp{
         Duration{std::llround(*limits.cpus * static_cast<double>(limits.period.count()))},
-        limits.period, limits.burst, m_.cfs_bandwidth_slice, m_.tick};
+        limits.period,
+        limits.burst,
+        m_.cfs_bandwidth_slice,
+        m_.tick,
+        Duration{static_cast<std::int64_t>(opt.period_phase *
+                                           static_cast<double>(limits.period.count()))}};
     bw_ = std::make_unique<Bandwidth>(engine_, bp, cpu_count(), &Kernel::on_bandwidth, this);
   }
   if (trace_)

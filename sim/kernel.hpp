@@ -278,6 +278,9 @@ struct Parking {
 struct KernelOptions {
   bool trace = false;
   std::uint64_t seed = 1;  // the scenario's seed: OS noise draws from streams derived from it
+  // The CFS period grid's phase against the run's start, as a fraction of
+  // the period in [0, 1) (BandwidthParams::phase).
+  double period_phase = 0;
 };
 
 class Kernel {

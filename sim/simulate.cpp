@@ -7,12 +7,14 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "models/backend_registry.hpp"
+#include "models/rng.hpp"
 #include "sim/driver.hpp"
 #include "sim/engine.hpp"
 #include "sim/kernel.hpp"
@@ -82,11 +84,25 @@ bool can_stream(const Scenario& s) {
   return k != BackendKind::virtual_threads && k != BackendKind::event_loop;
 }
 
+std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw) {
+  // A stream number no other derivation uses (workload streams are small,
+  // the noise's own per-CPU streams start at 2^48).
+  constexpr std::uint64_t kNoiseDrawBase = std::uint64_t{3} << 56;
+  return draw == 0 ? seed : Rng::derive(seed, kNoiseDrawBase + draw).next();
+}
+
+double draw_phase(std::uint64_t draw) {
+  constexpr double kGolden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+  const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * kGolden;
+  return x - std::floor(x);
+}
+
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
   if (w.streamed() && !can_stream(s))
     throw std::logic_error("sim::simulate: this scenario cannot run from a task stream");
   Engine engine;
-  Kernel kernel(engine, s.machine, s.limits, KernelOptions{opt.trace, s.seed});
+  Kernel kernel(engine, s.machine, s.limits,
+                KernelOptions{opt.trace, noise_seed(s.seed, opt.draw), draw_phase(opt.draw)});
   Driver driver(kernel, s, w, DriverOptions{opt.records, opt.quantiles});
   const SimContext ctx{kernel, driver, s, w};
   std::unique_ptr<Runtime> runtime = make_runtime(ctx);

@@ -39,7 +39,22 @@ struct SimOptions {
   // Called every `progress_every` events and once at the end.
   std::function<void(const SimProgress&)> progress;
   std::uint64_t progress_every = 1u << 20;
+  // Which draw of the machine's arbitrary state the run takes: its OS noise
+  // (sim/noise.hpp) and the phase of a CFS quota's period grid against the
+  // run's start (sim/bandwidth.hpp). 0 is the scenario seed's own noise and
+  // phase 0 (what `simulate` prints); draw k > 0 takes its noise from a seed
+  // derived from (seed, k) and the phase draw_phase(k). The workload and the
+  // runtimes' own random choices stay the same. validate predicts the mean
+  // of draws 0 .. N-1 (validate/prediction.hpp).
+  std::uint64_t draw = 0;
 };
+
+// The seed the kernel's noise streams derive from in draw `draw` of `seed`.
+std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw);
+// The period grid's phase in draw `draw`, a fraction of the period: the
+// golden-ratio (Weyl) sequence frac(k * 0.618...), so that the first N draws
+// of any N spread evenly over the period (0, 0.618, 0.236, 0.854, ...).
+double draw_phase(std::uint64_t draw);
 
 // A run that passed its event budget (Scenario::run.max_events): thrown by
 // simulate(), exit 3 in the CLI.

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "validate/prediction.hpp"
 #include "validate/sweep.hpp"
 #include "validate/table.hpp"
 
@@ -69,6 +70,9 @@ ContainerSizing size_container(const ContainerInputs& in, const SizingProgress& 
   for (int n : sizes) axis.values.push_back(std::to_string(n));
   so.axes = {axis};
   so.jobs = b.jobs;
+  // Under a quota one simulation is one phase of the period grid; compare
+  // the choices on the mean of several (prediction.hpp).
+  so.draws = kDefaultDraws;
   so.on_phase = progress.on_phase;
   so.on_point = progress.on_point;
   const SweepResult sw = run_sweep(so);

@@ -92,7 +92,10 @@ Replicated replicate(const Scenario& s, int n, int jobs, const sim::SimOptions& 
       Scenario sc = s;
       sc.seed = out.seeds[static_cast<std::size_t>(i)];
       Workload w = generate_workload(sc);
-      RunResult r = sim::simulate(sc, w, i == 0 ? first_options : sim::SimOptions{});
+      sim::SimOptions o;
+      if (i == 0) o = first_options;
+      o.draw = first_options.draw;
+      RunResult r = sim::simulate(sc, w, o);
       Slot& slot = slots[static_cast<std::size_t>(i)];
       slot.metrics = compute_metrics(r);
       slot.warnings = overload_warnings(sc, w, r, slot.metrics);

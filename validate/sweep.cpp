@@ -13,6 +13,7 @@
 
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
+#include "validate/prediction.hpp"
 #include "validate/replications.hpp"
 #include "validate/usable_cpus.hpp"
 #include "validate/worker_pool.hpp"
@@ -176,6 +177,12 @@ void simulate_point(const SweepOptions& opt, const Scenario& s, SweepPoint& p) {
       return;
     }
     const Workload w = generate_workload(s);
+    if (opt.draws > 1) {
+      const Prediction pr = predict(s, w, sim::SimOptions{}, opt.draws, 1);
+      p.predicted = pr.metrics;
+      p.warnings = overload_warnings(s, w, pr.first, p.predicted);
+      return;
+    }
     const RunResult run = sim::simulate(s, w);
     p.predicted = compute_metrics(run);
     p.warnings = overload_warnings(s, w, run, p.predicted);

@@ -35,6 +35,12 @@
 //      point's overload warnings (merged over its replications) are kept so
 //      that every output marks the point.
 //
+//   5. With `draws` > 1 (the CLI's default with --measure) a point's
+//      prediction is the mean over that many draws of the machine's
+//      arbitrary state (OS noise, a quota's period phase: prediction.hpp;
+//      the measured mean is compared with it), run on the point's own
+//      worker.
+//
 // Left out: adaptive grids (refining where a metric bends), replications of
 // measured points (run.reps is that).
 #pragma once
@@ -62,6 +68,9 @@ struct SweepOptions {
   bool measure = false;
   // Seeds per simulated point (replications.hpp's rule: seed, seed + 1, ...).
   int replications = 1;
+  // Each point's prediction is the mean of this many draws (prediction.hpp),
+  // as validate's is; the CLI sets 8 with --measure.
+  int draws = 1;
   int jobs = 0;                             // simulation workers; 0: usable_cpus()
   real::RealOptions real;                   // for --measure
   std::optional<Shard> shard;               // run only this shard's points

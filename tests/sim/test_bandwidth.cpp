@@ -279,3 +279,24 @@ TEST_CASE(
   CHECK(r.bw->pool() == 20ms - (7ms - 1ns) + 4ms);
   CHECK(r.events.empty());
 }
+
+TEST_CASE(
+    "bandwidth: the phase moves the period grid earlier; the first period is that much "
+    "shorter and the next ones keep the grid",
+    "[bandwidth]") {
+  BandwidthParams p = params(50ms);
+  p.phase = 30ms;
+  Rig r(p, 1);
+  REQUIRE(r.bw->start(0));
+  r.run_until(200ms);
+  // Throttled at 50 ms + 1 ns (the quota of the first period is whole), the
+  // timer fires 30 ms early: at 70, 170, ...
+  REQUIRE(r.events.size() >= 3);
+  CHECK(r.events[0].t == 50ms + 1ns);
+  CHECK(r.events[1].t == 70ms);
+  CHECK_FALSE(r.events[1].throttle);
+  CHECK(r.events[2].t == 120ms);  // 50 ms more of runtime from 70 ms
+  CHECK(r.bw->stats().nr_periods == 1);
+  p.phase = 100ms;
+  CHECK_THROWS_AS(Bandwidth(r.engine, p, 1, &Rig::hook, &r), std::invalid_argument);
+}

@@ -1,0 +1,53 @@
+// prediction.cpp: see prediction.hpp.
+#include "validate/prediction.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/noise.hpp"
+#include "validate/replications.hpp"
+
+namespace poolsim::validate {
+
+int draws_for(const Scenario& s, const Workload& w, int requested) {
+  if (requested < 1)
+    throw std::invalid_argument("--draws must be at least 1, got " + std::to_string(requested));
+  if ((sim::noise_share(s.machine) <= 0 && !s.limits.cpus) || w.streamed()) return 1;
+  return requested;
+}
+
+Prediction predict(const Scenario& s, const Workload& w, const sim::SimOptions& first_options,
+                   int draws, int jobs) {
+  const int n = draws_for(s, w, draws);
+  std::vector<Metrics> runs(static_cast<std::size_t>(n));
+  Prediction out;
+  out.draws = n;
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (int i = next++; i < n; i = next++) {
+      sim::SimOptions o;
+      if (i == 0) o = first_options;
+      o.draw = static_cast<std::uint64_t>(i);
+      RunResult r = sim::simulate(s, w, o);
+      runs[static_cast<std::size_t>(i)] = compute_metrics(r);
+      if (i == 0) out.first = std::move(r);
+    }
+  };
+  const int workers = std::min(n, jobs > 0 ? jobs : usable_workers());
+  if (workers <= 1) {
+    worker();
+  } else {
+    std::vector<std::jthread> pool;
+    for (int k = 0; k < workers; ++k) pool.emplace_back(worker);
+  }
+  out.spread = summarize(runs);
+  out.metrics = runs.front();
+  for (std::size_t i = 0; i < kMetricCount; ++i) out.metrics.values[i] = out.spread[i].mean;
+  return out;
+}
+
+}  // namespace poolsim::validate
