@@ -39,6 +39,11 @@ struct SweepFlags {
   std::string shard;
 };
 
+// --draws, or its default: 8 with --measure, else 1.
+int effective_draws(const SweepFlags& f) {
+  return f.draws > 0 ? f.draws : f.measure ? validate::kDefaultDraws : 1;
+}
+
 // What identifies a sweep across its shards: merge refuses parts whose
 // identity differs (sweep_part.hpp).
 nlohmann::ordered_json sweep_identity(const SweepFlags& f, const SweepOutputs& out) {
@@ -51,7 +56,7 @@ nlohmann::ordered_json sweep_identity(const SweepFlags& f, const SweepOutputs& o
   id["vary"] = f.vary;
   id["measure"] = f.measure;
   id["replications"] = f.replications;
-  id["draws"] = f.draws;
+  id["draws"] = effective_draws(f);
   id["plot_metrics"] = out.plot_metrics;
   id["usl_key"] = out.usl_key;
   return id;
@@ -109,7 +114,7 @@ int run_sweep_cmd(const SweepFlags& f) {
   so.axes = axes;
   so.measure = f.measure;
   so.replications = f.replications;
-  so.draws = f.draws > 0 ? f.draws : f.measure ? validate::kDefaultDraws : 1;
+  so.draws = effective_draws(f);
   so.jobs = f.jobs;
   so.shard = shard;
   so.max_points = cap;

@@ -84,7 +84,9 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
                                to_string(s.backend.kind)));
       sim::SimOptions so;
       so.trace = trace;
-      const validate::Prediction prediction = validate::predict(s, w, so, flags->draws);
+      // On this thread alone: threads of this process leave malloc arenas and
+      // cached stacks that the measured children, forks of it, would reuse.
+      const validate::Prediction prediction = validate::predict(s, w, so, flags->draws, 1);
       const RunResult& predicted = prediction.first;
       const Metrics& pm = prediction.metrics;
       if (prediction.draws > 1)
