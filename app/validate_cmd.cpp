@@ -80,21 +80,25 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       const Scenario s = load_checked(flags->file, cf);
       const Workload w = generate_workload(s);
       const bool trace = !flags->html.empty() || !flags->trace_dir.empty();
+      // Measured first, from the process `poolsim run` would be: each
+      // repetition's child is a fork of this one, and the simulation leaves
+      // a heap with free memory and, on worker threads, malloc arenas and
+      // cached stacks that a child's threads would reuse (the quickstart's
+      // memory_peak read 36.8 KiB after parallel draws, 58-60 after draws on
+      // this thread, 60-68 from `run`).
+      log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name,
+                               s.run.warmup, s.run.reps));
+      const auto measured = real::run_scenario(s, w, real_options(cf, trace));
       log_line(cf, fmt::format("validate {}: simulating {} tasks on '{}'", s.name, w.tasks.size(),
                                to_string(s.backend.kind)));
       sim::SimOptions so;
       so.trace = trace;
-      // On this thread alone: threads of this process leave malloc arenas and
-      // cached stacks that the measured children, forks of it, would reuse.
-      const validate::Prediction prediction = validate::predict(s, w, so, flags->draws, 1);
+      const validate::Prediction prediction = validate::predict(s, w, so, flags->draws);
       const RunResult& predicted = prediction.first;
       const Metrics& pm = prediction.metrics;
       if (prediction.draws > 1)
         log_line(cf, fmt::format("validate {}: predicted the mean of {} draws", s.name,
                                  prediction.draws));
-      log_line(cf, fmt::format("validate {}: measuring {} warmup + {} repetitions", s.name,
-                               s.run.warmup, s.run.reps));
-      const auto measured = real::run_scenario(s, w, real_options(cf, trace));
       // Verdicts come from the repetitions run at the calibrated speed only
       // (validate/speed_report.hpp); with too few of those, none is drawn.
       const auto speed = validate::split_by_speed(measured);

@@ -22,10 +22,10 @@
 //   - A streamed workload cannot be shared between runs: one is made.
 //   - The draws run on `jobs` threads (usable_workers() when 0), each
 //     writing its own slot, so the result does not depend on `jobs`.
-//     validate runs them on its own thread (jobs 1): threads leave their
+//     validate and sweep predict after they measure: threads leave their
 //     malloc arenas and cached stacks in the process, and the measured
 //     repetitions' children, forks of it, would reuse them (the quickstart's
-//     memory_peak read 36.8 KiB after parallel draws, 58-60 KiB otherwise).
+//     memory_peak read 36.8 KiB after parallel draws).
 // Left out: the spread of the workload itself (the repetitions replay one
 // generated task list, so the prediction does too; --replications of
 // simulate and sweep is that question).
