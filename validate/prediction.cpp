@@ -3,13 +3,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "sim/noise.hpp"
 #include "validate/replications.hpp"
+#include "validate/worker_pool.hpp"
 
 namespace poolsim::validate {
 
@@ -27,23 +29,26 @@ Prediction predict(const Scenario& s, const Workload& w, const sim::SimOptions& 
   Prediction out;
   out.draws = n;
   std::atomic<int> next{0};
+  std::mutex failed_mu;
+  std::exception_ptr failed;  // the first draw that threw (an event budget)
   auto worker = [&] {
     for (int i = next++; i < n; i = next++) {
-      sim::SimOptions o;
-      if (i == 0) o = first_options;
-      o.draw = static_cast<std::uint64_t>(i);
-      RunResult r = sim::simulate(s, w, o);
-      runs[static_cast<std::size_t>(i)] = compute_metrics(r);
-      if (i == 0) out.first = std::move(r);
+      try {
+        sim::SimOptions o;
+        if (i == 0) o = first_options;
+        o.draw = static_cast<std::uint64_t>(i);
+        RunResult r = sim::simulate(s, w, o);
+        runs[static_cast<std::size_t>(i)] = compute_metrics(r);
+        if (i == 0) out.first = std::move(r);
+      } catch (...) {
+        const std::lock_guard lock(failed_mu);
+        if (!failed) failed = std::current_exception();
+        next = n;  // stop handing out draws
+      }
     }
   };
-  const int workers = std::min(n, jobs > 0 ? jobs : usable_workers());
-  if (workers <= 1) {
-    worker();
-  } else {
-    std::vector<std::jthread> pool;
-    for (int k = 0; k < workers; ++k) pool.emplace_back(worker);
-  }
+  run_workers(static_cast<std::size_t>(std::min(n, jobs > 0 ? jobs : usable_workers())), worker);
+  if (failed) std::rethrow_exception(failed);
   out.spread = summarize(runs);
   out.metrics = runs.front();
   for (std::size_t i = 0; i < kMetricCount; ++i) out.metrics.values[i] = out.spread[i].mean;

@@ -82,3 +82,12 @@ TEST_CASE(
   // The work is the same in every draw.
   CHECK(one.spread[static_cast<std::size_t>(Metric::completed)].sd == 0);
 }
+
+TEST_CASE("prediction: a draw that passes its event budget fails the prediction, on any worker",
+          "[prediction]") {
+  Scenario s = quota_case(true);
+  s.run.max_events = 100;
+  const Workload w = generate_workload(s);
+  CHECK_THROWS_AS(predict(s, w, sim::SimOptions{}, 4, 1), sim::EventBudgetExceeded);
+  CHECK_THROWS_AS(predict(s, w, sim::SimOptions{}, 4, 2), sim::EventBudgetExceeded);
+}
