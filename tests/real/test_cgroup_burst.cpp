@@ -119,7 +119,7 @@ TEST_CASE(
 
 TEST_CASE(
     "real.cgroup_burst: on v1 the harness's sampler leaves the quota group through the "
-    "parent's tasks file; v2 keeps a process's threads together",
+    "parent's tasks file, v2 keeps a process's threads together",
     "[real][cgroup]") {
   FakeTree v1("v1-harness");
   const fs::path dir = v1.group(8, {"cpu.cfs_period_us", "cpu.cfs_quota_us"});

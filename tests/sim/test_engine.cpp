@@ -195,7 +195,7 @@ TEST_CASE("engine: events on lanes fire in the order the heap alone gives them",
   CHECK(runs[0] == runs[2]);
 }
 
-TEST_CASE("engine: a lane holds one event; setting it again replaces it", "[engine]") {
+TEST_CASE("engine: a lane holds one event, setting it again replaces it", "[engine]") {
   Engine e;
   Log log{&e, {}};
   const std::uint32_t lane = e.add_lanes(3) + 1;

@@ -56,7 +56,7 @@ TEST_CASE("prediction: without noise and quota one draw, the plain simulation", 
 }
 
 TEST_CASE(
-    "prediction: under a quota the draws move the period grid; the prediction is their mean, "
+    "prediction: under a quota the draws move the period grid, the prediction is their mean, "
     "draw 0 the plain run, the same on 1 or 3 workers",
     "[prediction]") {
   const Scenario s = quota_case(true);
