@@ -99,6 +99,11 @@ int run_sweep_cmd(const SweepFlags& f) {
         "--replications {} with --measure: replications repeat simulations with other seeds; a "
         "measured point repeats run.reps times (set it with --set run.reps=N)",
         f.replications));
+  if (f.replications > 1 && f.draws > 1)
+    throw Usage(fmt::format(
+        "--draws {} with --replications {}: replications already average other seeds (other "
+        "workloads and other noise); use one or the other",
+        f.draws, f.replications));
   if (shard && (f.common.json.empty() || f.common.json == "-"))
     throw Usage("--shard " + f.shard +
                 ": write the part to a file with --json PATH (poolsim merge PATH... joins them)");

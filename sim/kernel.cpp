@@ -62,8 +62,9 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
         limits.burst,
         m_.cfs_bandwidth_slice,
         m_.tick,
-        Duration{static_cast<std::int64_t>(opt.period_phase *
-                                           static_cast<double>(limits.period.count()))}};
+        std::min(limits.period - Duration{1},
+                 Duration{static_cast<std::int64_t>(opt.period_phase *
+                                                    static_cast<double>(limits.period.count()))})};
     bw_ = std::make_unique<Bandwidth>(engine_, bp, cpu_count(), &Kernel::on_bandwidth, this);
   }
   if (trace_)

@@ -128,7 +128,10 @@ std::string container_sizing_text(const ContainerSizing& r) {
                format_seconds(c.metrics[Metric::throttled_time]),
                fmt::format("{:.0f}", c.metrics[Metric::burst_periods]), c.who});
   out += t.str();
-  out += "\nSimulated (CFS bandwidth as the kernel does it: docs/containers.md).\n";
+  out += fmt::format(
+      "\nSimulated (CFS bandwidth as the kernel does it: docs/containers.md), each row the mean "
+      "of {} draws of the period's phase.\n",
+      kDefaultDraws);
   out += "Recommended: " + r.why + ".\n";
   return out;
 }

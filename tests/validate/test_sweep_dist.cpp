@@ -138,6 +138,11 @@ TEST_CASE(
   CHECK(measured.out ==
         "poolsim: --replications 3 with --measure: replications repeat simulations with other "
         "seeds; a measured point repeats run.reps times (set it with --set run.reps=N)\n");
+  const auto drawn = run("sweep " + base + " " + kVary + " --replications 3 --draws 4 -q");
+  CHECK(drawn.exit_code == 2);
+  CHECK(drawn.out ==
+        "poolsim: --draws 4 with --replications 3: replications already average other seeds "
+        "(other workloads and other noise); use one or the other\n");
 }
 
 TEST_CASE("sweep.shard: merge refuses missing, duplicated and foreign parts with exit 2",
