@@ -1,4 +1,4 @@
-// poolsim validate FILE: the simulation, then run.reps measured repetitions,
+// poolsim validate FILE: run.reps measured repetitions, then the simulation,
 // then the divergence report per metric (exit 0 match, 1 diverge).
 #include <fmt/format.h>
 #include <sys/utsname.h>
