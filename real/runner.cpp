@@ -195,9 +195,11 @@ class Sampler {
     threads.resize(kReserved);
     runnable.resize(kReserved);
     thread_ = std::thread([this] {
-      // SCHED_IDLE: a woken idle-policy thread never preempts the run's
-      // threads, so the sampler adds no involuntary switches to what it
-      // measures (at 1 ms it caused ~350 a second on a 2-CPU pool run); under
+      // SCHED_IDLE: a woken idle-policy thread does not preempt the run's
+      // threads at its wake (as a normal thread it caused ~350 involuntary
+      // switches a second at 1 ms on a 2-CPU pool run), but a tick's pick
+      // can still take it over a worker (its lag after a sleep is large):
+      // 15-20 a second at 1 ms, hence the 10 ms period (runner.hpp); under
       // saturation its samples come later, each stamped with its own time.
       sched_param idle{};
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);

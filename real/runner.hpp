@@ -32,8 +32,13 @@ struct RealOptions {
   // repeats; real/speed_check.hpp).
   std::function<void(const std::string&)> note;
   // Period of the sampler that records threads_series and runnable_series
-  // (a thread outside the counts); 0 disables the series.
-  Duration sample_period = std::chrono::milliseconds(1);
+  // (a thread outside the counts); 0 disables the series. 10 ms: at 1 ms
+  // the SCHED_IDLE sampler still took a worker's CPU 15-20 times a second
+  // (picked at a tick with its positive lag), involuntary switches of the
+  // workload's threads that the measured program would not have (the
+  // quickstart: 221-227 at 1 ms, 211-216 at 10 ms, 205-211 without it, in
+  // three alternating rounds).
+  Duration sample_period = std::chrono::milliseconds(10);
   // Per-task CPU time (TaskRecord::cpu) from CLOCK_THREAD_CPUTIME_ID: two
   // system calls per task (about 1.5 us of CPU on this machine, measured by
   // bench/real_recording.cpp), so off unless asked for. The run's cpu_time
