@@ -54,7 +54,7 @@ class ThreadPerTask final : public Runtime {
       --cached_;
     } else {
       ++stacks_mapped_;
-      co_await write_lock();
+      if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(k_.machine().stack_map);
       write_unlock();
     }
@@ -78,7 +78,7 @@ class ThreadPerTask final : public Runtime {
     co_await driver_.execute(task);
     const MachineProfile& m = k_.machine();
     // advise_stack_range: the unused stack released, under the read lock.
-    co_await read_lock();
+    if (!try_read_lock()) co_await read_wait();
     co_await k_.compute(m.stack_madvise);
     read_unlock();
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
@@ -86,7 +86,7 @@ class ThreadPerTask final : public Runtime {
       ++cached_;
     } else {
       ++stacks_unmapped_;
-      co_await write_lock();
+      if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
       write_unlock();
     }
@@ -100,12 +100,14 @@ class ThreadPerTask final : public Runtime {
   // last reader out grants it to a waiting writer; a writer's release grants
   // it to every waiting reader (rwsem_mark_wake wakes the readers with their
   // read locks granted), else to the next writer. Invariant (asserted):
-  // never a writer together with readers inside.
-  Co read_lock() {
-    if (!mm_writer_ && mm_writers_waiting_ == 0) {
-      ++mm_readers_;
-      co_return;
-    }
+  // never a writer together with readers inside. The uncontended paths take
+  // the lock without a coroutine frame (try_*); only a waiter has one.
+  bool try_read_lock() {
+    if (mm_writer_ || mm_writers_waiting_ > 0) return false;
+    ++mm_readers_;
+    return true;
+  }
+  Co read_wait() {
     ++mm_readers_waiting_;
     co_await k_.wait(mm_readers_q_);  // granted by write_unlock
   }
@@ -114,11 +116,12 @@ class ThreadPerTask final : public Runtime {
     POOLSIM_ASSERT(mm_readers_ >= 0 && !mm_writer_, "mmap lock: a reader left a write-held lock");
     if (mm_readers_ == 0 && mm_writers_waiting_ > 0) grant_writer();
   }
-  Co write_lock() {
-    if (!mm_writer_ && mm_readers_ == 0 && mm_writers_waiting_ == 0) {
-      mm_writer_ = true;
-      co_return;
-    }
+  bool try_write_lock() {
+    if (mm_writer_ || mm_readers_ > 0 || mm_writers_waiting_ > 0) return false;
+    mm_writer_ = true;
+    return true;
+  }
+  Co write_wait() {
     ++mm_writers_waiting_;
     co_await k_.wait(mm_writers_q_);  // granted by grant_writer
   }
