@@ -118,7 +118,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   // Create the runtime (its initial threads). Called on the submitter thread
-  // before the origin: the runtime is up when the first task can arrive.
+  // at the first hand-over, as the simulator's runtimes start theirs
+  // (RunContext::submit_now), or before stop() if no task was handed over.
   virtual void start(RunContext& ctx) = 0;
   // Hand task `task` to the runtime; its submit time is already recorded.
   virtual void submit(std::uint32_t task) = 0;
@@ -226,6 +227,9 @@ class RunContext {
 
   // ---- runner side (not for backends) -------------------------------------
   void attach(Backend* backend);
+  // Starts the attached backend if no hand-over did (a run that submits
+  // nothing); call on the submitter thread before Backend::stop().
+  void ensure_started();
   void set_origin_now();
   // Records the submit time (and `intended`, the task's intended arrival)
   // and hands the task to the backend.
@@ -261,6 +265,9 @@ class RunContext {
   const Workload& workload_;
   ContextOptions opt_;
   Backend* backend_ = nullptr;
+  // Set by the submitter thread when it starts the backend (its first
+  // hand-over); every other thread that submits was made after that.
+  std::atomic<bool> started_{false};
   Duration origin_{};
 
   std::vector<TaskRecord> records_;

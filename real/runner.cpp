@@ -499,7 +499,6 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
-  backend->start(ctx);
   ctx.set_origin_now();
   const Usage u0 = usage(RUSAGE_SELF);
   sampler.begin();
@@ -513,6 +512,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // CPU (a pool of 16 workers: 88 KiB by VmHWM and RssAnon, 204 KiB by the
   // page tables).
   const Bytes exact_before_stop = exact_anon();
+  ctx.ensure_started();
   backend->stop();
   const WorkSample probe = stop_speed_probe();
   // Detached threads (thread-per-task) leave the count at the very end of

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "real/backend.hpp"
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
 #include "real/result_codec.hpp"
@@ -573,4 +574,57 @@ TEST_CASE("runner.cow: a forked child owns the pages it shared with its parent b
   CHECK(WEXITSTATUS(status) == 0);  // and the contents are unchanged
   CHECK(counts[0] == 0);            // shared with the parent after fork
   CHECK(counts[1] == kPages);       // its own after break_copy_on_write
+}
+
+namespace {
+// Records when the runtime was started, against the hand-overs it saw.
+class StartProbe final : public Backend {
+ public:
+  void start(RunContext& ctx) override {
+    ++starts;
+    submits_before_start = submits;
+    started_at = ctx.now();
+  }
+  void submit(std::uint32_t) override { ++submits; }
+  void stop() override {}
+  int starts = 0, submits = 0, submits_before_start = -1;
+  Duration started_at{-1};
+};
+}  // namespace
+
+TEST_CASE("runner.lazy_start: the first hand-over starts the runtime, once, after the origin",
+          "[real][runner]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 3}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\n");
+  const Workload w = generate_workload(s);
+  RunContext ctx(s, w, ContextOptions{});
+  StartProbe probe;
+  ctx.attach(&probe);
+  ctx.set_origin_now();
+  REQUIRE(probe.starts == 0);  // nothing started before the clock
+  ctx.submit_now(0, Duration{0});
+  REQUIRE(probe.starts == 1);
+  REQUIRE(probe.submits_before_start == 0);
+  REQUIRE(probe.started_at >= Duration{0});
+  REQUIRE(ctx.records()[0].submit <= probe.started_at);
+  ctx.submit_now(1, Duration{0});
+  ctx.ensure_started();
+  REQUIRE(probe.starts == 1);
+  REQUIRE(probe.submits == 2);
+}
+
+TEST_CASE("runner.lazy_start_none: a run that hands nothing over still starts before it stops",
+          "[real][runner]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 1}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\n");
+  const Workload w = generate_workload(s);
+  RunContext ctx(s, w, ContextOptions{});
+  StartProbe probe;
+  ctx.attach(&probe);
+  ctx.set_origin_now();
+  ctx.ensure_started();
+  REQUIRE(probe.starts == 1);
+  REQUIRE(probe.submits_before_start == 0);
 }
