@@ -117,6 +117,10 @@ class PhaseOps {
 class Backend {
  public:
   virtual ~Backend() = default;
+  // Library set-up that makes no thread (oneTBB's arena and global
+  // control): called on the submitter thread before the origin, so the
+  // measurement starts with the library loaded, as a running service has it.
+  virtual void prepare(RunContext& ctx) { (void)ctx; }
   // Create the runtime (its initial threads). Called on the submitter thread
   // at the first hand-over, as the simulator's runtimes start theirs
   // (RunContext::submit_now), or before stop() if no task was handed over.

@@ -499,6 +499,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
+  backend->prepare(ctx);
   ctx.set_origin_now();
   const Usage u0 = usage(RUSAGE_SELF);
   sampler.begin();

@@ -174,7 +174,9 @@ class Tbb final : public Backend {
  public:
   explicit Tbb(const BackendSpec& spec) : threads_(std::max(1, spec.threads)) {}
 
-  void start(RunContext& ctx) override {
+  // The arena is set up before the origin (its workers are made by oneTBB
+  // when work first arrives, inside the run, as the simulator's are).
+  void prepare(RunContext& ctx) override {
     ctx_ = &ctx;
     handle_.emplace(tbb::attach{});
     group_ = std::make_unique<tbb::task_group>();
@@ -185,6 +187,8 @@ class Tbb final : public Backend {
     observer_.emplace(*arena_, ctx);
     observer_->observe(true);
   }
+
+  void start(RunContext& ctx) override { (void)ctx; }
 
   void submit(std::uint32_t task) override {
     in_flight_.fetch_add(1, std::memory_order_relaxed);
