@@ -590,41 +590,42 @@ class StartProbe final : public Backend {
   int starts = 0, submits = 0, submits_before_start = -1;
   Duration started_at{-1};
 };
+
+// A context with the probe attached and the clock started, as the runner
+// has it when the submitter begins its arrivals.
+struct LazyStart {
+  Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 3}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\n");
+  Workload w = generate_workload(s);
+  RunContext ctx{s, w, ContextOptions{}};
+  StartProbe probe;
+  LazyStart() {
+    ctx.attach(&probe);
+    ctx.set_origin_now();
+  }
+};
 }  // namespace
 
 TEST_CASE("runner.lazy_start: the first hand-over starts the runtime, once, after the origin",
           "[real][runner]") {
-  const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 3}\n  task: [{cpu: 10us}]\n"
-      "backend: {kind: pool, threads: 1}\n");
-  const Workload w = generate_workload(s);
-  RunContext ctx(s, w, ContextOptions{});
-  StartProbe probe;
-  ctx.attach(&probe);
-  ctx.set_origin_now();
-  REQUIRE(probe.starts == 0);  // nothing started before the clock
-  ctx.submit_now(0, Duration{0});
-  REQUIRE(probe.starts == 1);
-  REQUIRE(probe.submits_before_start == 0);
-  REQUIRE(probe.started_at >= Duration{0});
-  REQUIRE(ctx.records()[0].submit <= probe.started_at);
-  ctx.submit_now(1, Duration{0});
-  ctx.ensure_started();
-  REQUIRE(probe.starts == 1);
-  REQUIRE(probe.submits == 2);
+  LazyStart f;
+  REQUIRE(f.probe.starts == 0);  // nothing started before the clock
+  f.ctx.submit_now(0, Duration{0});
+  REQUIRE(f.probe.starts == 1);
+  REQUIRE(f.probe.submits_before_start == 0);
+  REQUIRE(f.probe.started_at >= Duration{0});
+  REQUIRE(f.ctx.records()[0].submit <= f.probe.started_at);
+  f.ctx.submit_now(1, Duration{0});
+  f.ctx.ensure_started();
+  REQUIRE(f.probe.starts == 1);
+  REQUIRE(f.probe.submits == 2);
 }
 
 TEST_CASE("runner.lazy_start_none: a run that hands nothing over still starts before it stops",
           "[real][runner]") {
-  const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 1}\n  task: [{cpu: 10us}]\n"
-      "backend: {kind: pool, threads: 1}\n");
-  const Workload w = generate_workload(s);
-  RunContext ctx(s, w, ContextOptions{});
-  StartProbe probe;
-  ctx.attach(&probe);
-  ctx.set_origin_now();
-  ctx.ensure_started();
-  REQUIRE(probe.starts == 1);
-  REQUIRE(probe.submits_before_start == 0);
+  LazyStart f;
+  f.ctx.ensure_started();
+  REQUIRE(f.probe.starts == 1);
+  REQUIRE(f.probe.submits_before_start == 0);
 }
