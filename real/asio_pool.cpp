@@ -20,7 +20,8 @@
 // after register_current_thread(), waits at a rendezvous until all `threads`
 // jobs are running. A thread held at the rendezvous cannot take a second
 // job, so the `threads` jobs run on `threads` distinct threads: every pool
-// thread is registered exactly once before the origin. stop() does the same
+// thread is registered exactly once, when the first hand-over starts the
+// runtime and before the first task is posted. stop() does the same
 // with unregister_current_thread() (every task is finalized, so the threads
 // are idle and take one job each), then thread_pool::join(), which lets
 // run() return and joins every thread: none is left after stop().

@@ -6,7 +6,7 @@
 // models/injection_policy.hpp):
 // - min_threads workers and one gate thread start at the first submit,
 //   created by the submitting thread (it pays thread_create for each), as the
-//   real twin's start() creates them before the first submission;
+//   real twin's start() creates them, called by the first hand-over;
 // - workers take tasks from one FIFO queue; submit() appends and wakes one
 //   idle worker;
 // - the gate sleeps injection_delay (a timed sleep, so + timer_slack each

@@ -26,7 +26,8 @@
 //   is lost to every other virtual thread (models/wait_policy.hpp:
 //   block_thread inside a lock, release_thread outside).
 // Carriers start at the first submit, created by the submitting thread (it
-// pays thread_create for each), as the real twin's start() creates them.
+// pays thread_create for each), as the real twin's start() creates them,
+// called by the first hand-over.
 // Counters (RunResult::extra): carriers, mounts (first starts included),
 // unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
 // blocked by them), virtual_threads_peak (alive at once), carrier_parks.

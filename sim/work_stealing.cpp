@@ -29,8 +29,8 @@
 // the budget oneTBB's comment aims at, while the real loops spin for about
 // 2 us (ours) or a few hundred (oneTBB's 100 yields): docs/validation.md.
 // Workers start at the first submit, created by the submitting thread (it
-// pays thread_create for each), as the real twin's start() does before the
-// first submission; with chain_start, each new worker starts up to two more
+// pays thread_create for each), as the real twin's start() does, called by
+// the first hand-over; with chain_start, each new worker starts up to two more
 // (oneTBB's RML private_server::wake_some wakes at most two, and every woken
 // worker propagates the chain reaction), so creation costs spread over the
 // workers.
