@@ -2,9 +2,6 @@
 #include "validate/prediction.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,27 +25,15 @@ Prediction predict(const Scenario& s, const Workload& w, const sim::SimOptions& 
   std::vector<Metrics> runs(static_cast<std::size_t>(n));
   Prediction out;
   out.draws = n;
-  std::atomic<int> next{0};
-  std::mutex failed_mu;
-  std::exception_ptr failed;  // the first draw that threw (an event budget)
-  auto worker = [&] {
-    for (int i = next++; i < n; i = next++) {
-      try {
-        sim::SimOptions o;
-        if (i == 0) o = first_options;
-        o.draw = static_cast<std::uint64_t>(i);
-        RunResult r = sim::simulate(s, w, o);
-        runs[static_cast<std::size_t>(i)] = compute_metrics(r);
-        if (i == 0) out.first = std::move(r);
-      } catch (...) {
-        const std::lock_guard lock(failed_mu);
-        if (!failed) failed = std::current_exception();
-        next = n;  // stop handing out draws
-      }
-    }
-  };
-  run_workers(static_cast<std::size_t>(std::min(n, jobs > 0 ? jobs : usable_workers())), worker);
-  if (failed) std::rethrow_exception(failed);
+  for_each_index(n, static_cast<std::size_t>(std::min(n, jobs > 0 ? jobs : usable_workers())),
+                 [&](int i) {
+                   sim::SimOptions o;
+                   if (i == 0) o = first_options;
+                   o.draw = static_cast<std::uint64_t>(i);
+                   RunResult r = sim::simulate(s, w, o);
+                   runs[static_cast<std::size_t>(i)] = compute_metrics(r);
+                   if (i == 0) out.first = std::move(r);
+                 });
   out.spread = summarize(runs);
   out.metrics = runs.front();
   for (std::size_t i = 0; i < kMetricCount; ++i) out.metrics.values[i] = out.spread[i].mean;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <thread>
@@ -12,6 +11,7 @@
 #include "models/resource_pool.hpp"
 #include "validate/output.hpp"
 #include "validate/table.hpp"
+#include "validate/worker_pool.hpp"
 
 namespace poolsim::validate {
 
@@ -86,33 +86,26 @@ Replicated replicate(const Scenario& s, int n, int jobs, const sim::SimOptions& 
   out.n = n;
   out.seeds = replication_seeds(s.seed, n);
   std::vector<Slot> slots(static_cast<std::size_t>(n));
-  std::atomic<int> next{0};
-  auto worker = [&] {
-    for (int i = next++; i < n; i = next++) {
-      Scenario sc = s;
-      sc.seed = out.seeds[static_cast<std::size_t>(i)];
-      Workload w = generate_workload(sc);
-      sim::SimOptions o;
-      if (i == 0) o = first_options;
-      o.draw = first_options.draw;
-      RunResult r = sim::simulate(sc, w, o);
-      Slot& slot = slots[static_cast<std::size_t>(i)];
-      slot.metrics = compute_metrics(r);
-      slot.warnings = overload_warnings(sc, w, r, slot.metrics);
-      slot.extra = r.extra;
-      if (i == 0) {
-        out.workload = std::move(w);
-        out.first = std::move(r);
-      }
-    }
-  };
-  const int workers = std::min(n, jobs > 0 ? jobs : usable_workers());
-  if (workers <= 1) {
-    worker();
-  } else {
-    std::vector<std::jthread> pool;
-    for (int k = 0; k < workers; ++k) pool.emplace_back(worker);
-  }
+  // A replication that throws (an event budget) ends the others and is
+  // rethrown (for_each_index).
+  for_each_index(n, static_cast<std::size_t>(std::min(n, jobs > 0 ? jobs : usable_workers())),
+                 [&](int i) {
+                   Scenario sc = s;
+                   sc.seed = out.seeds[static_cast<std::size_t>(i)];
+                   Workload w = generate_workload(sc);
+                   sim::SimOptions o;
+                   if (i == 0) o = first_options;
+                   o.draw = first_options.draw;
+                   RunResult r = sim::simulate(sc, w, o);
+                   Slot& slot = slots[static_cast<std::size_t>(i)];
+                   slot.metrics = compute_metrics(r);
+                   slot.warnings = overload_warnings(sc, w, r, slot.metrics);
+                   slot.extra = r.extra;
+                   if (i == 0) {
+                     out.workload = std::move(w);
+                     out.first = std::move(r);
+                   }
+                 });
   for (const auto& slot : slots) {
     out.runs.push_back(slot.metrics);
     for (const auto& [k, v] : slot.extra) out.extra[k] += v / n;

@@ -8,8 +8,10 @@
 //     every seed (arrival times, classes and phase durations all change).
 //   - The replications run on usable_workers() threads (or `jobs`), each
 //     taking the next index from one atomic counter and writing only its own
-//     slot; simulate() is a pure function, so the result does not depend on
-//     the number of workers (tested).
+//     slot (for_each_index, worker_pool.hpp); simulate() is a pure function,
+//     so the result does not depend on the number of workers (tested). A
+//     replication that throws (an event budget) stops the others; the
+//     exception reaches the caller.
 //   - Per metric: mean, sample sd, min, max (summarize() of metrics.hpp) and
 //     the 95% confidence interval of the mean, mean +- t(0.975, n-1) sd /
 //     sqrt(n) (Student t; boost::math::students_t), cut at 0 below (every

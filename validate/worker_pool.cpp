@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -29,6 +32,24 @@ std::size_t run_workers(std::size_t workers, const std::function<void()>& body,
   body();
   for (auto& t : threads) t.join();
   return threads.size() + 1;
+}
+
+void for_each_index(int n, std::size_t workers, const std::function<void(int)>& fn) {
+  std::atomic<int> next{0};
+  std::mutex failed_mu;
+  std::exception_ptr failed;  // the first index that threw
+  run_workers(workers, [&] {
+    for (int i = next++; i < n; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        const std::lock_guard lock(failed_mu);
+        if (!failed) failed = std::current_exception();
+        next = n;  // hand out no more
+      }
+    }
+  });
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace poolsim::validate

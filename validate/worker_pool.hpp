@@ -24,4 +24,10 @@ namespace poolsim::validate {
 std::size_t run_workers(std::size_t workers, const std::function<void()>& body,
                         const std::function<void(const std::string&)>& on_note = {});
 
+// Calls fn(i) once for every i in [0, n), on up to `workers` threads
+// (run_workers), each drawing the next index from a shared counter. The
+// first exception fn throws stops the handing out of indices and is
+// rethrown here once every worker has finished the index it was running.
+void for_each_index(int n, std::size_t workers, const std::function<void(int)>& fn);
+
 }  // namespace poolsim::validate

@@ -321,6 +321,12 @@ TEST_CASE("cli_hostile: threads sharing a CPU for years stop at the event budget
               "run.max_events=1000");
   CHECK(r.exit_code == 3);
   CHECK(r.out.find(": run.max_events is 1000 (") != std::string::npos);
+  // The same from replications on worker threads: the error, not an abort.
+  r = bounded("simulate " + base +
+              " -q --replications 4 --set machine.cores=2 --set 'workload.task[0]={cpu: 1s}' "
+              "--set run.max_events=1000");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find(": run.max_events is 1000 (") != std::string::npos);
   // The same run with room passes, and a budget of 0 is refused at load.
   r = bounded("simulate " + base +
               " -q --set machine.cores=2 --set 'workload.task[0]={cpu: 1s}' --set "

@@ -435,3 +435,22 @@ TEST_CASE("sweep.workers: a pool runs the body on every worker and joins them", 
   CHECK(run_workers(0, [&] { ++ran; }) == 1);
   CHECK(ran.load() == 5);
 }
+
+TEST_CASE("sweep.for_each_index: every index once, and the first exception reaches the caller",
+          "[sweep]") {
+  std::vector<std::atomic<int>> seen(100);
+  for_each_index(100, 4, [&](int i) { ++seen[static_cast<std::size_t>(i)]; });
+  for (const auto& s : seen) CHECK(s.load() == 1);
+  const auto throw_at_3 = [](std::atomic<int>& calls) {
+    return [&calls](int i) {
+      ++calls;
+      if (i == 3) throw std::runtime_error("index 3");
+    };
+  };
+  std::atomic<int> calls{0};
+  CHECK_THROWS_WITH(for_each_index(1000, 4, throw_at_3(calls)), "index 3");
+  // On one worker nothing is handed out after the throw.
+  calls = 0;
+  CHECK_THROWS_WITH(for_each_index(1000, 1, throw_at_3(calls)), "index 3");
+  CHECK(calls.load() == 4);
+}
