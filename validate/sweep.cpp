@@ -177,15 +177,11 @@ void simulate_point(const SweepOptions& opt, const Scenario& s, SweepPoint& p) {
       return;
     }
     const Workload w = generate_workload(s);
-    if (opt.draws > 1) {
-      const Prediction pr = predict(s, w, sim::SimOptions{}, opt.draws, 1);
-      p.predicted = pr.metrics;
-      p.warnings = overload_warnings(s, w, pr.first, p.predicted);
-      return;
-    }
-    const RunResult run = sim::simulate(s, w);
-    p.predicted = compute_metrics(run);
-    p.warnings = overload_warnings(s, w, run, p.predicted);
+    // One simulation, or the mean of opt.draws (draw 0 alone is plain
+    // simulate), on this point's worker.
+    const Prediction pr = predict(s, w, sim::SimOptions{}, opt.draws, 1);
+    p.predicted = pr.metrics;
+    p.warnings = overload_warnings(s, w, pr.first, p.predicted);
   } catch (const std::invalid_argument& e) {
     // Generation refuses a workload over the task cap: say which point.
     throw std::invalid_argument("sweep point " + point_label(opt.axes, p.values) + ": " + e.what());
