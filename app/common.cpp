@@ -14,6 +14,7 @@
 #include "real/calibrate.hpp"
 #include "real/runner.hpp"
 #include "sim/engine.hpp"
+#include "validate/sweep_output.hpp"
 
 namespace poolsim::app {
 
@@ -197,6 +198,49 @@ void write_output(const std::string& flag, const std::string& path, const std::s
 void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title) {
   write_output("--trace", path.string(), "the trace",
                [&](std::ostream& f) { write_chrome_trace(f, t, title); });
+}
+
+namespace {
+std::string us_field(Duration d) {
+  const auto ns = d.count();
+  const auto a = ns < 0 ? -ns : ns;
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+std::string_view outcome_name(TaskOutcome o) {
+  switch (o) {
+    case TaskOutcome::completed:
+      return "completed";
+    case TaskOutcome::rejected:
+      return "rejected";
+    case TaskOutcome::not_run:
+      break;
+  }
+  return "not_run";
+}
+}  // namespace
+
+void write_records(const std::string& path, const Workload& w,
+                   const std::vector<const RunResult*>& runs) {
+  // Task ids index the records; the task list is in arrival, client or
+  // topological order, so the class is looked up by id.
+  std::vector<std::uint16_t> cls(w.tasks.size(), 0);
+  for (const auto& t : w.tasks)
+    if (t.id < cls.size()) cls[t.id] = t.cls;
+  write_output("--records", path, "the records", [&](std::ostream& f) {
+    f << "rep,task,class,outcome,worker,intended_us,submit_us,start_us,end_us,cpu_us\n";
+    for (std::size_t rep = 0; rep < runs.size(); ++rep) {
+      const auto& recs = runs[rep]->records;
+      for (std::size_t i = 0; i < recs.size(); ++i) {
+        const TaskRecord& r = recs[i];
+        const std::uint16_t c = i < cls.size() ? cls[i] : 0;
+        const std::string name = c < w.class_names.size() ? w.class_names[c] : "";
+        f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", rep + 1, i, validate::csv_cell(name),
+                         outcome_name(r.outcome), r.worker, us_field(r.intended),
+                         us_field(r.submit), us_field(r.start), us_field(r.end), us_field(r.cpu));
+      }
+    }
+  });
 }
 
 }  // namespace poolsim::app

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "models/result.hpp"
 #include "models/scenario.hpp"
 #include "models/scenario_loader.hpp"
+#include "models/workload.hpp"
 #include "real/runner.hpp"
 
 namespace poolsim::app {
@@ -56,6 +58,12 @@ struct Usage : std::runtime_error {
 void write_output(const std::string& flag, const std::string& path, const std::string& what,
                   const std::function<void(std::ostream&)>& body);
 void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title);
+// --records PATH: one CSV row per task of each run (rep numbers the runs
+// from 1): its class, outcome, the thread that started it, and its
+// intended arrival, hand-over, start and end and CPU time in microseconds
+// (docs/cli.md). The runs must have kept their records.
+void write_records(const std::string& path, const Workload& w,
+                   const std::vector<const RunResult*>& runs);
 
 // Runs a command body, mapping exceptions to exit codes and messages; a
 // failed write to stdout (a full disk, a closed pipe) is exit 3.

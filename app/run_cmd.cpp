@@ -18,6 +18,7 @@ struct RunFlags {
   CommonFlags common;
   std::string file;
   std::string trace;
+  std::string records;
 };
 }  // namespace
 
@@ -39,6 +40,10 @@ void register_run(CLI::App& app, std::function<int()>& action) {
       ->required();
   cmd->add_option("--trace", flags->trace,
                   "Write the first measured repetition's schedule as Chrome trace-event JSON")
+      ->type_name("PATH");
+  cmd->add_option("--records", flags->records,
+                  "Write every measured repetition's tasks as CSV: intended arrival, hand-over, "
+                  "start, end, CPU time, thread (docs/cli.md)")
       ->type_name("PATH");
   add_common_flags(cmd, flags->common);
   cmd->callback([flags, &action] {
@@ -68,6 +73,11 @@ void register_run(CLI::App& app, std::function<int()>& action) {
       }
       if (!flags->trace.empty() && !reps.empty())
         write_trace(flags->trace, reps.front().trace, s.name + " (measured)");
+      if (!flags->records.empty()) {
+        std::vector<const RunResult*> runs;
+        for (const auto& r : reps) runs.push_back(&r);
+        write_records(flags->records, w, runs);
+      }
       return kExitOk;
     };
   });

@@ -37,6 +37,7 @@ struct SimulateFlags {
   CommonFlags common;
   std::string file;
   std::string trace;
+  std::string records;
   int replications = 1;
   std::uint64_t draw = 0;  // SimOptions::draw
   std::string quantiles = "auto";
@@ -127,6 +128,7 @@ int simulate_kept(const SimulateFlags& f, const Scenario& s) {
   if (!f.common.json.empty())
     validate::write_json(f.common.json, validate::replicated_json(s, rep));
   if (opt.trace) write_trace(f.trace, r.trace, s.name + " (simulated)");
+  if (!f.records.empty()) write_records(f.records, w, {&r});
   return kExitOk;
 }
 
@@ -140,6 +142,10 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
       ->required();
   cmd->add_option("--trace", flags->trace,
                   "Write the simulated schedule as Chrome trace-event JSON (opens in Perfetto)")
+      ->type_name("PATH");
+  cmd->add_option("--records", flags->records,
+                  "Write the simulated tasks as CSV: intended arrival, hand-over, start, end, CPU "
+                  "time, thread (docs/cli.md); the run keeps its records, it does not stream")
       ->type_name("PATH");
   cmd->add_option("--replications", flags->replications,
                   "Run N seeds (seed, seed+1, ...): each metric's mean, 95% CI, min and max")
@@ -161,8 +167,8 @@ void register_simulate(CLI::App& app, std::function<int()>& action) {
       LoadOptions lo = load_options(flags->common);
       lo.open_task_cap = kMaxStreamedTasks;
       const Scenario s = load_scenario(flags->file, lo);
-      const bool stream =
-          flags->replications == 1 && sim::can_stream(s) && expected_tasks(s) >= kStreamFrom;
+      const bool stream = flags->replications == 1 && flags->records.empty() &&
+                          sim::can_stream(s) && expected_tasks(s) >= kStreamFrom;
       if (!stream && expected_tasks(s) > static_cast<double>(kMaxTasks))
         load_checked(flags->file, flags->common);
       return stream ? simulate_streamed(*flags, s) : simulate_kept(*flags, s);

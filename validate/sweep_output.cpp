@@ -17,6 +17,16 @@
 
 namespace poolsim::validate {
 
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + '"';
+}
+
 namespace {
 
 std::string join_sets_label(const std::vector<VaryAxis>& axes,
@@ -28,16 +38,6 @@ std::string join_sets_label(const std::vector<VaryAxis>& axes,
     out += axes[i].key + "=" + values[i];
   }
   return out;
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + '"';
 }
 
 std::string csv_number(double v) { return fmt::format("{:.9g}", v); }

@@ -27,6 +27,9 @@ namespace poolsim::validate {
 // metrics in SI units with 9 significant digits. RFC 4180 quoting for cells
 // holding a comma, quote or newline.
 std::string sweep_csv(const SweepResult& r);
+// One CSV cell: `s` as is, or RFC 4180-quoted when it holds a comma, quote
+// or line break.
+std::string csv_cell(const std::string& s);
 nlohmann::ordered_json sweep_json(const SweepResult& r);
 
 // A value of the swept key as a number for a chart axis or a fit: a plain

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_util.hpp"
 
@@ -91,6 +93,58 @@ TEST_CASE("cli: simulate writes the spec's JSON shape", "[cli]") {
     CHECK(j["metrics"].contains(m));
   const auto t = read_json(trace);
   CHECK(t["traceEvents"].size() > 40);
+}
+
+namespace {
+// The rows of a --records CSV, each split at its commas (no field is quoted
+// in these scenarios: class names are class0, ...).
+std::vector<std::vector<std::string>> csv_rows(const std::string& path, std::string& header) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  std::getline(f, header);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(f, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("cli: --records writes one row per task and run, in order in time", "[cli]") {
+  TempDir dir;
+  const auto file = dir.file("s.yaml", kSmall);
+  const auto sim = dir.file("sim.csv");
+  const auto real = dir.file("real.csv");
+  REQUIRE(run("simulate " + file + " -q --records " + sim).exit_code == 0);
+  REQUIRE(run("run " + file + " -q --records " + real).exit_code == 0);
+  for (const auto& [path, reps] : {std::pair{sim, 1}, std::pair{real, 2}}) {
+    INFO(path);
+    std::string header;
+    const auto rows = csv_rows(path, header);
+    CHECK(header == "rep,task,class,outcome,worker,intended_us,submit_us,start_us,end_us,cpu_us");
+    REQUIRE(rows.size() == static_cast<std::size_t>(40 * reps));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      REQUIRE(r.size() == 10);
+      CHECK(r[0] == std::to_string(i / 40 + 1));
+      CHECK(r[1] == std::to_string(i % 40));
+      CHECK(r[2] == "class0");
+      CHECK(r[3] == "completed");
+      const double intended = std::stod(r[5]), submit = std::stod(r[6]), start = std::stod(r[7]),
+                   end = std::stod(r[8]);
+      CHECK(intended == 0);  // a batch: every task meant to arrive at the origin
+      CHECK(submit >= intended);
+      CHECK(start >= submit);
+      CHECK(end - start >= 1200);  // 200 us of CPU and a 1 ms wait
+    }
+  }
+  // A file that cannot be written is the user's mistake, located by flag.
+  const auto r = bounded("simulate " + file + " -q --records " + dir.path().string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--records"));
 }
 
 TEST_CASE("cli: validate runs both halves and reports per metric", "[cli]") {
