@@ -205,12 +205,19 @@ class Sampler {
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
       if (!g_harness_exit_file.empty())
         std::ofstream(g_harness_exit_file) << static_cast<long>(::gettid());
+      // Until begin(), it polls every millisecond: at 100 us its wakes came
+      // on the submitter's CPU as the run began. begin() takes the first
+      // sample itself, at the origin.
       while (!go_.load(std::memory_order_acquire) && !stop_.load(std::memory_order_acquire))
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       loop();
     });
   }
-  void begin() { go_.store(true, std::memory_order_release); }
+  void begin() {
+    if (!thread_.joinable()) return;
+    sample();
+    go_.store(true, std::memory_order_release);
+  }
   ~Sampler() { finish(); }
   void finish() {
     if (!thread_.joinable()) return;
@@ -227,11 +234,7 @@ class Sampler {
     const Usage u0 = usage(RUSAGE_THREAD);
     Duration next = RunContext::monotonic_now();
     while (!stop_.load(std::memory_order_acquire)) {
-      const Duration t = ctx_.now();
-      const int live = ctx_.live_threads();
-      const int run = ctx_.running_threads();
-      record(threads, n_threads_, {t, live});
-      record(runnable, n_runnable_, {t, run});
+      sample();
       next += period_;
       timespec ts{static_cast<time_t>(next.count() / 1000000000),
                   static_cast<long>(next.count() % 1000000000)};
@@ -239,6 +242,11 @@ class Sampler {
     }
     const Usage u1 = usage(RUSAGE_THREAD);
     own = Usage{u1.voluntary - u0.voluntary, u1.involuntary - u0.involuntary, u1.cpu - u0.cpu};
+  }
+  void sample() {
+    const Duration t = ctx_.now();
+    record(threads, n_threads_, {t, ctx_.live_threads()});
+    record(runnable, n_runnable_, {t, ctx_.running_threads()});
   }
   // Appends a sample when the value changed: into the pre-sized slots while
   // they last, then by growing the vector (a run of over 16,384 changes).
@@ -500,8 +508,11 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
   backend->prepare(ctx);
-  ctx.set_origin_now();
+  // The usage baseline is read before the origin: getrusage(RUSAGE_SELF)
+  // walks the child's threads and took 33-167 us here, which at the origin
+  // delayed the first hand-over by as much.
   const Usage u0 = usage(RUSAGE_SELF);
+  ctx.set_origin_now();
   sampler.begin();
   start_speed_probe();
   ctx.drive_arrivals();
