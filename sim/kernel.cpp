@@ -29,6 +29,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
                                    : static_cast<int>(limits.cpuset.size())),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
+  set_thread_stack(0);
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
   if (m_.tick < Duration{0}) throw std::invalid_argument("machine.tick must not be negative");
   std::vector<int> hw = limits.cpuset;
@@ -1124,7 +1125,7 @@ void Kernel::pick_next(Cpu& c) {
   start_on(c, rq_pop_min(c));
 }
 
-Duration Kernel::creation_cost() {
+Duration Kernel::creation_cost(bool stack_ready) {
   Duration cost = m_.thread_create;
   if (exec_cpu_ < 0) return cost;  // the process's first thread: made before t = 0
   Cpu& c = cpus_[exec_cpu_];
@@ -1133,7 +1134,34 @@ Duration Kernel::creation_cost() {
   } else {
     cost += m_.kstack_alloc;
   }
+  if (!stack_ready && !take_cached_stack()) cost += m_.stack_map;
   return cost;
+}
+
+void Kernel::set_thread_stack(Bytes size) {
+  const Bytes s = size > 0 ? size : m_.stack_reserve;
+  stack_slots_ = s > 0 ? m_.stack_cache / s : 0;
+}
+
+bool Kernel::take_cached_stack() {
+  if (stacks_cached_ > 0) {
+    --stacks_cached_;
+    return true;
+  }
+  ++stacks_mapped_;
+  return false;
+}
+
+bool Kernel::release_stack() {
+  Thread& t = threads_[current_];
+  POOLSIM_ASSERT(!t.stack_released, "a thread's stack released twice");
+  t.stack_released = true;
+  if (stacks_cached_ < stack_slots_) {
+    ++stacks_cached_;
+    return true;
+  }
+  ++stacks_unmapped_;
+  return false;
 }
 
 void Kernel::do_exit(Cpu& c) {
@@ -1156,6 +1184,14 @@ void Kernel::do_exit(Cpu& c) {
   --live_;
   threads_series_.set(now(), live_);
   if (id != 0) {
+    // Its stack back to glibc's cache (a full cache unmaps it; only thread
+    // per task, which releases its threads' stacks itself, charges that).
+    if (!t.stack_released) {
+      if (stacks_cached_ < stack_slots_)
+        ++stacks_cached_;
+      else
+        ++stacks_unmapped_;
+    }
     memory_release(m_.stack_touch + t.stack_extra);
     --arena_threads_;  // its arena goes to glibc's free list, still mapped
   }

@@ -345,7 +345,8 @@ class Kernel {
     Kernel& k;
     Co body;
     const char* role;
-    Duration cost = k.creation_cost();
+    bool stack_ready = false;
+    Duration cost = k.creation_cost(stack_ready);
     bool await_ready() const noexcept { return cost.count() <= 0; }
     void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, cost); }
     ThreadId await_resume() { return k.create_thread(std::move(body), role); }
@@ -398,9 +399,32 @@ class Kernel {
   // switch; the unparker pays the wake-up as for notify_one).
   ParkAwait park(Parking& p) { return {*this, p}; }
   // The current thread computes thread_create (plus kstack_alloc when its
-  // CPU has no cached kernel stack), then a new thread running `body` exists
-  // and is placed on a CPU; returns its id.
-  SpawnAwait spawn(Co body, const char* role) { return {*this, std::move(body), role}; }
+  // CPU has no cached kernel stack, plus stack_map when the process's stack
+  // cache has no stack for it), then a new thread running `body` exists and
+  // is placed on a CPU; returns its id. `stack_ready`: the caller already
+  // took a cached stack or paid for mapping one (take_cached_stack).
+  SpawnAwait spawn(Co body, const char* role, bool stack_ready = false) {
+    return {*this, std::move(body), role, stack_ready};
+  }
+
+  // ---- glibc's stack cache (nptl/nptl-stack.c) ------------------------------
+  // The process's: a thread's stack goes back to it at the thread's exit
+  // while the cache has room (machine.stack_cache bytes: stack_cache / the
+  // runtime's stack size stacks, set_thread_stack), else it is unmapped; a
+  // creation takes a cached stack if there is one, else maps a new one. It
+  // starts empty, as in a new process, so every runtime's first threads map
+  // theirs (the creator computes stack_map, in spawn). Thread per task, whose
+  // creations and exits contend for the mmap lock, drives it itself.
+  void set_thread_stack(Bytes size);
+  // True: a cached stack was taken. False: the caller maps one (counted).
+  bool take_cached_stack();
+  // The current thread's stack back to the cache at its exit. True: kept;
+  // false: the cache is full and the caller unmaps it (counted). Either way
+  // the exit does not return it again.
+  bool release_stack();
+  std::int64_t stacks_mapped() const { return stacks_mapped_; }
+  std::int64_t stacks_unmapped() const { return stacks_unmapped_; }
+  std::int64_t stacks_cached() const { return stacks_cached_; }
 
   // ---- instantaneous operations (from a coroutine) -----------------------
   bool notify_one(WaitQueue& q);
@@ -487,6 +511,7 @@ class Kernel {
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
+    bool stack_released = false;    // its stack went back already (release_stack)
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
@@ -547,7 +572,9 @@ class Kernel {
   // The creator's CPU cost of a thread creation it starts now: takes a kernel
   // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
   // dup_task_struct -> alloc_thread_stack_node).
-  Duration creation_cost();
+  // And a stack from the process's stack cache, or stack_map unless
+  // `stack_ready`.
+  Duration creation_cost(bool stack_ready);
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
@@ -666,6 +693,8 @@ class Kernel {
   Bytes memory_ = 0, memory_peak_ = 0;  // what memory_peak counts: now, at most
   Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
   Bytes worker_stack_each_ = 0, worker_stack_left_ = 0;  // set_worker_stack
+  std::int64_t stack_slots_ = 0;  // stacks the cache holds (set_thread_stack)
+  std::int64_t stacks_cached_ = 0, stacks_mapped_ = 0, stacks_unmapped_ = 0;
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
   int active_ = 0;         // runnable + running + throttled threads

@@ -103,6 +103,7 @@ RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) 
   Engine engine;
   Kernel kernel(engine, s.machine, s.limits,
                 KernelOptions{opt.trace, noise_seed(s.seed, opt.draw), draw_phase(opt.draw)});
+  kernel.set_thread_stack(s.backend.stack);
   Driver driver(kernel, s, w, DriverOptions{opt.records, opt.quantiles});
   const SimContext ctx{kernel, driver, s, w};
   std::unique_ptr<Runtime> runtime = make_runtime(ctx);

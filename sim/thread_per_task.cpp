@@ -42,38 +42,28 @@ namespace {
 
 class ThreadPerTask final : public Runtime {
  public:
-  explicit ThreadPerTask(const SimContext& ctx)
-      : k_(ctx.kernel),
-        driver_(ctx.driver),
-        cache_slots_(cache_slots(ctx.kernel.machine(), ctx.scenario.backend.stack)) {
+  explicit ThreadPerTask(const SimContext& ctx) : k_(ctx.kernel), driver_(ctx.driver) {
     k_.set_worker_stack(k_.machine().worker_stack, k_.machine().pool_stack);
   }
 
+  // The stack cache is the kernel's (Kernel::take_cached_stack); mapping and
+  // unmapping are done here, under the mmap lock.
   Co submit(std::uint32_t task) override {
-    if (cached_ > 0) {
-      --cached_;
-    } else {
-      ++stacks_mapped_;
+    if (!k_.take_cached_stack()) {
       if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(k_.machine().stack_map);
       write_unlock();
     }
-    co_await k_.spawn(body(task), "thread");
+    co_await k_.spawn(body(task), "thread", true);
   }
 
   void report(std::map<std::string, double>& extra) const override {
-    extra["stacks_mapped"] = static_cast<double>(stacks_mapped_);
-    extra["stacks_unmapped"] = static_cast<double>(stacks_unmapped_);
-    extra["stacks_cached"] = static_cast<double>(cached_);  // free in the cache at the end
+    extra["stacks_mapped"] = static_cast<double>(k_.stacks_mapped());
+    extra["stacks_unmapped"] = static_cast<double>(k_.stacks_unmapped());
+    extra["stacks_cached"] = static_cast<double>(k_.stacks_cached());  // free at the end
   }
 
  private:
-  // Stacks the cache holds: stack_cache / the thread's stack size.
-  static std::int64_t cache_slots(const MachineProfile& m, Bytes stack) {
-    const Bytes size = stack > 0 ? stack : m.stack_reserve;
-    return size > 0 ? m.stack_cache / size : 0;
-  }
-
   Co body(std::uint32_t task) {
     co_await driver_.execute(task);
     const MachineProfile& m = k_.machine();
@@ -82,10 +72,7 @@ class ThreadPerTask final : public Runtime {
     co_await k_.compute(m.stack_madvise);
     read_unlock();
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
-    if (cached_ < cache_slots_) {
-      ++cached_;
-    } else {
-      ++stacks_unmapped_;
+    if (!k_.release_stack()) {
       if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
       write_unlock();
@@ -145,9 +132,6 @@ class ThreadPerTask final : public Runtime {
 
   Kernel& k_;
   Driver& driver_;
-  const std::int64_t cache_slots_;
-  std::int64_t cached_ = 0;  // free stacks in the cache
-  std::int64_t stacks_mapped_ = 0, stacks_unmapped_ = 0;
   int mm_readers_ = 0, mm_readers_waiting_ = 0, mm_writers_waiting_ = 0;
   bool mm_writer_ = false;
   WaitQueue mm_readers_q_, mm_writers_q_;

@@ -208,6 +208,27 @@ TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][co
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
 }
 
+TEST_CASE("stack_cache: every runtime's threads map their stacks in a new process",
+          "[runtime][costs][stacks]") {
+  // The cache is the process's (Kernel::take_cached_stack), not thread per
+  // task's alone: a pool, work stealing or event loop making its workers in
+  // a new process finds it empty, and the creator computes stack_map for
+  // each of them, exactly.
+  const Workload w = batch(40, 50us);
+  for (BackendKind k : {BackendKind::pool, BackendKind::work_stealing, BackendKind::event_loop,
+                        BackendKind::asio_pool, BackendKind::virtual_threads}) {
+    INFO(to_string(k));
+    for (int threads : {1, 3}) {
+      const Duration base =
+          sim::simulate(backend_scenario(zero_machine(2), k, threads), w).counters.cpu_time;
+      const Duration mapped =
+          sim::simulate(backend_scenario(stack_machine(2, 40 * 8 * 1024 * 1024), k, threads), w)
+              .counters.cpu_time;
+      CHECK(mapped - base == threads * Duration(10us));
+    }
+  }
+}
+
 // ---- kernel thread stacks (kernel/fork.c's per-CPU cache of two) ----------
 
 namespace {
