@@ -30,8 +30,13 @@ struct MachineProfile {
   Duration timer_idle_exit{};
   Duration thread_create{};  // CPU cost charged to the creator
   Duration thread_exit{};    // CPU cost charged to the exiting thread
-  Bytes stack_reserve = 0;   // virtual stack per thread
-  Bytes stack_touch = 0;     // memory actually touched per thread
+  // A new thread's own CPU before its function runs (ret_from_fork, rseq and
+  // robust-list registration, the signal mask, TLS), on a cached stack; and
+  // what it adds on a freshly mapped stack (the first touch of its pages).
+  Duration thread_start{};
+  Duration stack_fault{};
+  Bytes stack_reserve = 0;  // virtual stack per thread
+  Bytes stack_touch = 0;    // memory actually touched per thread
   // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").
   // Added after the fields above: a profile without them takes the shipped
   // `default` profile's values (FieldPresence::from_default).

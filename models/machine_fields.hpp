@@ -126,6 +126,13 @@ inline constexpr MachineField kMachineFields[] = {
     {"thread_create", &MachineProfile::thread_create, FieldPresence::required, kCostRange,
      "CPU cost of creating a thread, charged to the creator",
      "the creator's CPU time inside pthread_create"},
+    {"thread_start", &MachineProfile::thread_start, FieldPresence::from_default, kCostRange,
+     "CPU a new thread spends before its function runs, on a stack from glibc's cache",
+     "forked child on one CPU: the new thread's CPU clock at its function's first "
+     "instruction, threads made one at a time on a cached stack, median"},
+    {"stack_fault", &MachineProfile::stack_fault, FieldPresence::from_default, kCostRange,
+     "what a new thread's start adds on a freshly mapped stack (first touch of its pages)",
+     "the same with threads kept alive (each maps a stack), median, less thread_start"},
     {"thread_exit", &MachineProfile::thread_exit, FieldPresence::required, kCostRange,
      "CPU cost of ending a thread, charged to the exiting thread",
      "create-to-join wall time on one CPU, minus the creation and two switches"},

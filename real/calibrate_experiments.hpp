@@ -100,6 +100,8 @@ std::pair<Measurement, Measurement> measure_thread_costs(int samples, double swi
 std::pair<Measurement, Measurement> measure_stacks(int rounds);
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
 std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
+// thread_start and stack_fault: in `rounds` forked children (calibrate_threads.cpp).
+std::pair<Measurement, Measurement> measure_thread_start(int rounds);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
 

@@ -19,6 +19,14 @@
 //   tlb_shootdown   the same munmap while another thread of this process
 //                   spins on CPU 1 (the kernel must flush that CPU's TLB),
 //                   minus stack_unmap.
+// A new thread's own start (in a forked child, as the runner's threads start,
+// everything on CPU 0):
+//   thread_start    the new thread reads its CPU clock first thing in its
+//                   function: 8 threads made and joined one at a time, each on
+//                   the stack the previous one left in glibc's cache; median.
+//   stack_fault     then 8 threads kept alive, so that all but the first map
+//                   a new stack: the median of those 7 less thread_start (the
+//                   first touch of the new stack's pages, by the new thread).
 // Kernel thread stacks (kernel/fork.c, CONFIG_VMAP_STACK):
 //   kstack_cache    the kernel's NR_CACHED_STACKS (2), a constant.
 //   kstack_alloc    everything on CPU 0: rounds of eight creations of threads
@@ -31,6 +39,7 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,7 +50,9 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -225,6 +236,97 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds) {
                     fmt::format("creator CPU: creations beyond the 2 cached kernel stacks minus "
                                 "one that found a cached stack, {} rounds of {}",
                                 rounds, kPerRound))};
+}
+
+namespace {
+struct StartProbe {
+  std::atomic<bool> go{false};
+  std::int64_t entry_ns = 0;
+};
+void* start_probe_thread(void* arg) {
+  auto* p = static_cast<StartProbe*>(arg);
+  p->entry_ns = thread_cpu_ns();
+  while (!p->go.load(std::memory_order_acquire)) ::usleep(200);
+  return nullptr;
+}
+
+// The forked child: writes "cached... | fresh..." entry CPU times in ns.
+[[noreturn]] void thread_start_child(int fd) {
+  pin_self(0);
+  constexpr int kEach = 8;
+  std::string out;
+  StartProbe warm;
+  warm.go = true;
+  pthread_t th;
+  // One thread made and joined first: the child is multithreaded (as the
+  // runner's, with its sampler) and glibc's cache holds one stack.
+  if (pthread_create(&th, nullptr, start_probe_thread, &warm) != 0) ::_exit(1);
+  pthread_join(th, nullptr);
+  for (int i = 0; i < kEach; ++i) {
+    StartProbe p;
+    p.go = true;
+    if (pthread_create(&th, nullptr, start_probe_thread, &p) != 0) ::_exit(1);
+    pthread_join(th, nullptr);
+    out += fmt::format("{} ", p.entry_ns);
+    ::usleep(300);
+  }
+  out += "| ";
+  std::vector<StartProbe> alive(kEach);
+  std::vector<pthread_t> threads(kEach);
+  for (int i = 0; i < kEach; ++i) {
+    if (pthread_create(&threads[static_cast<std::size_t>(i)], nullptr, start_probe_thread,
+                       &alive[static_cast<std::size_t>(i)]) != 0)
+      ::_exit(1);
+    ::usleep(300);
+  }
+  for (auto& p : alive) p.go.store(true, std::memory_order_release);
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  // The first took the stack the joins left cached; the others mapped theirs.
+  for (int i = 1; i < kEach; ++i)
+    out += fmt::format("{} ", alive[static_cast<std::size_t>(i)].entry_ns);
+  out += "\n";
+  if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
+  ::_exit(0);
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> measure_thread_start(int rounds) {
+  std::vector<double> cached, fresh;
+  for (int r = 0; r < rounds; ++r) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      thread_start_child(p[1]);
+    }
+    ::close(p[1]);
+    std::string text;
+    char buf[1024];
+    for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const auto bar = text.find('|');
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bar == std::string::npos)
+      throw std::runtime_error("calibrate: the thread-start probe failed");
+    std::istringstream a(text.substr(0, bar)), b(text.substr(bar + 1));
+    for (double ns; a >> ns;) cached.push_back(ns * 1e-9);
+    for (double ns; b >> ns;) fresh.push_back(ns * 1e-9);
+  }
+  const double start = quantile(cached, 0.5);
+  std::vector<double> extra;
+  for (double f : fresh) extra.push_back(std::max(0.0, f - start));
+  return {summarize("thread_start", cached,
+                    fmt::format("forked child, CPU 0: a new thread's CPU clock first thing in its "
+                                "function, on a cached stack ({} rounds of 8)",
+                                rounds)),
+          summarize("stack_fault", extra,
+                    fmt::format("the same on freshly mapped stacks (7 threads kept alive), less "
+                                "thread_start {:.1f} us ({} rounds)",
+                                start * 1e6, rounds))};
 }
 
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {

@@ -79,7 +79,7 @@ Kernel::~Kernel() {
 
 // ---- threads ---------------------------------------------------------------
 
-ThreadId Kernel::create_thread(Co body, const char* role) {
+ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
   const ThreadId id = static_cast<ThreadId>(threads_.size());
   threads_.emplace_back();
   Thread& t = threads_.back();
@@ -97,7 +97,9 @@ ThreadId Kernel::create_thread(Co body, const char* role) {
   if (id == 1) memory_add(runtime_memory_);
   if (id != 0) {
     memory_add(m_.stack_touch);
-    // A new arena's mmap, trim and mprotect are the thread's first CPU work.
+    // Its start (thread_start, stack_fault on a new stack), then a new
+    // arena's mmap, trim and mprotect, are the thread's first CPU work.
+    threads_[id].overhead += m_.thread_start + (fresh_stack ? m_.stack_fault : Duration{0});
     if (arena_on_thread_start()) threads_[id].overhead += m_.arena_create;
   }
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
@@ -1125,7 +1127,7 @@ void Kernel::pick_next(Cpu& c) {
   start_on(c, rq_pop_min(c));
 }
 
-Duration Kernel::creation_cost(bool stack_ready) {
+Duration Kernel::creation_cost(StackSource src, bool& fresh) {
   Duration cost = m_.thread_create;
   if (exec_cpu_ < 0) return cost;  // the process's first thread: made before t = 0
   Cpu& c = cpus_[exec_cpu_];
@@ -1134,7 +1136,10 @@ Duration Kernel::creation_cost(bool stack_ready) {
   } else {
     cost += m_.kstack_alloc;
   }
-  if (!stack_ready && !take_cached_stack()) cost += m_.stack_map;
+  if (src == StackSource::cache && !take_cached_stack()) {
+    fresh = true;
+    cost += m_.stack_map;
+  }
   return cost;
 }
 

@@ -341,15 +341,20 @@ class Kernel {
     }
     void await_resume() const noexcept {}
   };
+  // Where a new thread's stack comes from: the kernel's stack cache decides
+  // (cache), or the caller already took a cached one (cached) or mapped one
+  // (mapped), as thread per task does under the mmap lock.
+  enum class StackSource : std::uint8_t { cache, cached, mapped };
   struct SpawnAwait {
     Kernel& k;
     Co body;
     const char* role;
-    bool stack_ready = false;
-    Duration cost = k.creation_cost(stack_ready);
+    StackSource src = StackSource::cache;
+    bool fresh = src == StackSource::mapped;  // creation_cost sets it for `cache`
+    Duration cost = k.creation_cost(src, fresh);
     bool await_ready() const noexcept { return cost.count() <= 0; }
     void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, cost); }
-    ThreadId await_resume() { return k.create_thread(std::move(body), role); }
+    ThreadId await_resume() { return k.create_thread(std::move(body), role, fresh); }
   };
 
   // "No deadline", in nanoseconds (Duration{kNever} inside the kernel).
@@ -401,10 +406,11 @@ class Kernel {
   // The current thread computes thread_create (plus kstack_alloc when its
   // CPU has no cached kernel stack, plus stack_map when the process's stack
   // cache has no stack for it), then a new thread running `body` exists and
-  // is placed on a CPU; returns its id. `stack_ready`: the caller already
-  // took a cached stack or paid for mapping one (take_cached_stack).
-  SpawnAwait spawn(Co body, const char* role, bool stack_ready = false) {
-    return {*this, std::move(body), role, stack_ready};
+  // is placed on a CPU; returns its id. The new thread's first CPU work is
+  // thread_start, plus stack_fault on a freshly mapped stack. `src`: who
+  // provides the stack (StackSource).
+  SpawnAwait spawn(Co body, const char* role, StackSource src = StackSource::cache) {
+    return {*this, std::move(body), role, src};
   }
 
   // ---- glibc's stack cache (nptl/nptl-stack.c) ------------------------------
@@ -432,10 +438,11 @@ class Kernel {
   void unlock(Mutex& m);
   // Ends the wait of a thread (or user thread) parked on p.
   void unpark(Parking& p);
-  // Creates a thread at no cost to anyone: the process's main thread. The
-  // first one starts at once on the first CPU, later ones are placed like a
-  // new thread.
-  ThreadId create_thread(Co body, const char* role);
+  // Creates a thread at no cost to its creator: the process's main thread,
+  // or a spawn's thread once its creator paid. The first one starts at once
+  // on the first CPU, later ones are placed like a new thread and start with
+  // thread_start (plus stack_fault with `fresh_stack`) of their own.
+  ThreadId create_thread(Co body, const char* role, bool fresh_stack = false);
   // Tags the current thread's running spans with a task (trace only).
   void set_task(std::uint32_t task);
   // Installs (or, with nullptr, removes) the M:N hook of OS thread t.
@@ -572,9 +579,9 @@ class Kernel {
   // The creator's CPU cost of a thread creation it starts now: takes a kernel
   // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
   // dup_task_struct -> alloc_thread_stack_node).
-  // And a stack from the process's stack cache, or stack_map unless
-  // `stack_ready`.
-  Duration creation_cost(bool stack_ready);
+  // And a stack from the process's stack cache, or stack_map (src = cache;
+  // `fresh` says which).
+  Duration creation_cost(StackSource src, bool& fresh);
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }

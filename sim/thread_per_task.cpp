@@ -49,12 +49,14 @@ class ThreadPerTask final : public Runtime {
   // The stack cache is the kernel's (Kernel::take_cached_stack); mapping and
   // unmapping are done here, under the mmap lock.
   Co submit(std::uint32_t task) override {
-    if (!k_.take_cached_stack()) {
+    const bool cached = k_.take_cached_stack();
+    if (!cached) {
       if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(k_.machine().stack_map);
       write_unlock();
     }
-    co_await k_.spawn(body(task), "thread", true);
+    co_await k_.spawn(body(task), "thread",
+                      cached ? Kernel::StackSource::cached : Kernel::StackSource::mapped);
   }
 
   void report(std::map<std::string, double>& extra) const override {

@@ -229,6 +229,36 @@ TEST_CASE("stack_cache: every runtime's threads map their stacks in a new proces
   }
 }
 
+TEST_CASE("thread_start: a new thread starts with its own start-up, more on a new stack",
+          "[runtime][costs][stacks]") {
+  // One worker, one task of 50 us: the task starts thread_start (+
+  // stack_fault: the stack cache of a new process is empty) after the
+  // worker began, and the run's CPU grows by exactly that. Thread per task
+  // with a cache that keeps every stack: 40 spaced tasks, each on the stack
+  // the previous thread left, pay thread_start alone, but the first.
+  const Workload one = batch(1, 50us);
+  MachineProfile m = zero_machine(2);
+  const RunResult base = sim::simulate(backend_scenario(m, BackendKind::pool, 1), one);
+  m.thread_start = 5us;
+  m.stack_fault = 7us;
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::pool, 1), one);
+  CHECK(r.records[0].start - base.records[0].start == Duration(12us));
+  CHECK(r.counters.cpu_time - base.counters.cpu_time == Duration(12us));
+  const Workload spaced40 = make_workload(
+      ArrivalKind::periodic,
+      [] {
+        std::vector<Duration> at;
+        for (int i = 0; i < 40; ++i) at.push_back(i * Duration(1ms));
+        return at;
+      }(),
+      std::vector<Duration>(40, 5us));
+  MachineProfile t = stack_machine(1, 40 * 8 * 1024 * 1024);
+  const Duration tbase = tpt(t, spaced40).counters.cpu_time;
+  t.thread_start = 5us;
+  t.stack_fault = 7us;
+  CHECK(tpt(t, spaced40).counters.cpu_time - tbase == 40 * Duration(5us) + Duration(7us));
+}
+
 // ---- kernel thread stacks (kernel/fork.c's per-CPU cache of two) ----------
 
 namespace {
