@@ -200,26 +200,6 @@ void write_trace(const std::filesystem::path& path, const Trace& t, const std::s
                [&](std::ostream& f) { write_chrome_trace(f, t, title); });
 }
 
-namespace {
-std::string us_field(Duration d) {
-  const auto ns = d.count();
-  const auto a = ns < 0 ? -ns : ns;
-  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", a / 1000, a % 1000);
-}
-
-std::string_view outcome_name(TaskOutcome o) {
-  switch (o) {
-    case TaskOutcome::completed:
-      return "completed";
-    case TaskOutcome::rejected:
-      return "rejected";
-    case TaskOutcome::not_run:
-      break;
-  }
-  return "not_run";
-}
-}  // namespace
-
 void write_records(const std::string& path, const Workload& w,
                    const std::vector<const RunResult*>& runs) {
   // Task ids index the records; the task list is in arrival, client or
@@ -236,8 +216,8 @@ void write_records(const std::string& path, const Workload& w,
         const std::uint16_t c = i < cls.size() ? cls[i] : 0;
         const std::string name = c < w.class_names.size() ? w.class_names[c] : "";
         f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", rep + 1, i, validate::csv_cell(name),
-                         outcome_name(r.outcome), r.worker, us_field(r.intended),
-                         us_field(r.submit), us_field(r.start), us_field(r.end), us_field(r.cpu));
+                         to_string(r.outcome), r.worker, exact_us(r.intended), exact_us(r.submit),
+                         exact_us(r.start), exact_us(r.end), exact_us(r.cpu));
       }
     }
   });

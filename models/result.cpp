@@ -31,14 +31,26 @@ std::string_view to_string(SpanKind k) {
   return "?";
 }
 
-namespace {
+std::string_view to_string(TaskOutcome o) {
+  switch (o) {
+    case TaskOutcome::not_run:
+      return "not_run";
+    case TaskOutcome::completed:
+      return "completed";
+    case TaskOutcome::rejected:
+      return "rejected";
+  }
+  return "?";
+}
 
-std::string us(Duration d) {
+std::string exact_us(Duration d) {
   const auto ns = d.count();
   const auto sign = ns < 0 ? "-" : "";
   const auto a = ns < 0 ? -ns : ns;
   return fmt::format("{}{}.{:03}", sign, a / 1000, a % 1000);
 }
+
+namespace {
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -83,7 +95,8 @@ void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string
     out << fmt::format(
         ",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"{}"
         "\"",
-        cpu ? 1 : 2, s.track, us(s.begin), us(s.end - s.begin), name, to_string(s.kind));
+        cpu ? 1 : 2, s.track, exact_us(s.begin), exact_us(s.end - s.begin), name,
+        to_string(s.kind));
     if (s.task != TraceSpan::kNoTask || s.thread != TraceSpan::kNoTask) {
       out << ",\"args\":{";
       bool comma = false;

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/histogram.hpp"
@@ -28,6 +29,13 @@ enum class TaskOutcome : std::uint8_t {
   completed,
   rejected,  // refused by the runtime's rejection policy
 };
+
+std::string_view to_string(TaskOutcome o);  // "not_run", "completed", "rejected"
+
+// Integer nanoseconds as microseconds with three decimals ("12.345"), never
+// through floating point: the same time gives the same bytes (traces,
+// --records).
+std::string exact_us(Duration d);
 
 struct TaskRecord {
   // When the task was meant to arrive: its generated arrival (open

@@ -1,9 +1,15 @@
 // calibrate_common.cpp: clocks, pinning, quantiles and summaries shared by
-// the calibration experiments (calibrate_experiments.hpp).
+// the calibration experiments (calibrate_experiments.hpp), and the forked
+// child that reports through a pipe.
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
 
 #include "real/calibrate_experiments.hpp"
 
@@ -73,6 +79,29 @@ Measurement summarize(MachineFieldName field, std::vector<double> samples, std::
   m.p90 = quantile(samples, 0.9);
   m.method = std::move(method);
   return m;
+}
+
+// Forks a child that writes its report to the pipe it is given and exits
+// (`child` never returns), and returns all the child wrote once it is gone.
+std::string forked_report(const std::function<void(int fd)>& child) {
+  int p[2];
+  if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+  if (pid == 0) {
+    ::close(p[0]);
+    child(p[1]);
+    ::_exit(1);  // the child functions exit themselves
+  }
+  ::close(p[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return text;
 }
 
 }  // namespace poolsim::real::calib

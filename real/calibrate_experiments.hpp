@@ -52,6 +52,9 @@ double quantile(std::vector<double> v, double q);
 // The measurement of `field`: median, p10, p90 of the samples, the unit of
 // the field's kind, and how it was measured.
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method);
+// Forks a child that writes its report to the pipe it is given and exits
+// (`child` never returns), and returns all the child wrote once it is gone.
+std::string forked_report(const std::function<void(int fd)>& child);
 
 // A thread spinning at SCHED_IDLE on `cpu`: keeps that CPU out of idle
 // states without delaying a normal thread woken there.

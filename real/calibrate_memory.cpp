@@ -190,29 +190,6 @@ double resident_bytes(std::uintptr_t lo, std::uintptr_t hi) {
   ::_exit(0);
 }
 
-// Forks a child that writes its report to the pipe it is given and exits
-// (`child` never returns), and returns all the child wrote once it is gone.
-std::string forked_report(const std::function<void(int fd)>& child) {
-  int p[2];
-  if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-  if (pid == 0) {
-    ::close(p[0]);
-    child(p[1]);
-    ::_exit(1);  // the child functions exit themselves
-  }
-  ::close(p[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<std::size_t>(n));
-  ::close(p[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return text;
-}
-
 // `reps` forked children, each running `backend` with `threads` threads.
 StackRun stack_run(const std::string& backend, int threads, int reps) {
   StackRun r;

@@ -39,7 +39,6 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -293,24 +292,9 @@ void* start_probe_thread(void* arg) {
 std::pair<Measurement, Measurement> measure_thread_start(int rounds) {
   std::vector<double> cached, fresh;
   for (int r = 0; r < rounds; ++r) {
-    int p[2];
-    if (::pipe(p) != 0) throw std::runtime_error("calibrate: pipe failed");
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-    if (pid == 0) {
-      ::close(p[0]);
-      thread_start_child(p[1]);
-    }
-    ::close(p[1]);
-    std::string text;
-    char buf[1024];
-    for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
-      text.append(buf, static_cast<std::size_t>(n));
-    ::close(p[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    const std::string text = forked_report([](int fd) { thread_start_child(fd); });
     const auto bar = text.find('|');
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bar == std::string::npos)
+    if (bar == std::string::npos)
       throw std::runtime_error("calibrate: the thread-start probe failed");
     std::istringstream a(text.substr(0, bar)), b(text.substr(bar + 1));
     for (double ns; a >> ns;) cached.push_back(ns * 1e-9);
