@@ -26,7 +26,7 @@ _poolsim() {
     --machine)
       COMPREPLY=($(compgen -W "default host" -- "$cur") $(compgen -f -X '!*.y*ml' -- "$cur"))
       return ;;
-    --json|--csv|--plot|--trace|--out|--html|-o)
+    --json|--csv|--plot|--trace|--records|--out|--html|-o)
       COMPREPLY=($(compgen -f -- "$cur"))
       return ;;
   esac
