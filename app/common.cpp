@@ -200,6 +200,14 @@ void write_trace(const std::filesystem::path& path, const Trace& t, const std::s
                [&](std::ostream& f) { write_chrome_trace(f, t, title); });
 }
 
+void make_output_dir(const std::string& flag, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec || !std::filesystem::is_directory(path, ec))
+    throw Usage(flag + " " + path + ": cannot create the directory: " +
+                (ec ? ec.message() : std::string("a file of that name exists")));
+}
+
 void write_records(const std::string& path, const Workload& w,
                    const std::vector<const RunResult*>& runs) {
   // Task ids index the records; the task list is in arrival, client or

@@ -58,6 +58,10 @@ struct Usage : std::runtime_error {
 void write_output(const std::string& flag, const std::string& path, const std::string& what,
                   const std::function<void(std::ostream&)>& body);
 void write_trace(const std::filesystem::path& path, const Trace& t, const std::string& title);
+// Creates the output directory of flag `flag` (--trace-dir, --records-dir)
+// before any work, so that a path that cannot be one is the user's mistake
+// (exit 2, the flag named) and not an error after the run.
+void make_output_dir(const std::string& flag, const std::string& path);
 // --records PATH: one CSV row per task of each run (rep numbers the runs
 // from 1): its class, outcome, the thread that started it, and its
 // intended arrival, hand-over, start and end and CPU time in microseconds

@@ -28,6 +28,7 @@ struct ValidateFlags {
   std::string file;
   std::string html;
   std::string trace_dir;
+  std::string records_dir;
   int draws = validate::kDefaultDraws;
 };
 
@@ -68,6 +69,10 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--trace-dir", flags->trace_dir,
                   "Write Perfetto-ready traces: DIR/simulated.json and DIR/measured.json")
       ->type_name("DIR");
+  cmd->add_option("--records-dir", flags->records_dir,
+                  "Write DIR/simulated.csv (draw 0) and DIR/measured.csv (every measured "
+                  "repetition): one row per task, as simulate/run --records (docs/cli.md)")
+      ->type_name("DIR");
   cmd->add_option("--draws", flags->draws,
                   "Predict the mean of N simulations that differ only in the machine's draw: OS "
                   "noise and a quota's period phase (1 without either)")
@@ -79,6 +84,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       const auto& cf = flags->common;
       const Scenario s = load_checked(flags->file, cf);
       const Workload w = generate_workload(s);
+      if (!flags->trace_dir.empty()) make_output_dir("--trace-dir", flags->trace_dir);
+      if (!flags->records_dir.empty()) make_output_dir("--records-dir", flags->records_dir);
       const bool trace = !flags->html.empty() || !flags->trace_dir.empty();
       // Measured first, from the process `poolsim run` would be: each
       // repetition's child is a fork of this one, and the simulation leaves
@@ -133,13 +140,20 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         validate::write_json(cf.json, j);
       }
       if (!flags->trace_dir.empty()) {
-        std::filesystem::create_directories(flags->trace_dir);
         write_trace(std::filesystem::path(flags->trace_dir) / "simulated.json", predicted.trace,
                     s.name + " (simulated)");
         if (!measured.empty())
           write_trace(std::filesystem::path(flags->trace_dir) / "measured.json",
                       measured.front().trace, s.name + " (measured)");
         log_line(cf, "traces written to " + flags->trace_dir + " (open them at ui.perfetto.dev)");
+      }
+      if (!flags->records_dir.empty()) {
+        const std::filesystem::path dir(flags->records_dir);
+        write_records((dir / "simulated.csv").string(), w, {&predicted});
+        std::vector<const RunResult*> runs;
+        for (const auto& r : measured) runs.push_back(&r);
+        write_records((dir / "measured.csv").string(), w, runs);
+        log_line(cf, "records written to " + flags->records_dir);
       }
       if (!flags->html.empty()) {
         validate::ReportInput in;

@@ -152,9 +152,15 @@ TEST_CASE("cli: validate runs both halves and reports per metric", "[cli]") {
   const auto file = dir.file("s.yaml", kSmall);
   const auto out = dir.file("v.json");
   const auto html = dir.file("v.html");
-  const auto r = run("validate " + file + " --json " + out + " --html " + html + " -q");
+  const auto recs = dir.file("recs");
+  const auto r = run("validate " + file + " --json " + out + " --html " + html + " --records-dir " +
+                     recs + " -q");
   INFO(r.out);
   REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  // One row per task: draw 0 of the prediction, and each measured repetition.
+  std::string header;
+  CHECK(csv_rows(recs + "/simulated.csv", header).size() == 40);
+  CHECK(csv_rows(recs + "/measured.csv", header).size() == 80);
   const auto j = read_json(out);
   CHECK(j["scenario"] == "cli-small");
   CHECK((j["verdict"] == "match" || j["verdict"] == "diverge"));
@@ -458,6 +464,17 @@ TEST_CASE("cli_hostile: output errors are errors", "[cli][hostile]") {
   r = bounded("sweep " + base + " -q --vary backend.threads=1..2 --csv " + d);
   CHECK(r.exit_code == 2);
   CHECK(error_line(r.out) == "poolsim: --csv " + d + ": is a directory, expected a file path");
+  // Output directories are made before anything runs: a file in the way is
+  // the user's mistake, found before the measurement (it was exit 3 after
+  // the whole validation).
+  const auto f = dir.file("plain-file", "x");
+  for (const char* flag : {"--trace-dir", "--records-dir"}) {
+    r = bounded("validate " + base + " -q " + flag + " " + f);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(error_line(r.out), Catch::StartsWith(std::string("poolsim: ") + flag + " " + f +
+                                                    ": cannot create the directory"));
+    CHECK(r.out.find("metric") == std::string::npos);  // nothing was measured or printed
+  }
 }
 
 TEST_CASE("cli_hostile: unhelpful messages get plain words", "[cli][hostile]") {
