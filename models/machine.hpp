@@ -35,6 +35,9 @@ struct MachineProfile {
   // what it adds on a freshly mapped stack (the first touch of its pages).
   Duration thread_start{};
   Duration stack_fault{};
+  // What that start adds when the new thread starts on another CPU than its
+  // creator's (its first run where nothing of it is cached).
+  Duration thread_start_remote{};
   Bytes stack_reserve = 0;  // virtual stack per thread
   Bytes stack_touch = 0;    // memory actually touched per thread
   // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").

@@ -156,9 +156,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(kstack_cache);
   ms.push_back(kstack_alloc);
   step("thread start");
-  auto [thread_start, stack_fault] = measure_thread_start(10 * scale);
-  ms.push_back(thread_start);
-  ms.push_back(stack_fault);
+  for (Measurement& m : measure_thread_start(10 * scale, cpus)) ms.push_back(std::move(m));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   step("wake-up costs to the waker");

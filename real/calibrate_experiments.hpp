@@ -103,8 +103,9 @@ std::pair<Measurement, Measurement> measure_thread_costs(int samples, double swi
 std::pair<Measurement, Measurement> measure_stacks(int rounds);
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
 std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
-// thread_start and stack_fault: in `rounds` forked children (calibrate_threads.cpp).
-std::pair<Measurement, Measurement> measure_thread_start(int rounds);
+// thread_start, stack_fault and thread_start_remote: in `rounds` forked
+// children (calibrate_threads.cpp).
+std::vector<Measurement> measure_thread_start(int rounds, int cpus);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
 

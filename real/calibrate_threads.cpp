@@ -250,26 +250,31 @@ void* start_probe_thread(void* arg) {
 }
 
 // The forked child: writes "cached... | fresh..." entry CPU times in ns.
-[[noreturn]] void thread_start_child(int fd) {
-  pin_self(0);
-  constexpr int kEach = 8;
+// `n` threads made and joined one at a time (each on the stack the one
+// before left in glibc's cache), with `attr`: their entry CPU times in ns.
+std::string one_at_a_time(int n, const pthread_attr_t* attr) {
   std::string out;
-  StartProbe warm;
-  warm.go = true;
-  pthread_t th;
-  // One thread made and joined first: the child is multithreaded (as the
-  // runner's, with its sampler) and glibc's cache holds one stack.
-  if (pthread_create(&th, nullptr, start_probe_thread, &warm) != 0) ::_exit(1);
-  pthread_join(th, nullptr);
-  for (int i = 0; i < kEach; ++i) {
+  for (int i = 0; i < n; ++i) {
     StartProbe p;
     p.go = true;
-    if (pthread_create(&th, nullptr, start_probe_thread, &p) != 0) ::_exit(1);
+    pthread_t th;
+    if (pthread_create(&th, attr, start_probe_thread, &p) != 0) ::_exit(1);
     pthread_join(th, nullptr);
     out += fmt::format("{} ", p.entry_ns);
     ::usleep(300);
   }
-  out += "| ";
+  return out;
+}
+
+// The forked child: writes "cached | fresh | remote" entry CPU times in ns
+// (remote empty on one CPU).
+[[noreturn]] void thread_start_child(int fd, int cpus) {
+  pin_self(0);
+  constexpr int kEach = 8;
+  // One thread made and joined first: the child is multithreaded (as the
+  // runner's, with its sampler) and glibc's cache holds one stack.
+  one_at_a_time(1, nullptr);
+  std::string out = one_at_a_time(kEach, nullptr) + "| ";
   std::vector<StartProbe> alive(kEach);
   std::vector<pthread_t> threads(kEach);
   for (int i = 0; i < kEach; ++i) {
@@ -283,26 +288,43 @@ void* start_probe_thread(void* arg) {
   // The first took the stack the joins left cached; the others mapped theirs.
   for (int i = 1; i < kEach; ++i)
     out += fmt::format("{} ", alive[static_cast<std::size_t>(i)].entry_ns);
+  out += "| ";
+  if (cpus > 1) {
+    // The same one at a time, each new thread started on CPU 1 (cached stacks).
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(1, &one);
+    pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+    out += one_at_a_time(kEach, &attr);
+    pthread_attr_destroy(&attr);
+  }
   out += "\n";
   if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
   ::_exit(0);
 }
 }  // namespace
 
-std::pair<Measurement, Measurement> measure_thread_start(int rounds) {
-  std::vector<double> cached, fresh;
+std::vector<Measurement> measure_thread_start(int rounds, int cpus) {
+  std::vector<double> cached, fresh, remote;
   for (int r = 0; r < rounds; ++r) {
-    const std::string text = forked_report([](int fd) { thread_start_child(fd); });
+    const std::string text = forked_report([cpus](int fd) { thread_start_child(fd, cpus); });
     const auto bar = text.find('|');
-    if (bar == std::string::npos)
+    const auto bar2 = bar == std::string::npos ? bar : text.find('|', bar + 1);
+    if (bar2 == std::string::npos)
       throw std::runtime_error("calibrate: the thread-start probe failed");
-    std::istringstream a(text.substr(0, bar)), b(text.substr(bar + 1));
+    std::istringstream a(text.substr(0, bar)), b(text.substr(bar + 1, bar2 - bar - 1)),
+        c(text.substr(bar2 + 1));
     for (double ns; a >> ns;) cached.push_back(ns * 1e-9);
     for (double ns; b >> ns;) fresh.push_back(ns * 1e-9);
+    for (double ns; c >> ns;) remote.push_back(ns * 1e-9);
   }
   const double start = quantile(cached, 0.5);
-  std::vector<double> extra;
+  std::vector<double> extra, remote_extra;
   for (double f : fresh) extra.push_back(std::max(0.0, f - start));
+  for (double f : remote) remote_extra.push_back(std::max(0.0, f - start));
+  if (remote_extra.empty()) remote_extra.push_back(0);
   return {summarize("thread_start", cached,
                     fmt::format("forked child, CPU 0: a new thread's CPU clock first thing in its "
                                 "function, on a cached stack ({} rounds of 8)",
@@ -310,7 +332,12 @@ std::pair<Measurement, Measurement> measure_thread_start(int rounds) {
           summarize("stack_fault", extra,
                     fmt::format("the same on freshly mapped stacks (7 threads kept alive), less "
                                 "thread_start {:.1f} us ({} rounds)",
-                                start * 1e6, rounds))};
+                                start * 1e6, rounds)),
+          summarize("thread_start_remote", remote_extra,
+                    cpus > 1 ? fmt::format("the same on cached stacks, each new thread started on "
+                                           "CPU 1, less thread_start ({} rounds of 8)",
+                                           rounds)
+                             : std::string("one CPU: a new thread starts on its creator's"))};
 }
 
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {

@@ -495,7 +495,12 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   }
   // The creator's wake of its new thread on another CPU sends an IPI
   // (wake_up_new_task); the local part is in thread_create.
-  if (creator_cpu >= 0 && best != creator_cpu) charge_waker(m_.wake_ipi);
+  // The new thread then starts where nothing of it is cached: it computes
+  // thread_start_remote more.
+  if (creator_cpu >= 0 && best != creator_cpu) {
+    charge_waker(m_.wake_ipi);
+    threads_[id].overhead += m_.thread_start_remote;
+  }
   enqueue_woken(cpus_[best], id, true);
 }
 

@@ -229,7 +229,7 @@ TEST_CASE("stack_cache: every runtime's threads map their stacks in a new proces
   }
 }
 
-TEST_CASE("thread_start: a new thread starts with its own start-up, more on a new stack",
+TEST_CASE("thread_start: a new thread starts with its own start-up, more on a new stack or CPU",
           "[runtime][costs][stacks]") {
   // One worker, one task of 50 us: the task starts thread_start (+
   // stack_fault: the stack cache of a new process is empty) after the
@@ -252,6 +252,19 @@ TEST_CASE("thread_start: a new thread starts with its own start-up, more on a ne
         return at;
       }(),
       std::vector<Duration>(40, 5us));
+  // Two workers on two CPUs: the second starts on the CPU its creator does
+  // not run on and computes thread_start_remote more; on one CPU no thread
+  // starts elsewhere.
+  const Workload two = batch(2, 50us);
+  MachineProfile r2 = zero_machine(2), r1 = zero_machine(1);
+  const Duration b2 =
+      sim::simulate(backend_scenario(r2, BackendKind::pool, 2), two).counters.cpu_time;
+  const Duration b1 =
+      sim::simulate(backend_scenario(r1, BackendKind::pool, 2), two).counters.cpu_time;
+  r2.thread_start_remote = r1.thread_start_remote = 30us;
+  CHECK(sim::simulate(backend_scenario(r2, BackendKind::pool, 2), two).counters.cpu_time - b2 ==
+        Duration(30us));
+  CHECK(sim::simulate(backend_scenario(r1, BackendKind::pool, 2), two).counters.cpu_time == b1);
   MachineProfile t = stack_machine(1, 40 * 8 * 1024 * 1024);
   const Duration tbase = tpt(t, spaced40).counters.cpu_time;
   t.thread_start = 5us;
