@@ -208,8 +208,7 @@ void make_output_dir(const std::string& flag, const std::string& path) {
                 (ec ? ec.message() : std::string("a file of that name exists")));
 }
 
-void write_records(const std::string& path, const Workload& w,
-                   const std::vector<const RunResult*>& runs) {
+void write_records(const std::string& path, const Workload& w, std::span<const RunResult> runs) {
   // Task ids index the records; the task list is in arrival, client or
   // topological order, so the class is looked up by id.
   std::vector<std::uint16_t> cls(w.tasks.size(), 0);
@@ -218,7 +217,7 @@ void write_records(const std::string& path, const Workload& w,
   write_output("--records", path, "the records", [&](std::ostream& f) {
     f << "rep,task,class,outcome,worker,intended_us,submit_us,start_us,end_us,cpu_us\n";
     for (std::size_t rep = 0; rep < runs.size(); ++rep) {
-      const auto& recs = runs[rep]->records;
+      const auto& recs = runs[rep].records;
       for (std::size_t i = 0; i < recs.size(); ++i) {
         const TaskRecord& r = recs[i];
         const std::uint16_t c = i < cls.size() ? cls[i] : 0;

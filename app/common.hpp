@@ -9,6 +9,7 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,8 +67,7 @@ void make_output_dir(const std::string& flag, const std::string& path);
 // from 1): its class, outcome, the thread that started it, and its
 // intended arrival, hand-over, start and end and CPU time in microseconds
 // (docs/cli.md). The runs must have kept their records.
-void write_records(const std::string& path, const Workload& w,
-                   const std::vector<const RunResult*>& runs);
+void write_records(const std::string& path, const Workload& w, std::span<const RunResult> runs);
 
 // Runs a command body, mapping exceptions to exit codes and messages; a
 // failed write to stdout (a full disk, a closed pipe) is exit 3.

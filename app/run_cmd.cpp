@@ -73,11 +73,7 @@ void register_run(CLI::App& app, std::function<int()>& action) {
       }
       if (!flags->trace.empty() && !reps.empty())
         write_trace(flags->trace, reps.front().trace, s.name + " (measured)");
-      if (!flags->records.empty()) {
-        std::vector<const RunResult*> runs;
-        for (const auto& r : reps) runs.push_back(&r);
-        write_records(flags->records, w, runs);
-      }
+      if (!flags->records.empty()) write_records(flags->records, w, reps);
       return kExitOk;
     };
   });

@@ -128,7 +128,7 @@ int simulate_kept(const SimulateFlags& f, const Scenario& s) {
   if (!f.common.json.empty())
     validate::write_json(f.common.json, validate::replicated_json(s, rep));
   if (opt.trace) write_trace(f.trace, r.trace, s.name + " (simulated)");
-  if (!f.records.empty()) write_records(f.records, w, {&r});
+  if (!f.records.empty()) write_records(f.records, w, std::span(&r, 1));
   return kExitOk;
 }
 

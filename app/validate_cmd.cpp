@@ -149,10 +149,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       }
       if (!flags->records_dir.empty()) {
         const std::filesystem::path dir(flags->records_dir);
-        write_records((dir / "simulated.csv").string(), w, {&predicted});
-        std::vector<const RunResult*> runs;
-        for (const auto& r : measured) runs.push_back(&r);
-        write_records((dir / "measured.csv").string(), w, runs);
+        write_records((dir / "simulated.csv").string(), w, std::span(&predicted, 1));
+        write_records((dir / "measured.csv").string(), w, measured);
         log_line(cf, "records written to " + flags->records_dir);
       }
       if (!flags->html.empty()) {

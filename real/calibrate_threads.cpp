@@ -19,14 +19,17 @@
 //   tlb_shootdown   the same munmap while another thread of this process
 //                   spins on CPU 1 (the kernel must flush that CPU's TLB),
 //                   minus stack_unmap.
-// A new thread's own start (in a forked child, as the runner's threads start,
-// everything on CPU 0):
+// A new thread's own start (in a forked child, as the runner's threads start;
+// the creator on CPU 0):
 //   thread_start    the new thread reads its CPU clock first thing in its
 //                   function: 8 threads made and joined one at a time, each on
 //                   the stack the previous one left in glibc's cache; median.
 //   stack_fault     then 8 threads kept alive, so that all but the first map
 //                   a new stack: the median of those 7 less thread_start (the
 //                   first touch of the new stack's pages, by the new thread).
+//   thread_start_remote  (two CPUs or more) 8 more made and joined one at a
+//                   time with their affinity set to CPU 1: the median less
+//                   thread_start (the first run on a CPU its creator is not on).
 // Kernel thread stacks (kernel/fork.c, CONFIG_VMAP_STACK):
 //   kstack_cache    the kernel's NR_CACHED_STACKS (2), a constant.
 //   kstack_alloc    everything on CPU 0: rounds of eight creations of threads
@@ -249,7 +252,6 @@ void* start_probe_thread(void* arg) {
   return nullptr;
 }
 
-// The forked child: writes "cached... | fresh..." entry CPU times in ns.
 // `n` threads made and joined one at a time (each on the stack the one
 // before left in glibc's cache), with `attr`: their entry CPU times in ns.
 std::string one_at_a_time(int n, const pthread_attr_t* attr) {

@@ -1166,6 +1166,10 @@ bool Kernel::release_stack() {
   Thread& t = threads_[current_];
   POOLSIM_ASSERT(!t.stack_released, "a thread's stack released twice");
   t.stack_released = true;
+  return return_stack();
+}
+
+bool Kernel::return_stack() {
   if (stacks_cached_ < stack_slots_) {
     ++stacks_cached_;
     return true;
@@ -1196,12 +1200,7 @@ void Kernel::do_exit(Cpu& c) {
   if (id != 0) {
     // Its stack back to glibc's cache (a full cache unmaps it; only thread
     // per task, which releases its threads' stacks itself, charges that).
-    if (!t.stack_released) {
-      if (stacks_cached_ < stack_slots_)
-        ++stacks_cached_;
-      else
-        ++stacks_unmapped_;
-    }
+    if (!t.stack_released) return_stack();
     memory_release(m_.stack_touch + t.stack_extra);
     --arena_threads_;  // its arena goes to glibc's free list, still mapped
   }

@@ -582,6 +582,9 @@ class Kernel {
   // And a stack from the process's stack cache, or stack_map (src = cache;
   // `fresh` says which).
   Duration creation_cost(StackSource src, bool& fresh);
+  // A stack back to glibc's cache while it has room (true), else unmapped
+  // (false); counted either way. release_stack and an exit's own return.
+  bool return_stack();
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
