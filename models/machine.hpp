@@ -61,6 +61,9 @@ struct MachineProfile {
   Duration stack_map{};      // mmap + guard mprotect + first touch of a new stack (creator)
   Duration stack_unmap{};    // munmap of a stack, the process on one CPU (exiting thread)
   Duration tlb_shootdown{};  // extra for that munmap when the process runs on several CPUs
+  // Extra for stack_map while another CPU runs a thread of the process (its
+  // page-table changes reach that CPU too).
+  Duration stack_map_remote{};
   // Wake-up packing (docs/simulator.md, "Wake-up packing"; some hosts' guest
   // kernels keep woken threads on lightly used vCPUs instead of waking idle
   // ones): a thread woken by a thread on CPU w is placed on w, even when
@@ -69,6 +72,11 @@ struct MachineProfile {
   // timer wake counts the timer's CPU (the sleeper's last) as w. 0 =
   // mainline Linux (an idle CPU is preferred).
   double wake_pack_util = 0;
+  // The same for a new thread (wake_up_new_task): kept on its creator's CPU
+  // while that CPU's utilization is below fork_pack_util and nothing is
+  // queued there, even when another CPU is idle; else the mainline choice
+  // (find_idlest_cpu). 0 = mainline.
+  double fork_pack_util = 0;
   // The waker's CPU cost of waking a blocked thread (a futex wake: enqueue
   // the thread, maybe preempt): wake_cost when it goes to the waker's CPU,
   // plus wake_ipi when it goes to another CPU (the inter-processor

@@ -185,10 +185,18 @@ inline constexpr MachineField kMachineFields[] = {
     {"tlb_shootdown", &MachineProfile::tlb_shootdown, FieldPresence::from_default, kCostRange,
      "extra for that munmap when the process runs on several CPUs",
      "the same munmap while a thread of the process spins on CPU 1, minus stack_unmap"},
+    {"stack_map_remote", &MachineProfile::stack_map_remote, FieldPresence::from_default, kCostRange,
+     "extra for mapping a new stack while another CPU runs a thread of the process (creator)",
+     "the stack_map mapping while a thread of the process spins on CPU 1, minus stack_map"},
     {"wake_pack_util", &MachineProfile::wake_pack_util, FieldPresence::from_default, kFractionRange,
      "the waker's CPU utilization below which a woken thread is kept on the waker's CPU, "
      "when nothing is queued there (a timer wake: the timer's CPU; 0 = mainline)",
      "where most wakes stop running on the waker's CPU as a load thread keeps it 0-90% busy"},
+    {"fork_pack_util", &MachineProfile::fork_pack_util, FieldPresence::from_default, kFractionRange,
+     "the creator's CPU utilization below which a new thread starts on the creator's CPU, "
+     "when nothing is queued there (0 = mainline: an idle CPU first)",
+     "where most new threads stop starting on their creator's CPU as a load thread keeps it "
+     "0-90% busy"},
     {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
      "the waker's thread CPU time across one FUTEX_WAKE of a thread on its own CPU"},

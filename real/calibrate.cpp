@@ -159,6 +159,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   for (Measurement& m : measure_thread_start(10 * scale, cpus)) ms.push_back(std::move(m));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
+  ms.push_back(measure_fork_packing(cpus, 60 * scale));
   step("wake-up costs to the waker");
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);

@@ -92,8 +92,11 @@ std::pair<Measurement, Measurement> measure_wake_latency(
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples);
 Measurement measure_wake_packing(int cpus, int wakes);
+Measurement measure_fork_packing(int cpus, int forks);
 // wake_pack_util from the packed fraction at each load level (ascending).
 double wake_pack_threshold(std::span<const double> levels, std::span<const double> packed);
+// fork_pack_util: the same crossing, seen from the idle end.
+double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
 
 // calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the four noise_* fields.

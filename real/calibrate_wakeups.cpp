@@ -22,6 +22,13 @@
 //                   between the most loaded level at which most wakes were
 //                   packed and the level above it (1 if that is the top
 //                   level; 0: no level packed most).
+//   fork_pack_util  the same for new threads: a creator sleeps 3 ms pinned
+//                   to CPU 0, is allowed both CPUs again (it stays on CPU 0)
+//                   and creates a thread that reads its CPU first thing,
+//                   under the same load levels on CPU 0, CPU 1 idle.
+//                   Mainline Linux starts it on the idle CPU 1
+//                   (sched_balance_find_dst_group: more idle CPUs); the value
+//                   is found as wake_pack_util's.
 //   wake_cost       the waker's thread CPU time across one FUTEX_WAKE of a
 //                   thread blocked in FUTEX_WAIT on the waker's own CPU (both
 //                   pinned to CPU 0, a wake every 2 ms), median, minus an
@@ -190,14 +197,15 @@ namespace {
 // One level of the wake-packing experiment (see the header): the fraction
 // of `wakes` wake-ups whose waiter ran on the waker's CPU 0 while a load
 // thread kept CPU 0 busy `duty` of each millisecond.
-double packed_fraction(double duty, int wakes) {
-  std::atomic<bool> stop{false};
-  std::thread load;
-  if (duty > 0) {
-    load = std::thread([&] {
+// A load thread on CPU 0, busy `duty` of each millisecond, while it lives.
+class Cpu0Load {
+ public:
+  explicit Cpu0Load(double duty) {
+    if (duty <= 0) return;
+    load_ = std::thread([this, duty] {
       pin_self(0);
       const auto busy = static_cast<std::int64_t>(duty * 1e6);
-      while (!stop.load(std::memory_order_relaxed)) {
+      while (!stop_.load(std::memory_order_relaxed)) {
         const std::int64_t t0 = now_ns();
         while (now_ns() - t0 < busy) {
         }
@@ -206,6 +214,20 @@ double packed_fraction(double duty, int wakes) {
       }
     });
   }
+  Cpu0Load(const Cpu0Load&) = delete;
+  Cpu0Load& operator=(const Cpu0Load&) = delete;
+  ~Cpu0Load() {
+    stop_ = true;
+    if (load_.joinable()) load_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread load_;
+};
+
+double packed_fraction(double duty, int wakes) {
+  const Cpu0Load load(duty);
   int packed = 0, woken = 0;
   cv_wakes(
       0, wakes, 3'000'000,
@@ -219,9 +241,33 @@ double packed_fraction(double duty, int wakes) {
         ++woken;
         packed += sched_getcpu() == 0 ? 1 : 0;
       });
-  stop = true;
-  if (load.joinable()) load.join();
   return woken > 0 ? static_cast<double>(packed) / woken : 0.0;
+}
+
+// One level of the fork-packing experiment: the fraction of `forks` new
+// threads that first ran on their creator's CPU 0 while a load thread kept
+// CPU 0 busy `duty` of each millisecond. The creator sleeps 3 ms pinned to
+// CPU 0, is allowed both CPUs again (it stays on CPU 0), and creates a thread
+// that reads its CPU first thing; CPU 1 is idle.
+double fork_packed_fraction(double duty, int forks) {
+  const Cpu0Load load(duty);
+  int packed = 0, made = 0;
+  std::thread creator([&] {
+    for (int tries = 0; made < forks && tries < 4 * forks; ++tries) {
+      pin_self(0);
+      timespec rest{0, 3'000'000};
+      nanosleep(&rest, nullptr);
+      unpin_self(2);
+      if (sched_getcpu() != 0) continue;
+      std::atomic<int> where{-1};
+      std::thread child([&] { where = sched_getcpu(); });
+      child.join();
+      ++made;
+      packed += where.load() == 0 ? 1 : 0;
+    }
+  });
+  creator.join();
+  return made > 0 ? static_cast<double>(packed) / made : 0.0;
 }
 }  // namespace
 
@@ -243,6 +289,43 @@ double wake_pack_threshold(std::span<const double> levels, std::span<const doubl
            (levels[i + 1] - levels[i]) * (packed[i] - 0.5) / (packed[i] - packed[i + 1]);
   }
   return 0.0;
+}
+
+// The crossing seen from the idle end: between the last level of the run of
+// levels from 0% at which most new threads were packed and the first at
+// which most were not (0 if even the idle level did not pack most; 1 if
+// every level did). The loaded levels pack a fraction that wanders around
+// one half here (20-60% load: 13-53% packed in three calibrations of
+// 2026-12-02) while the idle level packs 97-98%, so wake_pack_threshold's
+// view from the loaded end flipped between 0.11 and 0.61.
+double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed) {
+  POOLSIM_ASSERT(levels.size() == packed.size(), "one packed fraction per load level");
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    if (packed[i] >= 0.5) continue;
+    if (i == 0) return 0.0;
+    return levels[i - 1] +
+           (levels[i] - levels[i - 1]) * (packed[i - 1] - 0.5) / (packed[i - 1] - packed[i]);
+  }
+  return 1.0;
+}
+
+Measurement measure_fork_packing(int cpus, int forks) {
+  if (cpus < 2) return summarize("fork_pack_util", {0.0}, "one CPU: nothing to pack");
+  const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  constexpr std::size_t kLevels = std::size(levels);
+  double packed[kLevels];
+  std::string seen;
+  for (std::size_t i = 0; i < kLevels; ++i) {
+    packed[i] = fork_packed_fraction(levels[i], forks);
+    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * levels[i],
+                        100 * packed[i]);
+  }
+  return summarize(
+      "fork_pack_util", {fork_pack_threshold(levels, packed)},
+      fmt::format("new threads first run on their creator's CPU 0 (CPU 1 idle) by CPU 0's load: "
+                  "{} ({} threads each); where the packed fraction first falls under 50% from "
+                  "the idle end",
+                  seen, forks));
 }
 
 Measurement measure_wake_packing(int cpus, int wakes) {

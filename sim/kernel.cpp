@@ -107,6 +107,10 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     // The process's main thread: already running on the first CPU at t = 0,
     // unless a neighbour holds that CPU and keeps it.
     threads_[id].cpu = 0;
+    // It ran before the run (the process's setup): no new task's averages,
+    // nothing of its past either.
+    threads_[id].pelt_born = true;
+    pelt_attach(id, 0);
     threads_[id].deadline = m_.slice;
     if (cpus_[0].foreign) {
       if (!gs_->enqueue(0)) {
@@ -171,6 +175,7 @@ void Kernel::set_state(ThreadId id, ThreadState s) {
                          k == SpanKind::running ? t.task : kNoTask, id, t.since, now_ns});
   }
   t.since = now_ns;
+  pelt_state(t, s);
   if (is_active(t.state) != is_active(s)) {
     active_ += is_active(s) ? 1 : -1;
     runnable_series_.set(now_ns, active_);
@@ -391,23 +396,107 @@ void Kernel::charge_waker(Duration cost) {
   threads_[current_].overhead += cost;
 }
 
-// PELT-style utilization of a CPU: the running fraction of its recent past,
-// a geometric average whose weight halves every 32 ms (LOAD_AVG_PERIOD,
-// kernel/sched/pelt.c: y^32 = 0.5), continuous rather than in 1 ms steps.
-// Only kept when a mechanism reads it (wake_pack_util > 0).
-void Kernel::util_update(Cpu& c) {
-  if (m_.wake_pack_util <= 0) return;
-  const Duration t = now();
-  const Duration dt = t - c.util_t;
-  if (dt <= Duration{0}) return;
+// PELT (kernel/sched/pelt.c), continuous rather than in 1 ms steps: each
+// thread's utilization (time running), runnable (time running or queued)
+// and load (the same, weight 1024 = 1) averages, with weights halving every
+// 32 ms (LOAD_AVG_PERIOD: y^32 = 0.5); a CPU's averages are the sums over the
+// threads attached to it (cfs_rq->avg), which decay alike, so a CPU keeps
+// its sums and how many of its threads run and are runnable, and a thread
+// that moves takes its own averages along (migrate_task_rq_fair ->
+// remove_entity_load_avg, attach at the enqueue); an exiting one removes
+// them (task_dead_fair). A delayed sleeper counts as blocked.
+namespace {
+double pelt_decay(Duration dt) {
   constexpr double kHalfLifeNs = 32e6;
-  const double y = std::exp2(-static_cast<double>(dt.count()) / kHalfLifeNs);
-  c.util = c.util * y + (c.state == CpuState::running ? 1.0 - y : 0.0);
-  c.util_t = t;
+  return std::exp2(-static_cast<double>(dt.count()) / kHalfLifeNs);
+}
+bool pelt_runs(ThreadState s) { return s == ThreadState::running; }
+bool pelt_queued(ThreadState s) {
+  return s == ThreadState::running || s == ThreadState::runnable || s == ThreadState::throttled;
+}
+}  // namespace
+
+void Kernel::pelt_cpu_update(Cpu& c) {
+  const Duration t = now();
+  if (t <= c.pelt_t) return;
+  const double y = pelt_decay(t - c.pelt_t);
+  c.util = c.util * y + (1.0 - y) * c.pelt_running;
+  c.runnable = c.runnable * y + (1.0 - y) * c.pelt_runnable;
+  c.load = c.load * y + (1.0 - y) * c.pelt_runnable;
+  c.pelt_t = t;
+}
+
+void Kernel::pelt_thread_update(Thread& t) {
+  const Duration at = now();
+  if (at <= t.pelt_t) return;
+  const double y = pelt_decay(at - t.pelt_t);
+  const double run = pelt_runs(t.state) ? 1.0 : 0.0;
+  const double queued = pelt_queued(t.state) ? 1.0 : 0.0;
+  t.pelt_util = t.pelt_util * y + (1.0 - y) * run;
+  t.pelt_runnable = t.pelt_runnable * y + (1.0 - y) * queued;
+  t.pelt_load = t.pelt_load * y + (1.0 - y) * queued;
+  t.pelt_t = at;
+}
+
+void Kernel::pelt_attach(ThreadId id, int cpu) {
+  Thread& t = threads_[id];
+  if (t.pelt_cpu == cpu) return;
+  pelt_thread_update(t);
+  const int run = pelt_runs(t.state) ? 1 : 0;
+  const int queued = pelt_queued(t.state) ? 1 : 0;
+  if (t.pelt_cpu >= 0) {
+    Cpu& from = cpus_[static_cast<std::size_t>(t.pelt_cpu)];
+    pelt_cpu_update(from);
+    from.util = std::max(0.0, from.util - t.pelt_util);
+    from.runnable = std::max(0.0, from.runnable - t.pelt_runnable);
+    from.load = std::max(0.0, from.load - t.pelt_load);
+    from.pelt_running -= run;
+    from.pelt_runnable -= queued;
+  }
+  Cpu& to = cpus_[static_cast<std::size_t>(cpu)];
+  pelt_cpu_update(to);
+  if (!t.pelt_born) {
+    // post_init_entity_util_avg: half the CPU's spare capacity, or the
+    // CPU's utilization per unit of its load if that is less; runnable the
+    // same; load a full weight (init_entity_runnable_average).
+    t.pelt_born = true;
+    const double cap = (1.0 - to.util) / 2;
+    double u = 0;
+    if (cap > 0) u = to.util > 0 ? std::min(cap, to.util / (to.load + 1.0 / 1024)) : cap;
+    t.pelt_util = u;
+    t.pelt_runnable = u;
+    t.pelt_load = 1.0;
+    t.pelt_t = now();
+  }
+  to.util += t.pelt_util;
+  to.runnable += t.pelt_runnable;
+  to.load += t.pelt_load;
+  to.pelt_running += run;
+  to.pelt_runnable += queued;
+  t.pelt_cpu = cpu;
+}
+
+// The thread's state changes to `to`: its averages and its CPU's sums are
+// brought up to now under the old state, then count the new one.
+void Kernel::pelt_state(Thread& t, ThreadState to) {
+  if (t.pelt_cpu < 0) return;
+  Cpu& c = cpus_[static_cast<std::size_t>(t.pelt_cpu)];
+  pelt_cpu_update(c);
+  pelt_thread_update(t);
+  c.pelt_running += (pelt_runs(to) ? 1 : 0) - (pelt_runs(t.state) ? 1 : 0);
+  c.pelt_runnable += (pelt_queued(to) ? 1 : 0) - (pelt_queued(t.state) ? 1 : 0);
+  POOLSIM_ASSERT(c.pelt_running >= 0 && c.pelt_running <= 1 && c.pelt_runnable >= 0,
+                 "a CPU's PELT counts: at most one running thread, none negative");
+  if (to == ThreadState::exited) {
+    c.util = std::max(0.0, c.util - t.pelt_util);
+    c.runnable = std::max(0.0, c.runnable - t.pelt_runnable);
+    c.load = std::max(0.0, c.load - t.pelt_load);
+    t.pelt_cpu = -1;
+  }
 }
 
 void Kernel::set_cpu_state(Cpu& c, CpuState s) {
-  util_update(c);
+  running_cpus_ += (s == CpuState::running ? 1 : 0) - (c.state == CpuState::running ? 1 : 0);
   c.state = s;
   reindex(c);
   // OS noise runs on busy time: a CPU that starts running a thread arms its
@@ -467,32 +556,102 @@ void Kernel::reindex(Cpu& c) {
 
 double Kernel::cpu_util(int cpu) {
   Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
-  util_update(c);
+  pelt_cpu_update(c);
   return c.util;
 }
 
-void Kernel::place_new(ThreadId id, int creator_cpu) {
-  [[maybe_unused]] const int n = cpu_count();
+// A group of one CPU as sched_balance_find_dst_group sees it (fair.c:
+// update_sg_wakeup_stats, group_classify with the domain's imbalance_pct;
+// SMT, misfit and asymmetric capacity are not modelled): has_spare <
+// fully_busy < overloaded, from its runnable count and PELT sums.
+namespace {
+enum class GroupType : std::uint8_t { has_spare, fully_busy, overloaded };
+struct GroupStats {
+  GroupType type;
+  bool idle;
+  double util, load;
+};
+// sd_init (kernel/sched/topology.c): a domain's imbalance_pct, 117 for the
+// one domain of CPUs without SMT siblings that the model has.
+constexpr double kImbalancePct = 117;
+GroupStats group_stats(std::size_t nr, double util_sum, double runnable, double load) {
+  const double util = std::min(util_sum, 1.0);  // cpu_util_without: at most the capacity
+  GroupStats g{GroupType::has_spare, nr == 0, util, load};
+  const bool util_full = util * kImbalancePct > 100;          // capacity*100 < util*pct
+  const bool runnable_full = runnable * 100 > kImbalancePct;  // capacity*pct < runnable*100
+  if (nr > 1 && (util_full || runnable_full))
+    g.type = GroupType::overloaded;  // group_is_overloaded
+  else if (nr >= 1 && (runnable_full || !(util * kImbalancePct < 100)))
+    g.type = GroupType::fully_busy;  // !group_has_capacity
+  return g;
+}
+}  // namespace
+
+// Where a new thread starts (wake_up_new_task -> select_task_rq_fair with
+// WF_FORK -> sched_balance_find_dst_cpu). A host that packs (fork_pack_util)
+// keeps it on the creator's CPU while that CPU is lightly used and nothing
+// is queued there. Else mainline: the creator's CPU (the local group)
+// unless another is better by sched_balance_find_dst_group's rules: an idle
+// CPU over a busy one; a lower group type; among CPUs with spare capacity
+// more idle CPUs; among busy ones, an average load lower by more than the
+// imbalance (a 17% margin and 174/1024 of one thread's load). The other
+// CPU compared is an idle one if any (the first after the creator's; the
+// kernel takes the least utilized idle CPU), else the least loaded (the
+// kernel compares every CPU's group type and PELT sums): exact on 2 CPUs,
+// O(1) on many.
+int Kernel::fork_cpu(int creator_cpu) {
+  const int n = cpu_count();
   const int from = creator_cpu >= 0 ? creator_cpu : 0;
-  int best = from;
-  {
-    // find_idlest_cpu: an idle CPU if any (load 0), else the least loaded,
-    // the first after the creator's CPU on ties (wrapping).
-    best = load_idx_.first_from(load_idx_.min_level(), from);
+  if (creator_cpu < 0) return load_idx_.first_from(load_idx_.min_level(), from);
+  Cpu& local = cpus_[static_cast<std::size_t>(creator_cpu)];
+  if (m_.fork_pack_util > 0 && rq_empty(local) && cpu_util(creator_cpu) < m_.fork_pack_util)
+    return creator_cpu;
+  if (n == 1) return creator_cpu;
+  // The other CPU compared: the first at the lowest load level after the
+  // creator's (wrapping); the creator's own CPU is at a level of its own
+  // when it is the only one there.
+  int other = -1;
+  for (int level = load_idx_.min_level(); level <= load_idx_.max_level(); ++level) {
+    const int j = load_idx_.first_from(level, (from + 1) % n);
+    if (j >= 0 && j != creator_cpu) {
+      other = j;
+      break;
+    }
+  }
 #ifndef NDEBUG
+  {
+    // The index's answer is a scan's: the least loaded CPU other than the
+    // creator's, the first after it on ties (wrapping).
     std::size_t best_load = static_cast<std::size_t>(-1);
-    int scan = from;
-    for (int i = 0; i < n; ++i) {
+    int scan = -1;
+    for (int i = 1; i < n; ++i) {
       const int j = (from + i) % n;
-      const std::size_t load = cpu_load(cpus_[j]);
+      const std::size_t load = cpu_load(cpus_[static_cast<std::size_t>(j)]);
       if (load < best_load) {
         best_load = load;
         scan = j;
       }
     }
-    POOLSIM_ASSERT(scan == best, "load index disagrees with the CPUs");
-#endif
+    POOLSIM_ASSERT(scan == other, "load index disagrees with the CPUs");
   }
+#endif
+  if (other < 0) return creator_cpu;
+  Cpu& idlest = cpus_[static_cast<std::size_t>(other)];
+  pelt_cpu_update(local);
+  pelt_cpu_update(idlest);
+  const GroupStats l = group_stats(cpu_load(local), local.util, local.runnable, local.load);
+  const GroupStats i = group_stats(cpu_load(idlest), idlest.util, idlest.runnable, idlest.load);
+  if (l.type != i.type) return l.type < i.type ? creator_cpu : other;
+  if (l.type == GroupType::has_spare)
+    return (l.idle ? 1 : 0) >= (i.idle ? 1 : 0) ? creator_cpu : other;
+  constexpr double kImbalance = static_cast<double>(1024 * 17 / 100) / 1024;
+  if (i.load >= l.load + kImbalance) return creator_cpu;
+  if (100 * l.load <= kImbalancePct * i.load) return creator_cpu;
+  return other;
+}
+
+void Kernel::place_new(ThreadId id, int creator_cpu) {
+  const int best = fork_cpu(creator_cpu);
   // The creator's wake of its new thread on another CPU sends an IPI
   // (wake_up_new_task); the local part is in thread_create.
   // The new thread then starts where nothing of it is cached: it computes
@@ -536,6 +695,7 @@ void Kernel::place_woken(Cpu& c, ThreadId id, bool is_new) {
     t.deadline = t.vruntime + m_.slice;
   }
   t.cpu = static_cast<int>(&c - cpus_.data());
+  pelt_attach(id, t.cpu);
 }
 
 void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
@@ -857,6 +1017,7 @@ bool Kernel::pull(Cpu& c) {
   t.vruntime = place(c, lag);
   t.deadline = t.vruntime + (e.d - e.v);
   t.cpu = static_cast<int>(&c - cpus_.data());
+  pelt_attach(e.t, t.cpu);
   rq_push(c, e.t);
   return true;
 }
@@ -971,6 +1132,7 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   t.ran = true;
   t.last_cpu = idx;
   t.cpu = idx;
+  POOLSIM_ASSERT(t.pelt_cpu == idx, "a thread runs on the CPU whose PELT sums hold it");
   c.curr = id;
   set_cpu_state(c, CpuState::running);
   c.need_resched = false;
@@ -1143,9 +1305,18 @@ Duration Kernel::creation_cost(StackSource src, bool& fresh) {
   }
   if (src == StackSource::cache && !take_cached_stack()) {
     fresh = true;
-    cost += m_.stack_map;
+    cost += stack_map_cost();
   }
   return cost;
+}
+
+Duration Kernel::stack_map_cost() const {
+  // Another CPU runs a thread of the process: the mapping's page-table
+  // changes reach it too (stack_map_remote).
+  const bool self_running =
+      exec_cpu_ >= 0 && cpus_[static_cast<std::size_t>(exec_cpu_)].state == CpuState::running;
+  return m_.stack_map +
+         (running_cpus_ > (self_running ? 1 : 0) ? m_.stack_map_remote : Duration{0});
 }
 
 void Kernel::set_thread_stack(Bytes size) {

@@ -62,8 +62,12 @@
 //   queued and the current one's deadline or protection has passed.
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
-//   queue. A new thread (wake_up_new_task, find_idlest_cpu) goes to an idle
-//   CPU, else to the least loaded one. Starting on an idle CPU costs
+//   queue. A new thread (wake_up_new_task -> sched_balance_find_dst_cpu)
+//   stays on its creator's CPU unless an idle CPU, or one better by
+//   sched_balance_find_dst_group's group types and loads (PELT sums,
+//   imbalance_pct 117), is found (fork_cpu; on a host that packs,
+//   fork_pack_util keeps it there while that CPU is lightly used and nothing
+//   is queued there). Starting on an idle CPU costs
 //   `wakeup_latency + idle_exit` before the thread runs, or
 //   `timer_idle_exit` when its timer fired on that CPU (its last: the timer
 //   itself brings the CPU out of idle, timer_slack covers the rest of the
@@ -76,8 +80,8 @@
 //   1,024 CPUs; the choices are those of a scan in CPU order.
 // - Wake-up packing (machine profile wake_pack_util, docs/simulator.md): a
 //   thread woken by another thread goes to the waker's CPU instead, even
-//   when another CPU is idle, while the waker's CPU utilization (PELT-style
-//   geometric average, weights halving every 32 ms) is below
+//   when another CPU is idle, while the waker's CPU utilization (its PELT
+//   sum, below) is below
 //   wake_pack_util and nothing is queued behind the waker there; a timer
 //   wake counts the CPU whose timer fired (the sleeper's last CPU) as its
 //   waker's. 0 = mainline placement.
@@ -112,10 +116,17 @@
 //   at the dequeue, clamped to a slice plus a tick; place_entity at the
 //   enqueue, which drops it on the empty queue of the puller) and keeps its
 //   deadline relative to its vruntime (PLACE_REL_DEADLINE).
+// - PELT (kernel/sched/pelt.c): every thread's utilization, runnable and
+//   load averages (weights halving every 32 ms, continuous time), a CPU's
+//   the sums over the threads attached to it: taken along by a thread that
+//   moves, removed by one that exits; a new thread starts with
+//   post_init_entity_util_avg's (the main thread with none).
 // - Costs, charged as CPU time of the incoming thread before it proceeds:
 //   `switch_cost` on every switch, `cache_refill` when it had been switched
 //   out before, `migration_cost` when it resumes on another CPU than last.
-//   `thread_create` is computed by the creator (spawn), `thread_exit` by the
+//   `thread_create` is computed by the creator (spawn), plus stack_map for a
+//   new stack and stack_map_remote while another CPU runs a thread of the
+//   process (stack_map_cost); `thread_exit` by the
 //   exiting thread after its body returned.
 // - Timed waits wake `timer_slack` after their deadline (hrtimer slack: the
 //   kernel may wake up to the slack late, never early; we take the bound).
@@ -295,6 +306,9 @@ class Kernel {
   Duration now() const { return engine_.now(); }
   const MachineProfile& machine() const { return m_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
+  // What mapping a new stack costs the current thread now: stack_map, plus
+  // stack_map_remote while another CPU runs a thread of the process.
+  Duration stack_map_cost() const;
 
   // The thread whose coroutine is executing (kNoThread outside a resume).
   ThreadId self() const { return current_; }
@@ -514,6 +528,14 @@ class Kernel {
     Duration work{0};      // compute still to run
     Duration cpu_time{0};
     std::int64_t nvcsw = 0, nivcsw = 0;
+    // PELT of this thread (pelt_thread_update): utilization, runnable and
+    // load averages in CPUs as of pelt_t, held in the sums of CPU pelt_cpu
+    // (-1: not attached yet, or exited); pelt_born once post_init gave it
+    // its initial averages.
+    double pelt_util = 0, pelt_runnable = 0, pelt_load = 0;
+    Duration pelt_t{0};
+    int pelt_cpu = -1;
+    bool pelt_born = false;
     EventId timer;
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
@@ -568,9 +590,13 @@ class Kernel {
     Duration span_start{0};  // trace: current running span on this CPU
     int load_level = -1;     // its level in load_idx_ (reindex)
     int pull_level = -1;     // its level in pull_idx_, -1: absent
-    double util = 0;         // PELT-style utilization (util_update)
-    Duration util_t{0};      // when util was last brought up to date
-    int kstacks = 0;         // freed kernel stacks cached here (machine.kstack_cache)
+    // PELT sums over the threads attached here (Thread::pelt_cpu), in CPUs
+    // (1 = 1024 in the kernel), as of pelt_t; how many of those threads run
+    // and are runnable since (pelt_cpu_update).
+    double util = 0, runnable = 0, load = 0;
+    Duration pelt_t{0};
+    int pelt_running = 0, pelt_runnable = 0;
+    int kstacks = 0;  // freed kernel stacks cached here (machine.kstack_cache)
   };
 
   // coroutine requests
@@ -647,9 +673,17 @@ class Kernel {
   void wake(ThreadId t, int waker_cpu, bool by_timer = false);
   void charge_waker(Duration cost);
   void place_new(ThreadId t, int creator_cpu);
+  int fork_cpu(int creator_cpu);
   int select_cpu(int target) const;
-  void util_update(Cpu& c);
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
+  // PELT (kernel/sched/pelt.c): a CPU's sums and a thread's averages brought
+  // up to now; a thread's averages moved to the sums of `cpu` (a placement
+  // or a pull; the first one gives a new thread post_init_entity_util_avg's
+  // initial averages); its state change counted in its CPU's sums.
+  void pelt_cpu_update(Cpu& c);
+  void pelt_thread_update(Thread& t);
+  void pelt_attach(ThreadId id, int cpu);
+  void pelt_state(Thread& t, ThreadState to);
   double cpu_util(int cpu);
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
@@ -687,6 +721,7 @@ class Kernel {
   Engine& engine_;
   std::uint32_t lane0_ = 0;        // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
   std::uint32_t noise_lane0_ = 0;  // the same for the CPUs' noise_ev (with noise on)
+  int running_cpus_ = 0;           // CPUs in CpuState::running (set_cpu_state)
   MachineProfile m_;
   NoiseSource noise_;
   std::vector<Cpu> cpus_;

@@ -12,7 +12,8 @@
 // Stacks (glibc's stack cache, nptl/nptl-stack.c): the stacks of ended
 // threads are kept, up to machine.stack_cache bytes, and a new thread takes
 // one if any is free. A creation that finds the cache empty maps a stack:
-// the creator computes machine.stack_map more. A thread that ends with the
+// the creator computes machine.stack_map more (and stack_map_remote while
+// another CPU runs a thread of the process). A thread that ends with the
 // cache full unmaps its stack: it computes machine.stack_unmap more, plus
 // machine.tlb_shootdown when the scenario has several CPUs (munmap then
 // interrupts the other CPUs the process runs on). The cache starts empty,
@@ -52,7 +53,7 @@ class ThreadPerTask final : public Runtime {
     const bool cached = k_.take_cached_stack();
     if (!cached) {
       if (!try_write_lock()) co_await write_wait();
-      co_await k_.compute(k_.machine().stack_map);
+      co_await k_.compute(k_.stack_map_cost());
       write_unlock();
     }
     co_await k_.spawn(body(task), "thread",

@@ -239,3 +239,20 @@ TEST_CASE("calibrate.wake_pack: the threshold is read from the loaded end of the
   CHECK(wake_pack_threshold(levels, std::vector<double>{0.9, 0.4, 0.2, 0.0, 0.0, 0.0}) ==
         Approx(0.2 * 0.4 / 0.5));
 }
+
+TEST_CASE("calibrate.fork_pack: the threshold is read from the idle end of the levels",
+          "[real][calibrate]") {
+  using poolsim::real::calib::fork_pack_threshold;
+  const std::vector<double> levels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  // Three calibrations of 2026-12-02: the loaded levels wander around one
+  // half, the idle level does not; the crossing after the idle level stays
+  // between 0.1 and 0.2 (from the loaded end it was 0.11 once, 0.61 twice).
+  CHECK(fork_pack_threshold(levels, std::vector<double>{0.98, 0.13, 0.27, 0.35, 0.0, 0.0}) ==
+        Approx(0.2 * 0.48 / 0.85));
+  CHECK(fork_pack_threshold(levels, std::vector<double>{0.97, 0.50, 0.45, 0.53, 0.02, 0.17}) ==
+        Approx(0.2 + 0.2 * 0.0 / 0.05));
+  // Mainline: even an idle creator's CPU keeps none.
+  CHECK(fork_pack_threshold(levels, std::vector<double>{0.02, 0.0, 0.0, 0.0, 0.0, 0.0}) == 0.0);
+  // Every level packs most.
+  CHECK(fork_pack_threshold(levels, std::vector<double>{1.0, 0.9, 0.8, 0.7, 0.6, 0.55}) == 1.0);
+}
