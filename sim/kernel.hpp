@@ -532,8 +532,8 @@ class Kernel {
     // load averages in CPUs as of pelt_t, held in the sums of CPU pelt_cpu
     // (-1: not attached yet, or exited); pelt_born once post_init gave it
     // its initial averages.
-    double pelt_util = 0, pelt_runnable = 0, pelt_load = 0;
     Duration pelt_t{0};
+    double pelt_util = 0, pelt_runnable = 0, pelt_load = 0;
     int pelt_cpu = -1;
     bool pelt_born = false;
     EventId timer;
