@@ -2,6 +2,7 @@
 #include "real/neighbour.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -23,6 +24,35 @@ namespace {
   for (;;) asm volatile("" ::: "memory");
 }
 
+// The i-th CPU this process may run on (wrapping), or -1 if unknown.
+int nth_allowed_cpu(int i) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+  const int n = CPU_COUNT(&set);
+  if (n <= 0) return -1;
+  int k = i % n;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    if (k-- == 0) return cpu;
+  }
+  return -1;
+}
+
+// Thread i of the neighbour spins on the i-th allowed CPU, as the model
+// has them sit (one per CPU, round robin: sim/group_share.hpp). Left to the
+// kernel, a new thread on this VM starts on its creator's CPU (fork
+// packing, docs/simulator.md "New threads' CPU") and two spinners shared
+// one CPU until the load balancer moved one: a run of 120 ms on CPU 0 then
+// got 85% of it instead of a third (runner.neighbour under TSan, 22:15 UTC).
+void pin_to(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  (void)::sched_setaffinity(0, sizeof one, &one);
+}
+
 [[noreturn]] void neighbour_main(const CpuCgroup& group, int threads, int fd, pid_t parent) {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -33,13 +63,20 @@ namespace {
     (void)!::write(fd, msg.data(), msg.size());
     _exit(3);
   }
+  std::vector<int> cpus;
+  for (int i = 0; i < threads; ++i) cpus.push_back(nth_allowed_cpu(i));
   try {
-    for (int i = 1; i < threads; ++i) std::thread(spin).detach();
+    for (int i = 1; i < threads; ++i)
+      std::thread([cpu = cpus[static_cast<std::size_t>(i)]] {
+        pin_to(cpu);
+        spin();
+      }).detach();
   } catch (const std::exception& e) {
     const std::string msg = std::string("cannot start the neighbour's threads: ") + e.what();
     (void)!::write(fd, msg.data(), msg.size());
     _exit(3);
   }
+  if (!cpus.empty()) pin_to(cpus.front());
   (void)!::write(fd, "k", 1);
   ::close(fd);
   spin();
