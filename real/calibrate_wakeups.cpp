@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <iterator>
@@ -309,43 +310,46 @@ double fork_pack_threshold(std::span<const double> levels, std::span<const doubl
   return 1.0;
 }
 
+namespace {
+// The load levels of CPU 0 of both packing experiments, the fraction packed
+// at each (by `fraction(level, count)`), and the levels as "0%: 59%, 20%:
+// 90%, ..." for the measurement's note.
+constexpr std::array<double, 6> kPackLevels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+struct PackedLevels {
+  std::array<double, kPackLevels.size()> packed{};
+  std::string seen;
+};
+PackedLevels packed_at_levels(double (*fraction)(double, int), int count) {
+  PackedLevels out;
+  for (std::size_t i = 0; i < kPackLevels.size(); ++i) {
+    out.packed[i] = fraction(kPackLevels[i], count);
+    out.seen += fmt::format("{}{:.0f}%: {:.0f}%", out.seen.empty() ? "" : ", ",
+                            100 * kPackLevels[i], 100 * out.packed[i]);
+  }
+  return out;
+}
+}  // namespace
+
 Measurement measure_fork_packing(int cpus, int forks) {
   if (cpus < 2) return summarize("fork_pack_util", {0.0}, "one CPU: nothing to pack");
-  const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
-  constexpr std::size_t kLevels = std::size(levels);
-  double packed[kLevels];
-  std::string seen;
-  for (std::size_t i = 0; i < kLevels; ++i) {
-    packed[i] = fork_packed_fraction(levels[i], forks);
-    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * levels[i],
-                        100 * packed[i]);
-  }
+  const PackedLevels p = packed_at_levels(fork_packed_fraction, forks);
   return summarize(
-      "fork_pack_util", {fork_pack_threshold(levels, packed)},
+      "fork_pack_util", {fork_pack_threshold(kPackLevels, p.packed)},
       fmt::format("new threads first run on their creator's CPU 0 (CPU 1 idle) by CPU 0's load: "
                   "{} ({} threads each); where the packed fraction first falls under 50% from "
                   "the idle end",
-                  seen, forks));
+                  p.seen, forks));
 }
 
 Measurement measure_wake_packing(int cpus, int wakes) {
   if (cpus < 2) return summarize("wake_pack_util", {0.0}, "one CPU: nothing to pack");
-  const double levels[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
-  constexpr std::size_t kLevels = std::size(levels);
-  double packed[kLevels];
-  std::string seen;
-  for (std::size_t i = 0; i < kLevels; ++i) {
-    packed[i] = packed_fraction(levels[i], wakes);
-    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * levels[i],
-                        100 * packed[i]);
-  }
-  const double threshold = wake_pack_threshold(levels, packed);
+  const PackedLevels p = packed_at_levels(packed_fraction, wakes);
   return summarize(
-      "wake_pack_util", {threshold},
+      "wake_pack_util", {wake_pack_threshold(kPackLevels, p.packed)},
       fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
                   "CPU 0's load: {} ({} wakes each); where the most loaded level that still "
                   "packed most and the next cross 50%",
-                  seen, wakes));
+                  p.seen, wakes));
 }
 
 namespace {
