@@ -135,8 +135,8 @@ inline constexpr MachineField kMachineFields[] = {
      "the same with threads kept alive (each maps a stack), median, less thread_start"},
     {"thread_start_remote", &MachineProfile::thread_start_remote, FieldPresence::from_default,
      kCostRange, "what a new thread's start adds when it starts on another CPU than its creator's",
-     "the thread_start probe with the new threads' affinity set to CPU 1, median, less "
-     "thread_start"},
+     "the thread_start probe's child, unpinned, makes 64 threads back to back: those the kernel "
+     "put on another CPU, median, less thread_start"},
     {"thread_exit", &MachineProfile::thread_exit, FieldPresence::required, kCostRange,
      "CPU cost of ending a thread, charged to the exiting thread",
      "create-to-join wall time on one CPU, minus the creation and two switches"},

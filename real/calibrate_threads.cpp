@@ -30,9 +30,14 @@
 //   stack_fault     then 8 threads kept alive, so that all but the first map
 //                   a new stack: the median of those 7 less thread_start (the
 //                   first touch of the new stack's pages, by the new thread).
-//   thread_start_remote  (two CPUs or more) 8 more made and joined one at a
-//                   time with their affinity set to CPU 1: the median less
-//                   thread_start (the first run on a CPU its creator is not on).
+//   thread_start_remote  (two CPUs or more) then the creator, allowed every
+//                   CPU, makes 64 detached threads back to back; of those
+//                   wake_up_new_task put on another CPU than the creator's,
+//                   the median entry less thread_start. (Until 2026-12-02
+//                   22:20 UTC the threads were sent to CPU 1 by
+//                   pthread_attr_setaffinity_np, which migrates the new
+//                   thread before its first run: 60-84 us there against
+//                   8-11 us for one the kernel placed there itself.)
 // Kernel thread stacks (kernel/fork.c, CONFIG_VMAP_STACK):
 //   kstack_cache    the kernel's NR_CACHED_STACKS (2), a constant.
 //   kstack_alloc    everything on CPU 0: rounds of eight creations of threads
@@ -271,6 +276,41 @@ std::string one_at_a_time(int n, const pthread_attr_t* attr) {
   return out;
 }
 
+// `n` detached threads made back to back by this (unpinned) thread: the
+// entry CPU times in ns of those that started on another CPU than the one
+// their creator was on.
+struct StreamProbe {
+  std::int64_t entry_ns = 0;
+  int cpu = -1;
+  int creator_cpu = -1;
+  std::atomic<bool> done{false};
+};
+void* stream_probe_thread(void* arg) {
+  auto* p = static_cast<StreamProbe*>(arg);
+  p->entry_ns = thread_cpu_ns();
+  p->cpu = sched_getcpu();
+  p->done.store(true, std::memory_order_release);
+  return nullptr;
+}
+std::string remote_stream(int n) {
+  std::vector<StreamProbe> probes(static_cast<std::size_t>(n));
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  for (StreamProbe& p : probes) {
+    p.creator_cpu = sched_getcpu();
+    pthread_t th;
+    if (pthread_create(&th, &attr, stream_probe_thread, &p) != 0) ::_exit(1);
+  }
+  pthread_attr_destroy(&attr);
+  std::string out;
+  for (StreamProbe& p : probes) {
+    while (!p.done.load(std::memory_order_acquire)) ::usleep(100);
+    if (p.cpu != p.creator_cpu) out += fmt::format("{} ", p.entry_ns);
+  }
+  return out;
+}
+
 // The forked child: writes "cached | fresh | remote" entry CPU times in ns
 // (remote empty on one CPU).
 [[noreturn]] void thread_start_child(int fd, int cpus) {
@@ -295,15 +335,11 @@ std::string one_at_a_time(int n, const pthread_attr_t* attr) {
     out += fmt::format("{} ", alive[static_cast<std::size_t>(i)].entry_ns);
   out += "| ";
   if (cpus > 1) {
-    // The same one at a time, each new thread started on CPU 1 (cached stacks).
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(1, &one);
-    pthread_attr_setaffinity_np(&attr, sizeof one, &one);
-    out += one_at_a_time(kEach, &attr);
-    pthread_attr_destroy(&attr);
+    // A stream: the creator, allowed every CPU, makes detached threads back
+    // to back; wake_up_new_task puts most of them on another CPU than the
+    // creator's (cached stacks: each exits before long and leaves its own).
+    unpin_self(cpus);
+    out += remote_stream(64);
   }
   out += "\n";
   if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
@@ -339,9 +375,10 @@ std::vector<Measurement> measure_thread_start(int rounds, int cpus) {
                                 "thread_start {:.1f} us ({} rounds)",
                                 start * 1e6, rounds)),
           summarize("thread_start_remote", remote_extra,
-                    cpus > 1 ? fmt::format("the same on cached stacks, each new thread started on "
-                                           "CPU 1, less thread_start ({} rounds of 8)",
-                                           rounds)
+                    cpus > 1 ? fmt::format("the same, 64 threads made back to back by an unpinned "
+                                           "creator: those started on another CPU than the "
+                                           "creator's ({} of {}), less thread_start",
+                                           remote.size(), 64 * rounds)
                              : std::string("one CPU: a new thread starts on its creator's"))};
 }
 

@@ -652,12 +652,13 @@ int Kernel::fork_cpu(int creator_cpu) {
 
 void Kernel::place_new(ThreadId id, int creator_cpu) {
   const int best = fork_cpu(creator_cpu);
-  // The creator's wake of its new thread on another CPU sends an IPI
-  // (wake_up_new_task); the local part is in thread_create.
-  // The new thread then starts where nothing of it is cached: it computes
-  // thread_start_remote more.
+  // A new thread put on another CPU than its creator's computes
+  // thread_start_remote more (its first run where nothing of it is cached).
+  // The creator sends an IPI only to an idle CPU (resched_curr kicks it out
+  // of idle); a busy one finds the thread on its queue, and a new thread's
+  // wake does not preempt (WF_FORK). The local part is in thread_create.
   if (creator_cpu >= 0 && best != creator_cpu) {
-    charge_waker(m_.wake_ipi);
+    if (cpu_idle(cpus_[static_cast<std::size_t>(best)])) charge_waker(m_.wake_ipi);
     threads_[id].overhead += m_.thread_start_remote;
   }
   enqueue_woken(cpus_[best], id, true);

@@ -334,6 +334,16 @@ TEST_CASE(
   CHECK(first_cpu == want);
 }
 
+TEST_CASE("kernel.new_thread: the creator sends an IPI only to an idle CPU", "[mechanism]") {
+  // The five threads of the test above: the first goes to the idle CPU 1
+  // (an IPI), the fifth to CPU 1 while the first runs there (none: the
+  // thread waits on its queue, and a new thread's wake does not preempt).
+  MachineProfile m = zero_machine(2);
+  m.wake_ipi = 10us;
+  const RunResult r = sim::simulate(tpt_scenario(m), batch(5, 10ms));
+  CHECK(r.counters.cpu_time == Duration(50ms) + Duration(10us));
+}
+
 TEST_CASE(
     "kernel.costs: mapping a stack costs stack_map_remote more while another CPU runs a thread "
     "of the process",
