@@ -447,9 +447,7 @@ void Kernel::pelt_attach(ThreadId id, int cpu) {
   if (t.pelt_cpu >= 0) {
     Cpu& from = cpus_[static_cast<std::size_t>(t.pelt_cpu)];
     pelt_cpu_update(from);
-    from.util = std::max(0.0, from.util - t.pelt_util);
-    from.runnable = std::max(0.0, from.runnable - t.pelt_runnable);
-    from.load = std::max(0.0, from.load - t.pelt_load);
+    pelt_detach(from, t);
     from.pelt_running -= run;
     from.pelt_runnable -= queued;
   }
@@ -488,11 +486,18 @@ void Kernel::pelt_state(Thread& t, ThreadState to) {
   POOLSIM_ASSERT(c.pelt_running >= 0 && c.pelt_running <= 1 && c.pelt_runnable >= 0,
                  "a CPU's PELT counts: at most one running thread, none negative");
   if (to == ThreadState::exited) {
-    c.util = std::max(0.0, c.util - t.pelt_util);
-    c.runnable = std::max(0.0, c.runnable - t.pelt_runnable);
-    c.load = std::max(0.0, c.load - t.pelt_load);
+    pelt_detach(c, t);
     t.pelt_cpu = -1;
   }
+}
+
+// A thread's averages taken off the sums of `c` (both up to date): it moves
+// away or exits. Never below zero (the sums and the threads' averages round
+// apart).
+void Kernel::pelt_detach(Cpu& c, const Thread& t) {
+  c.util = std::max(0.0, c.util - t.pelt_util);
+  c.runnable = std::max(0.0, c.runnable - t.pelt_runnable);
+  c.load = std::max(0.0, c.load - t.pelt_load);
 }
 
 void Kernel::set_cpu_state(Cpu& c, CpuState s) {

@@ -684,6 +684,7 @@ class Kernel {
   void pelt_thread_update(Thread& t);
   void pelt_attach(ThreadId id, int cpu);
   void pelt_state(Thread& t, ThreadState to);
+  static void pelt_detach(Cpu& c, const Thread& t);
   double cpu_util(int cpu);
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
