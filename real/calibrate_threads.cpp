@@ -261,14 +261,14 @@ void* start_probe_thread(void* arg) {
 }
 
 // `n` threads made and joined one at a time (each on the stack the one
-// before left in glibc's cache), with `attr`: their entry CPU times in ns.
-std::string one_at_a_time(int n, const pthread_attr_t* attr) {
+// before left in glibc's cache): their entry CPU times in ns.
+std::string one_at_a_time(int n) {
   std::string out;
   for (int i = 0; i < n; ++i) {
     StartProbe p;
     p.go = true;
     pthread_t th;
-    if (pthread_create(&th, attr, start_probe_thread, &p) != 0) ::_exit(1);
+    if (pthread_create(&th, nullptr, start_probe_thread, &p) != 0) ::_exit(1);
     pthread_join(th, nullptr);
     out += fmt::format("{} ", p.entry_ns);
     ::usleep(300);
@@ -318,8 +318,8 @@ std::string remote_stream(int n) {
   constexpr int kEach = 8;
   // One thread made and joined first: the child is multithreaded (as the
   // runner's, with its sampler) and glibc's cache holds one stack.
-  one_at_a_time(1, nullptr);
-  std::string out = one_at_a_time(kEach, nullptr) + "| ";
+  one_at_a_time(1);
+  std::string out = one_at_a_time(kEach) + "| ";
   std::vector<StartProbe> alive(kEach);
   std::vector<pthread_t> threads(kEach);
   for (int i = 0; i < kEach; ++i) {

@@ -311,45 +311,40 @@ double fork_pack_threshold(std::span<const double> levels, std::span<const doubl
 }
 
 namespace {
-// The load levels of CPU 0 of both packing experiments, the fraction packed
-// at each (by `fraction(level, count)`), and the levels as "0%: 59%, 20%:
-// 90%, ..." for the measurement's note.
-constexpr std::array<double, 6> kPackLevels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
-struct PackedLevels {
-  std::array<double, kPackLevels.size()> packed{};
+using PackThreshold = double (*)(std::span<const double>, std::span<const double>);
+
+// Both packing experiments: the fraction packed at each load level of CPU 0
+// (`fraction(level, count)`), then `threshold` over them; the note says what
+// was counted (`what`, `count` `unit` per level), the fractions, and `rule`.
+Measurement packing(MachineFieldName field, int cpus, double (*fraction)(double, int),
+                    PackThreshold threshold, int count, const char* what, const char* unit,
+                    const char* rule) {
+  if (cpus < 2) return summarize(field, {0.0}, "one CPU: nothing to pack");
+  constexpr std::array<double, 6> kLevels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
+  std::array<double, kLevels.size()> packed{};
   std::string seen;
-};
-PackedLevels packed_at_levels(double (*fraction)(double, int), int count) {
-  PackedLevels out;
-  for (std::size_t i = 0; i < kPackLevels.size(); ++i) {
-    out.packed[i] = fraction(kPackLevels[i], count);
-    out.seen += fmt::format("{}{:.0f}%: {:.0f}%", out.seen.empty() ? "" : ", ",
-                            100 * kPackLevels[i], 100 * out.packed[i]);
+  for (std::size_t i = 0; i < kLevels.size(); ++i) {
+    packed[i] = fraction(kLevels[i], count);
+    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * kLevels[i],
+                        100 * packed[i]);
   }
-  return out;
+  return summarize(
+      field, {threshold(kLevels, packed)},
+      fmt::format("{} by CPU 0's load: {} ({} {} each); {}", what, seen, count, unit, rule));
 }
 }  // namespace
 
 Measurement measure_fork_packing(int cpus, int forks) {
-  if (cpus < 2) return summarize("fork_pack_util", {0.0}, "one CPU: nothing to pack");
-  const PackedLevels p = packed_at_levels(fork_packed_fraction, forks);
-  return summarize(
-      "fork_pack_util", {fork_pack_threshold(kPackLevels, p.packed)},
-      fmt::format("new threads first run on their creator's CPU 0 (CPU 1 idle) by CPU 0's load: "
-                  "{} ({} threads each); where the packed fraction first falls under 50% from "
-                  "the idle end",
-                  p.seen, forks));
+  return packing("fork_pack_util", cpus, fork_packed_fraction, fork_pack_threshold, forks,
+                 "new threads first run on their creator's CPU 0 (CPU 1 idle)", "threads",
+                 "where the packed fraction first falls under 50% from the idle end");
 }
 
 Measurement measure_wake_packing(int cpus, int wakes) {
-  if (cpus < 2) return summarize("wake_pack_util", {0.0}, "one CPU: nothing to pack");
-  const PackedLevels p = packed_at_levels(packed_fraction, wakes);
-  return summarize(
-      "wake_pack_util", {wake_pack_threshold(kPackLevels, p.packed)},
-      fmt::format("wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU) by "
-                  "CPU 0's load: {} ({} wakes each); where the most loaded level that still "
-                  "packed most and the next cross 50%",
-                  p.seen, wakes));
+  return packing("wake_pack_util", cpus, packed_fraction, wake_pack_threshold, wakes,
+                 "wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU)",
+                 "wakes",
+                 "where the most loaded level that still packed most and the next cross 50%");
 }
 
 namespace {
