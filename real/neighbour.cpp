@@ -24,19 +24,15 @@ namespace {
   for (;;) asm volatile("" ::: "memory");
 }
 
-// The i-th CPU this process may run on (wrapping), or -1 if unknown.
-int nth_allowed_cpu(int i) {
+// The CPUs this process may run on, in order (empty if unknown).
+std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return -1;
-  const int n = CPU_COUNT(&set);
-  if (n <= 0) return -1;
-  int k = i % n;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    if (k-- == 0) return cpu;
-  }
-  return -1;
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
 }
 
 // Thread i of the neighbour spins on the i-th allowed CPU, as the model
@@ -63,11 +59,14 @@ void pin_to(int cpu) {
     (void)!::write(fd, msg.data(), msg.size());
     _exit(3);
   }
-  std::vector<int> cpus;
-  for (int i = 0; i < threads; ++i) cpus.push_back(nth_allowed_cpu(i));
+  const std::vector<int> cpus = allowed_cpus();
+  // Thread i on cpus[i mod n]; unpinned (-1) if the mask could not be read.
+  const auto nth = [&cpus](int i) {
+    return cpus.empty() ? -1 : cpus[static_cast<std::size_t>(i) % cpus.size()];
+  };
   try {
     for (int i = 1; i < threads; ++i)
-      std::thread([cpu = cpus[static_cast<std::size_t>(i)]] {
+      std::thread([cpu = nth(i)] {
         pin_to(cpu);
         spin();
       }).detach();
@@ -76,7 +75,7 @@ void pin_to(int cpu) {
     (void)!::write(fd, msg.data(), msg.size());
     _exit(3);
   }
-  if (!cpus.empty()) pin_to(cpus.front());
+  pin_to(nth(0));
   (void)!::write(fd, "k", 1);
   ::close(fd);
   spin();
