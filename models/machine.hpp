@@ -44,8 +44,15 @@ struct MachineProfile {
   // Added after the fields above: a profile without them takes the shipped
   // `default` profile's values (FieldPresence::from_default).
   Duration queue_handover{};  // one side (push or pop) of a hand-over through a locked queue
-  Duration yield_cost{};      // a sched_yield call that finds nothing else to run
-  Duration arena_create{};    // a thread's first malloc when it maps a new malloc arena
+  // A futex system call that neither sleeps nor wakes a sleeper (a
+  // contended queue lock's FUTEX_WAIT that finds the word changed, its
+  // FUTEX_WAKE with nobody asleep; sim/queue_lock.hpp).
+  Duration futex_call{};
+  // The extra of a push or pop whose queue (lock word, deque) another CPU
+  // touched last: its cache lines move to this CPU.
+  Duration queue_handover_remote{};
+  Duration yield_cost{};    // a sched_yield call that finds nothing else to run
+  Duration arena_create{};  // a thread's first malloc when it maps a new malloc arena
   // glibc's madvise(MADV_DONTNEED) of a dying thread's unused stack, under
   // the mmap lock for reading (part of thread_exit).
   Duration stack_madvise{};

@@ -148,7 +148,14 @@ inline constexpr MachineField kMachineFields[] = {
      "VmRSS added per blocked thread over 64 threads, rounded to 4 KiB pages"},
     {"queue_handover", &MachineProfile::queue_handover, FieldPresence::from_default, kCostRange,
      "one side (push or pop) of a hand-over through a locked queue",
-     "the real pool, 1 worker, a batch of empty tasks: CPU per task / 2"},
+     "the real pool, 1 worker, a batch of empty tasks, on one CPU: CPU per task / 2"},
+    {"futex_call", &MachineProfile::futex_call, FieldPresence::from_default, kCostRange,
+     "a futex system call that neither sleeps nor wakes anybody (a contended queue lock)",
+     "thread CPU time of FUTEX_WAKE calls on a word nobody waits on, per call"},
+    {"queue_handover_remote", &MachineProfile::queue_handover_remote, FieldPresence::from_default,
+     kCostRange, "the extra of a push or pop whose queue another CPU used last",
+     "threads on CPUs 0 and 1 take turns at a locked deque: time per turn less turns with no "
+     "push or pop, less the push or pop on one CPU"},
     {"stack_madvise", &MachineProfile::stack_madvise, FieldPresence::from_default, kCostRange,
      "the part of thread_exit that holds the mmap lock for reading: glibc's madvise of the "
      "dying thread's unused stack",

@@ -164,6 +164,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  ms.push_back(measure_futex_call(20 * scale));
   require_quiet(opt, "before the OS-noise step");
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
@@ -183,6 +184,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
+  ms.push_back(measure_queue_handover_remote(opt.quick ? 5 : 15, cpus));
+  unpin_self(cpus);
   {  // the runtime-memory fields from the runs taken first
     const double page = 4096, stack_touch = std::round(touch.median / page) * page;
     for (Measurement& m :

@@ -98,6 +98,8 @@ double wake_pack_threshold(std::span<const double> levels, std::span<const doubl
 // fork_pack_util: the same crossing, seen from the idle end.
 double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
+// futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
+Measurement measure_futex_call(int blocks);
 
 // calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the four noise_* fields.
 std::vector<Measurement> measure_noise(Duration window);
@@ -111,6 +113,8 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 std::vector<Measurement> measure_thread_start(int rounds, int cpus);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count);
+// queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.
+Measurement measure_queue_handover_remote(int rounds, int cpus);
 
 // calibrate_memory.cpp. malloc_arena and malloc_arenas_per_cpu, `reps`
 // forked children; must run before any thread of calibrate's process

@@ -6,8 +6,16 @@
 // (getrusage, every thread) divided by the task count, the median of several
 // runs after a warm-up run. It includes the runner's per-task recording (a
 // clock read at submit, start and end), which every real run pays too.
+//   queue_handover_remote  two threads pinned to CPUs 0 and 1 take turns
+//                   (a turn word) at a std::mutex-guarded std::deque, one
+//                   pushing, one popping: the wall time per turn less that of
+//                   turns with nothing done under the lock, less the push or
+//                   pop on one CPU; median of rounds of 100,000 turns. What a
+//                   push or pop adds when another CPU used the queue last
+//                   (its lock word and the deque's lines move).
 //   queue_handover  pool of 1 worker, a batch of `cpu: 0ns` tasks from the
-//                   submitter: half the CPU per task (one push by the
+//                   submitter, both on CPU 0 (so the queue's lock is not
+//                   contended): half the CPU per task (one push by the
 //                   submitter, one pop by the worker).
 //   fiber_create    virtual threads on 1 carrier, 1,000 closed clients
 //                   issuing `cpu: 0ns` requests: the CPU per request less two
@@ -20,9 +28,16 @@
 //                   request with `wait: 1ms` less without (a timer armed,
 //                   with 1,000 pending, and its completion dispatched).
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
@@ -60,6 +75,73 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
 }
 }  // namespace
 
+// queue_handover_remote (see the header comment).
+Measurement measure_queue_handover_remote(int rounds, int cpus) {
+  if (cpus < 2)
+    return summarize("queue_handover_remote", {0.0}, "one CPU: no other CPU to take the queue");
+  constexpr long kTurns = 100000;
+  alignas(64) std::atomic<long> turn{0};
+  std::mutex mu;
+  std::deque<std::uint32_t> q;  // real/pool.cpp's queue
+  const auto wall = [] { return std::chrono::steady_clock::now(); };
+  const auto ns_per = [](auto d, double n) {
+    return std::chrono::duration<double, std::nano>(d).count() / n;
+  };
+  // Two threads pinned to CPUs 0 and 1 take turns; with `op` each turn pushes
+  // (CPU 0) or pops (CPU 1) under the mutex. Wall time per turn.
+  const auto alternate = [&](bool op) {
+    turn.store(0);
+    const auto side = [&](int me) {
+      pin_self(me);
+      for (long i = 0; i < kTurns; ++i) {
+        const long mine = 2 * i + me;
+        while (turn.load(std::memory_order_acquire) != mine) {
+        }
+        if (op) {
+          std::lock_guard lk(mu);
+          if (me == 0)
+            q.push_back(static_cast<std::uint32_t>(i));
+          else
+            q.pop_front();
+        }
+        turn.store(mine + 1, std::memory_order_release);
+      }
+    };
+    const auto t0 = wall();
+    std::thread other(side, 1);
+    side(0);
+    other.join();
+    return ns_per(wall() - t0, 2.0 * kTurns);
+  };
+  // The same push and pop on one CPU, the lines staying in its cache.
+  const auto local = [&] {
+    pin_self(0);
+    const auto t0 = wall();
+    for (long i = 0; i < kTurns; ++i) {
+      {
+        std::lock_guard lk(mu);
+        q.push_back(static_cast<std::uint32_t>(i));
+      }
+      std::lock_guard lk(mu);
+      q.pop_front();
+    }
+    return ns_per(wall() - t0, 2.0 * kTurns);
+  };
+  std::vector<double> extra;
+  double e = 0, o = 0, l = 0;
+  for (int r = 0; r < rounds; ++r) {
+    e = alternate(false);
+    o = alternate(true);
+    l = local();
+    extra.push_back(std::max(0.0, o - e - l) * 1e-9);
+  }
+  return summarize("queue_handover_remote", extra,
+                   fmt::format("threads on CPUs 0 and 1 take turns at a locked deque (push, pop): "
+                               "{:.0f} ns per turn less {:.0f} ns with nothing under the lock, "
+                               "less {:.0f} ns on one CPU (last of {} rounds)",
+                               o, e, l, rounds));
+}
+
 // The four runtime costs (see the header comment): queue_handover,
 // fiber_create, fiber_switch, timer_arm.
 std::vector<Measurement> measure_runtime_costs(int trials, int count) {
@@ -69,8 +151,17 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count) {
       "{{kind: closed, clients: {}, think: 0ms, duration: 60s, count: {}}}", kClients, count);
   const std::string vt = "{kind: virtual-threads, carriers: 1}",
                     el = "{kind: event-loop, loops: 1}";
+  // The pool on one CPU: its queue lock is then never held by a thread
+  // running on the other CPU, so the figure is the uncontended hand-over
+  // (contention is the model's: sim/queue_lock.hpp, futex_call). On two
+  // CPUs the same run measured 276-403 ns per task against 156-170.
+  cpu_set_t all;
+  if (sched_getaffinity(0, sizeof all, &all) != 0)
+    throw std::runtime_error("calibrate: sched_getaffinity failed");
+  pin_self(0);
   const auto pool =
       backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
+  sched_setaffinity(0, sizeof all, &all);
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
   const auto el0 = backend_cpu_per_task(el, closed, "cpu: 0ns", count, trials);
@@ -86,11 +177,12 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count) {
   }
   const auto us = [](const std::vector<double>& v) { return quantile(v, 0.5) * 1e6; };
   return {
-      summarize("queue_handover", qh,
-                fmt::format(
-                    "real pool, 1 worker, a batch of {} empty tasks: CPU per task ({:.3g} us) / 2 "
-                    "(push + pop)",
-                    count, us(pool))),
+      summarize(
+          "queue_handover", qh,
+          fmt::format(
+              "real pool, 1 worker, a batch of {} empty tasks, on CPU 0: CPU per task ({:.3g} us) "
+              "/ 2 (push + pop)",
+              count, us(pool))),
       summarize(
           "fiber_create", fc,
           fmt::format(

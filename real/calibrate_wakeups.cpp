@@ -35,6 +35,10 @@
 //                   empty pair of clock reads.
 //   wake_ipi        the same with the waiter pinned to the idle CPU 1, minus
 //                   wake_cost (the inter-processor interrupt).
+//   futex_call      blocks of 1,000 FUTEX_WAKE calls on a word nobody waits
+//                   on, timed with the thread's CPU clock: the CPU of a
+//                   system call that neither sleeps nor wakes (a contended
+//                   queue lock's calls, sim/queue_lock.hpp); median per call.
 #include <fmt/format.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -381,6 +385,22 @@ double waker_cpu_per_wake(int to, int samples) {
   return quantile(cpu, 0.5);
 }
 }  // namespace
+
+Measurement measure_futex_call(int blocks) {
+  constexpr int kCalls = 1000;
+  std::atomic<int> word{0};
+  std::vector<double> per_call;
+  for (int b = 0; b < blocks; ++b) {
+    const auto c0 = thread_cpu_ns();
+    for (int i = 0; i < kCalls; ++i)
+      syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    per_call.push_back((thread_cpu_ns() - c0) * 1e-9 / kCalls);
+  }
+  return summarize("futex_call", per_call,
+                   fmt::format("thread CPU time of {} FUTEX_WAKE calls on a word nobody waits on, "
+                               "per call ({} blocks)",
+                               kCalls, blocks));
+}
 
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
   std::vector<double> reads;

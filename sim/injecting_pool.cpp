@@ -20,7 +20,9 @@
 //   the deadline is fixed when it goes idle (models/idle_policy.hpp, the
 //   rule of both twins and of the pool).
 // Hand-over cost: machine.queue_handover of CPU on the submitter per push and
-// on the worker per pop (the twin's locked deque), as in sim/pool.cpp.
+// on the worker per pop (plus queue_handover_remote when another CPU held
+// the queue last), under the queue's lock (the twin's locked deque;
+// sim/queue_lock.hpp), as in sim/pool.cpp.
 // Invariants: counts_.live = workers started and not retired, at most
 // max_threads (asserted); idle_ <= counts_.live; the queue is in enqueue
 // order, so its head waited longest.
@@ -37,6 +39,7 @@
 #include "models/idle_policy.hpp"
 #include "models/injection_policy.hpp"
 #include "sim/driver.hpp"
+#include "sim/queue_lock.hpp"
 #include "sim/runtime.hpp"
 
 namespace poolsim::sim {
@@ -56,10 +59,12 @@ class InjectingPool final : public Runtime {
       for (int i = 0; i < params_.min_threads; ++i) co_await start_worker();
       co_await k_.spawn(gate(), "gate");
     }
-    queue_.push_back({task, k_.now()});
     // The push under the twin's lock, then the wake after its unlock.
+    if (!lock_.try_lock()) co_await lock_.lock_slow();
+    queue_.push_back({task, k_.now()});
     const bool wake = idle_ > 0;
-    co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
+    co_await k_.compute(lock_.handover());  // the push, on the submitter
+    if (lock_.unlock()) co_await lock_.wake();
     if (wake) k_.notify_one(idle_q_);
   }
 
@@ -87,9 +92,15 @@ class InjectingPool final : public Runtime {
   Co worker() {
     for (;;) {
       if (!queue_.empty()) {
+        if (!lock_.try_lock()) co_await lock_.lock_slow();
+        if (queue_.empty()) {  // another worker took it while this one waited
+          if (lock_.unlock()) co_await lock_.wake();
+          continue;
+        }
         const std::uint32_t t = queue_.front().first;
         queue_.pop_front();
-        co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
+        co_await k_.compute(lock_.handover());  // the pop, on the worker
+        if (lock_.unlock()) co_await lock_.wake();
         co_await driver_.execute(t);
         continue;
       }
@@ -118,6 +129,7 @@ class InjectingPool final : public Runtime {
   Driver& driver_;
   InjectionParams params_;
   std::deque<std::pair<std::uint32_t, Duration>> queue_;  // task, enqueued at
+  QueueLock lock_{k_};                                    // the queue's mutex (sim/queue_lock.hpp)
   int idle_ = 0;
   bool started_ = false;
   WaitQueue idle_q_;

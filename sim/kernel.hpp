@@ -312,6 +312,8 @@ class Kernel {
 
   // The thread whose coroutine is executing (kNoThread outside a resume).
   ThreadId self() const { return current_; }
+  // The CPU whose thread's coroutine is executing (-1 outside a resume).
+  int current_cpu() const { return exec_cpu_; }
 
   // ---- awaitable operations (only inside a thread's coroutine) -----------
   struct ComputeAwait {

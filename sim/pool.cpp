@@ -27,8 +27,11 @@
 // Hand-over cost: machine.queue_handover of CPU on the submitting thread per
 // enqueue (the push, before an idle worker is woken: the real twin pushes
 // under its lock and signals after the unlock) and on the worker per dequeue
-// (before it runs the task). A task handed to a new thread as its first task
-// never passes through the queue and pays neither.
+// (before it runs the task), plus queue_handover_remote when another CPU held
+// the queue last, each under the queue's lock (sim/queue_lock.hpp: glibc's
+// mutex, whose contention costs futex system calls). A task handed to
+// a new thread as its first task never passes through the queue and pays
+// neither.
 // Memory: the first workers to run touch pool_stack more stack in all, at
 // most worker_stack each (lazy binding; Kernel::set_worker_stack).
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
@@ -40,6 +43,7 @@
 #include "models/idle_policy.hpp"
 #include "models/pool_policy.hpp"
 #include "sim/driver.hpp"
+#include "sim/queue_lock.hpp"
 #include "sim/runtime.hpp"
 
 namespace poolsim::sim {
@@ -70,8 +74,10 @@ class Pool final : public Runtime {
         {
           // As the real twin: the push under the lock (whether a worker is
           // idle is read there), then the wake after the unlock.
+          if (!lock_.try_lock()) co_await lock_.lock_slow();
           const bool wake = !idle_.empty();
-          co_await k_.compute(k_.machine().queue_handover);  // the push, on the submitter
+          co_await k_.compute(lock_.handover());  // the push, on the submitter
+          if (lock_.unlock()) co_await lock_.wake();
           if (wake) k_.notify_one(idle_);
         }
         break;
@@ -104,9 +110,15 @@ class Pool final : public Runtime {
     co_await driver_.execute(first);
     for (;;) {
       while (!queue_.empty()) {
+        if (!lock_.try_lock()) co_await lock_.lock_slow();
+        if (queue_.empty()) {  // another worker took it while this one waited
+          if (lock_.unlock()) co_await lock_.wake();
+          break;
+        }
         const std::uint32_t task = queue_.front();
         queue_.pop_front();
-        co_await k_.compute(k_.machine().queue_handover);  // the pop, on the worker
+        co_await k_.compute(lock_.handover());  // the pop, on the worker
+        if (lock_.unlock()) co_await lock_.wake();
         co_await driver_.execute(task);
       }
       IdlePeriod idle;
@@ -127,6 +139,7 @@ class Pool final : public Runtime {
   Driver& driver_;
   PoolLimits limits_;
   std::deque<std::uint32_t> queue_;
+  QueueLock lock_{k_};  // the queue's mutex (sim/queue_lock.hpp)
   PoolCounts counts_;
   WaitQueue idle_;
 };

@@ -37,17 +37,63 @@ TEST_CASE("runtime_costs.pool: a queue hand-over is charged to the submitter and
   CHECK(cpu_of(m, BackendKind::asio_pool, 1, w) == 2 * (kN - 1) * 300ns);
 }
 
-TEST_CASE("runtime_costs.pool: on two CPUs the submitter's and the worker's sides overlap",
-          "[runtime][costs]") {
-  // Submitter and worker on two CPUs: the pushes and pops overlap, so the
-  // makespan grows by about one side per task, not two.
+TEST_CASE(
+    "runtime_costs.pool: on two CPUs the submitter's and the worker's sides serialize on the "
+    "queue's lock",
+    "[runtime][costs][lock]") {
+  // Submitter and worker on two CPUs: each push and pop holds the queue's
+  // mutex for its hand-over (sim/queue_lock.hpp), so they cannot overlap:
+  // the makespan grows by both sides per task. System calls free here.
   constexpr int kN = 1000;
   MachineProfile m = zero_machine(2);
   m.queue_handover = 1us;
   const RunResult r = sim::simulate(pool_scenario(m, 1), batch(kN, 0ns));
   CHECK(r.counters.cpu_time == 2 * (kN - 1) * 1us);
-  CHECK(makespan(r) > (kN - 1) * 1e-6);
-  CHECK(makespan(r) < 1.1 * (kN - 1) * 1e-6);
+  CHECK(makespan(r) >= 2 * (kN - 1) * 1e-6);
+  CHECK(makespan(r) < 2.1 * (kN - 1) * 1e-6);
+  // Contended: somebody slept on the lock (a voluntary switch each).
+  CHECK(r.counters.switches_voluntary > 0);
+}
+
+TEST_CASE("runtime_costs.pool: a contended queue lock costs futex_call per system call",
+          "[runtime][costs][lock]") {
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(2);
+  m.queue_handover = 1us;
+  m.futex_call = 250ns;
+  const Workload w = batch(kN, 0ns);
+  // Two CPUs: the waiter's FUTEX_WAIT and the releaser's FUTEX_WAKE are
+  // paid, in whole calls.
+  const RunResult two = sim::simulate(pool_scenario(m, 1), w);
+  const Duration extra = two.counters.cpu_time - 2 * (kN - 1) * 1us;
+  CHECK(extra > 0ns);
+  CHECK(extra % 250ns == 0ns);
+  // One CPU: the holder is never running while another thread wants the
+  // lock (nothing preempts it inside its hand-over), so no call is made.
+  MachineProfile one = m;
+  one.cores = 1;
+  const RunResult alone = sim::simulate(pool_scenario(one, 1), w);
+  CHECK(alone.counters.cpu_time == 2 * (kN - 1) * 1us);
+}
+
+TEST_CASE("runtime_costs.pool: a push or pop after another CPU's costs queue_handover_remote",
+          "[runtime][costs][lock]") {
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(2);
+  m.queue_handover = 1us;
+  m.queue_handover_remote = 300ns;
+  const Workload w = batch(kN, 0ns);
+  // Two CPUs: the submitter's pushes and the worker's pops alternate between
+  // them, and each that follows the other CPU's pays the extra.
+  const RunResult two = sim::simulate(pool_scenario(m, 1), w);
+  const Duration extra = two.counters.cpu_time - 2 * (kN - 1) * 1us;
+  CHECK(extra > 0ns);
+  CHECK(extra % 300ns == 0ns);
+  CHECK(extra <= 2 * (kN - 1) * 300ns);
+  // One CPU: the queue never leaves it.
+  MachineProfile one = m;
+  one.cores = 1;
+  CHECK(sim::simulate(pool_scenario(one, 1), w).counters.cpu_time == 2 * (kN - 1) * 1us);
 }
 
 TEST_CASE("runtime_costs.injecting_pool: every task pays a queue hand-over", "[runtime][costs]") {
