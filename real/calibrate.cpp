@@ -183,7 +183,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("runtime costs (real pool, virtual threads, event loop)");
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);
-  for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000)) ms.push_back(std::move(m));
+  for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000, cpus))
+    ms.push_back(std::move(m));
   ms.push_back(measure_queue_handover_remote(opt.quick ? 5 : 15, cpus));
   unpin_self(cpus);
   {  // the runtime-memory fields from the runs taken first

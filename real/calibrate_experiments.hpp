@@ -112,7 +112,7 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 // children (calibrate_threads.cpp).
 std::vector<Measurement> measure_thread_start(int rounds, int cpus);
 
-std::vector<Measurement> measure_runtime_costs(int trials, int count);
+std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.
 Measurement measure_queue_handover_remote(int rounds, int cpus);
 

@@ -28,7 +28,6 @@
 //                   request with `wait: 1ms` less without (a timer armed,
 //                   with 1,000 pending, and its completion dispatched).
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -144,7 +143,7 @@ Measurement measure_queue_handover_remote(int rounds, int cpus) {
 
 // The four runtime costs (see the header comment): queue_handover,
 // fiber_create, fiber_switch, timer_arm.
-std::vector<Measurement> measure_runtime_costs(int trials, int count) {
+std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) {
   const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
   constexpr int kClients = 1000;
   const std::string closed = fmt::format(
@@ -155,13 +154,10 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count) {
   // running on the other CPU, so the figure is the uncontended hand-over
   // (contention is the model's: sim/queue_lock.hpp, futex_call). On two
   // CPUs the same run measured 276-403 ns per task against 156-170.
-  cpu_set_t all;
-  if (sched_getaffinity(0, sizeof all, &all) != 0)
-    throw std::runtime_error("calibrate: sched_getaffinity failed");
   pin_self(0);
   const auto pool =
       backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
-  sched_setaffinity(0, sizeof all, &all);
+  unpin_self(cpus);  // the other runtimes on every CPU, as before
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
   const auto el0 = backend_cpu_per_task(el, closed, "cpu: 0ns", count, trials);

@@ -20,12 +20,12 @@
 // kernel's check of the word is at the end of the waiter's futex_call.
 // The critical section is the runtime's queue_handover (push or pop), plus
 // queue_handover_remote when the last holder ran on another CPU (the lock
-// word's and the deque's cache lines move: about 60 ns here, where a line
-// takes 55-90 ns to cross); a holder preempted inside it keeps the lock.
-// Measured (2026-12-03, win-100k-micro-pool, `perf stat -e
+// word's and the deque's cache lines move: 39-332 ns in calibrations of
+// 2026-12-03, as a line took 91-234 ns to cross, depending on the minute); a holder preempted
+// inside it keeps the lock. Measured (2026-12-03, win-100k-micro-pool, `perf stat -e
 // syscalls:sys_enter_futex`): 48,605 futex calls and 281 context switches
 // for 100,000 tasks of 100 ns on 2 workers; 19,624 with 1 worker.
-// Invariants (asserted): only a holder unlocks; a sleeper is counted once.
+// Invariant (asserted): only a holder unlocks.
 // Left out: the condition variable's internal lock (the idle workers' wait).
 #pragma once
 
@@ -59,8 +59,7 @@ class QueueLock {
       }
       co_await k_.compute(k_.machine().futex_call);  // FUTEX_WAIT(word, 2)
       if (word_ != 2) continue;                      // changed meanwhile: EAGAIN
-      ++sleepers_;
-      co_await k_.wait(q_);  // a FUTEX_WAKE took it off the count
+      co_await k_.wait(q_);                          // until a FUTEX_WAKE
     }
   }
   // The holder's critical section: queue_handover, plus
@@ -76,15 +75,10 @@ class QueueLock {
     POOLSIM_ASSERT(word_ != 0, "queue lock: unlocked while free");
     return std::exchange(word_, 0) == 2;
   }
+  // FUTEX_WAKE: the first sleeper woken (the waker pays the wake, as for
+  // any notify_one), or, with nobody asleep, the call's own cost.
   Co wake() {
-    if (sleepers_ == 0) {
-      co_await k_.compute(k_.machine().futex_call);  // FUTEX_WAKE, nobody asleep
-      co_return;
-    }
-    --sleepers_;
-    const bool woke = k_.notify_one(q_);  // charges the waker the wake
-    POOLSIM_ASSERT(woke, "queue lock: a sleeper counted that does not wait");
-    (void)woke;
+    if (!k_.notify_one(q_)) co_await k_.compute(k_.machine().futex_call);
   }
 
  private:
@@ -98,8 +92,7 @@ class QueueLock {
   int word_ = 0;
   int last_cpu_ = -1;  // the CPU of the last holder
   bool remote_ = false;
-  int sleepers_ = 0;
-  WaitQueue q_;
+  WaitQueue q_;  // the waiters asleep in FUTEX_WAIT
 };
 
 }  // namespace poolsim::sim
