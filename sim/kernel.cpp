@@ -10,16 +10,6 @@
 
 namespace poolsim::sim {
 
-namespace {
-// Min-heap order of a run queue: earliest virtual deadline first, then FIFO.
-struct RqAfter {
-  template <class E>
-  bool operator()(const E& a, const E& b) const {
-    return a.d > b.d || (a.d == b.d && a.seq > b.seq);
-  }
-};
-}  // namespace
-
 Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limits,
                KernelOptions opt)
     : engine_(engine),
@@ -687,12 +677,15 @@ void Kernel::place_woken(Cpu& c, ThreadId id, bool is_new) {
     // lag is taken against V before any update_curr, i.e. with the current
     // thread's vruntime as of the kernel's last update of it (a tick, a
     // pick, an enqueue here). Lag > 0 (DELAY_ZERO): placed at that V with
-    // lag 0; else it keeps its vruntime. The wake-up check that follows
-    // brings the current thread up to date, so the time it ran since then
-    // turns into the woken thread's lead. Its deadline a slice on (the
-    // kernel keeps the old one; the run queue heaps want vruntime + slice).
-    t.vruntime = std::max(t.vruntime, stale_avg_vruntime(c));
-    t.deadline = t.vruntime + m_.slice;
+    // lag 0 and a deadline a slice on (place_entity); else it keeps its
+    // vruntime and the deadline it blocked with. The wake-up check that
+    // follows brings the current thread up to date, so the time it ran
+    // since then turns into the woken thread's lead.
+    const Duration v = stale_avg_vruntime(c);
+    if (t.vruntime < v) {
+      t.vruntime = v;
+      t.deadline = v + m_.slice;
+    }
   } else {
     // PLACE_LAG: the lag it blocked with, clamped (entity_lag), placed
     // against this queue's V (place_entity: vd_i = ve_i + r_i/w_i).
@@ -790,9 +783,19 @@ void Kernel::check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued) {
 // pick_eevdf over the queue with the current thread at its present
 // deadline (the renewals it got at ticks, refresh_slice, are its slice_end).
 bool Kernel::wakeup_preempts(Cpu& c) {
-  Thread& cur = threads_[c.curr];
-  cur.deadline = cur.vruntime + std::max(Duration{0}, c.slice_end - now());
+  threads_[c.curr].deadline = current_deadline(c);
   return !keep_current(c);
+}
+
+// The current thread's deadline as update_curr leaves it: what is left of
+// its slice (slice_end, with the renewals it got at ticks applied by
+// refresh_slice) on from its vruntime, or a slice on once that has passed
+// (update_deadline).
+Duration Kernel::current_deadline(Cpu& c) {
+  refresh_slice(c);
+  const Thread& cur = threads_[c.curr];
+  const Duration left = c.slice_end - now();
+  return cur.vruntime + (left > Duration{0} ? left : m_.slice);
 }
 
 // update_curr: the kernel brought the current thread's vruntime up to date
@@ -888,9 +891,9 @@ void Kernel::resched(Cpu& c) {
 // queued is eligible, or if it is eligible and its deadline is strictly the
 // earliest (entity_before(curr, best)).
 bool Kernel::keep_current(Cpu& c) {
-  std::vector<RqEntry>* h = rq_best(c);
-  if (h == nullptr) return true;
-  const RqEntry& best = h->front();
+  const RqEntry* best_e = rq_best(c);
+  if (best_e == nullptr) return true;
+  const RqEntry& best = *best_e;
   const Thread& cur = threads_[c.curr];
   if (!eligible(c, cur.vruntime)) return false;
   return !eligible(c, best.v) || cur.deadline < best.d;
@@ -941,47 +944,40 @@ Duration Kernel::place(const Cpu& c, Duration lag) const {
   return v - lag * (w + 1) / w;
 }
 
-// pick_eevdf over the two heaps. Each front is its heap's lowest vruntime
-// and earliest deadline, so if a heap has an eligible thread its front is
-// one, and the best eligible thread is the eligible front with the earlier
-// deadline (FIFO on ties). With no eligible front (the current thread is the
-// one owed service) the earlier deadline.
-std::vector<Kernel::RqEntry>* Kernel::rq_best(Cpu& c) {
-  if (c.rq.empty()) return c.rq_new.empty() ? nullptr : &c.rq_new;
-  if (c.rq_new.empty()) return &c.rq;
-  const bool old_ok = eligible(c, c.rq.front().v), new_ok = eligible(c, c.rq_new.front().v);
-  if (old_ok != new_ok) return old_ok ? &c.rq : &c.rq_new;
-  return RqAfter{}(c.rq.front(), c.rq_new.front()) ? &c.rq_new : &c.rq;
+// pick_eevdf over the queue: the eligible thread with the earliest
+// deadline (FIFO on ties); with none eligible (the current thread is the one
+// owed service) the earliest deadline.
+const RqEntry* Kernel::rq_best(const Cpu& c) const {
+  if (c.rq.empty()) return nullptr;
+  return &c.rq.best([&](Duration v) { return eligible(c, v); });
 }
 
 void Kernel::rq_push(Cpu& c, ThreadId id) {
   const Thread& t = threads_[id];
-  std::vector<RqEntry>& h = t.ran ? c.rq : c.rq_new;
-  h.push_back({t.deadline, t.vruntime, rq_seq_++, id});
-  std::push_heap(h.begin(), h.end(), RqAfter{});
+  c.rq.push({t.deadline, t.vruntime, rq_seq_++, id});
   // avg_vruntime_add
   c.avg_sum += t.vruntime - c.min_vruntime;
   ++c.avg_n;
   POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c) + c.delayed.size(),
                  "avg_load counts the queue and its delayed entities");
+#ifndef NDEBUG
+  if (c.rq.size() <= 64) c.rq.check();
+#endif
   reindex(c);
 }
 
-// Removes the front of `heap`, or with `leaf` its last entry (a leaf:
-// removing it keeps the heap valid); avg_vruntime_sub.
-Kernel::RqEntry Kernel::rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf) {
-  if (!leaf) std::pop_heap(heap.begin(), heap.end(), RqAfter{});
-  const RqEntry e = heap.back();
-  heap.pop_back();
-  c.avg_sum -= e.v - c.min_vruntime;
+// Removes `e` from the queue (avg_vruntime_sub).
+RqEntry Kernel::rq_take(Cpu& c, const RqEntry& e) {
+  const RqEntry taken = c.rq.erase(e);
+  c.avg_sum -= taken.v - c.min_vruntime;
   --c.avg_n;
   POOLSIM_ASSERT(static_cast<std::size_t>(c.avg_n) == rq_size(c) + c.delayed.size(),
                  "avg_load counts the queue and its delayed entities");
   reindex(c);
-  return e;
+  return taken;
 }
 
-ThreadId Kernel::rq_pop_min(Cpu& c) { return rq_take(c, *rq_best(c), false).t; }
+ThreadId Kernel::rq_pop_min(Cpu& c) { return rq_take(c, *rq_best(c)).t; }
 
 bool Kernel::pull(Cpu& c) {
   // newidle_balance's busiest queue: the longest run queue of a CPU that is
@@ -1008,14 +1004,14 @@ bool Kernel::pull(Cpu& c) {
     note_update(s);  // update_curr in dequeue_entity
   }
   expire_delayed(s);
-  // A leaf of the heap of threads that ran (else of the new ones): among the
-  // later-queued threads, like detach_tasks taking from the tail.
-  std::vector<RqEntry>& h = s.rq.empty() ? s.rq_new : s.rq;
+  // The thread queued longest ago: detach_tasks takes from the tail of the
+  // most-recently-used cfs_tasks list.
+  const RqEntry& oldest = s.rq.oldest();
   // update_entity_lag at the dequeue: V - v, clamped to
   // the largest slice plus TICK_NSEC (6.18's update_entity_lag).
   const Duration limit = m_.slice + m_.tick;
-  const Duration lag = std::clamp(avg_vruntime(s) - h.back().v, -limit, limit);
-  const RqEntry e = rq_take(s, h, true);
+  const Duration lag = std::clamp(avg_vruntime(s) - oldest.v, -limit, limit);
+  const RqEntry e = rq_take(s, oldest);
   if (s.foreign && rq_empty(s)) group_idle(s);
   Thread& t = threads_[e.t];
   // place_entity on this CPU; PLACE_REL_DEADLINE keeps the deadline's
@@ -1060,8 +1056,7 @@ void Kernel::account(Cpu& c) {
 void Kernel::update_min_vruntime(Cpu& c) {
   Duration v = Duration::max();
   if (c.state == CpuState::running) v = threads_[c.curr].vruntime;
-  if (!c.rq.empty()) v = std::min(v, c.rq.front().v);
-  if (!c.rq_new.empty()) v = std::min(v, c.rq_new.front().v);
+  if (!c.rq.empty()) v = std::min(v, c.rq.leftmost().v);
   if (v == Duration::max() || v <= c.min_vruntime) return;
   // avg_vruntime_update: the queued keys are relative to min_vruntime.
   c.avg_sum -= c.avg_n * (v - c.min_vruntime);
@@ -1163,7 +1158,7 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
 // it is still the pick. True if another thread took the CPU.
 bool Kernel::yield_switches(Cpu& c) {
   note_update(c);
-  threads_[c.curr].deadline += m_.slice;
+  threads_[c.curr].deadline = current_deadline(c) + m_.slice;
   if (keep_current(c)) return false;
   yielding_ = true;
   preempt(c);  // it resumes from its yield when next picked
@@ -1255,10 +1250,16 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   expire_delayed(c);
   update_min_vruntime(c);
   const Duration v_avg = avg_vruntime(c);  // with the thread still on the queue
-  close_cpu_span(c, SpanKind::running, id, threads_[id].task);
+  Thread& t = threads_[id];
+  // The deadline it leaves with (put_prev_entity does not touch it): the
+  // rest of its slice, a new slice if that ended (update_deadline at the
+  // tick or the update_curr of this switch); a yielder's is the one its
+  // yield pushed back (yield_task_fair). A woken thread preempts one in
+  // the middle of its slice, which resumes with what was left.
+  if (!yielding_) t.deadline = current_deadline(c);
+  close_cpu_span(c, SpanKind::running, id, t.task);
   c.curr = kNoThread;
   set_cpu_state(c, CpuState::idle);
-  Thread& t = threads_[id];
   bw_stop(c, voluntary && rq_empty(c));
   if (voluntary) {
     ++t.nvcsw;
@@ -1267,11 +1268,6 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
     set_state(id, ThreadState::blocked);
   } else {
     ++t.nivcsw;
-    // Its next run is a full slice: after a slice end update_deadline set
-    // this already; a throttled thread also restarts with a fresh slice
-    // (simplified: the kernel keeps its deadline).
-    // A yielder keeps the deadline its yield pushed back (yield_task_fair).
-    if (!yielding_) t.deadline = t.vruntime + m_.slice;
     rq_push(c, id);
     set_state(id, c.throttled ? ThreadState::throttled : ThreadState::runnable);
   }
@@ -1430,8 +1426,7 @@ void Kernel::worker_stack_on_first_run(Thread& t) {
 // limbo); the Bandwidth starts c's throttled clock.
 void Kernel::park_throttled(Cpu& c) {
   reindex(c);  // a throttled CPU's parked threads are no load (cpu_load)
-  for (const RqEntry& e : c.rq) set_state(e.t, ThreadState::throttled);
-  for (const RqEntry& e : c.rq_new) set_state(e.t, ThreadState::throttled);
+  c.rq.for_each([&](const RqEntry& e) { set_state(e.t, ThreadState::throttled); });
   if (!rq_empty(c)) bw_->parked(static_cast<int>(&c - cpus_.data()));
 }
 
@@ -1462,8 +1457,7 @@ void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
   k.close_cpu_span(c, SpanKind::throttled, kNoThread, kNoTask);
   c.throttled = false;
   k.reindex(c);
-  for (const RqEntry& e : c.rq) k.set_state(e.t, ThreadState::runnable);
-  for (const RqEntry& e : c.rq_new) k.set_state(e.t, ThreadState::runnable);
+  c.rq.for_each([&](const RqEntry& e) { k.set_state(e.t, ThreadState::runnable); });
   if (c.state != CpuState::idle || rq_empty(c)) return;
   if (c.foreign)
     k.group_runnable(c);

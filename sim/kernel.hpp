@@ -216,6 +216,7 @@
 #include "sim/engine.hpp"
 #include "sim/group_share.hpp"
 #include "sim/noise.hpp"
+#include "sim/run_queue.hpp"
 #include "sim/step_series.hpp"
 
 namespace poolsim::sim {
@@ -550,12 +551,6 @@ class Kernel {
     std::uint32_t task = kNoTask;
   };
 
-  struct RqEntry {
-    Duration d;  // virtual deadline (heap key)
-    Duration v;  // vruntime
-    std::uint64_t seq;
-    ThreadId t;
-  };
   struct Cpu {
     int hw = 0;
     CpuState state = CpuState::idle;
@@ -565,11 +560,9 @@ class Kernel {
     bool need_resched = false;
     bool wake_resched = false;  // a thread it woke preempts the current one (the waker)
     ThreadId curr = kNoThread;
-    // Queued threads, two min-heaps on (deadline, seq): rq holds threads that
-    // ran before (deadline = vruntime + slice), rq_new threads that never ran
-    // (deadline = vruntime + slice/2). Within each, deadline order is
-    // vruntime order.
-    std::vector<RqEntry> rq, rq_new;
+    // Queued threads (not the current one, not the delayed ones): the pick
+    // is EEVDF's (sim/run_queue.hpp).
+    RunQueue rq;
     Duration min_vruntime{0};
     // avg_vruntime bookkeeping over both heaps (not the current thread):
     // sum of (vruntime - min_vruntime) and count, like avg_vruntime/avg_load.
@@ -645,18 +638,19 @@ class Kernel {
   void do_exit(Cpu& c);
 
   // run queues
-  static bool rq_empty(const Cpu& c) { return c.rq.empty() && c.rq_new.empty(); }
-  static std::size_t rq_size(const Cpu& c) { return c.rq.size() + c.rq_new.size(); }
+  static bool rq_empty(const Cpu& c) { return c.rq.empty(); }
+  static std::size_t rq_size(const Cpu& c) { return c.rq.size(); }
   bool has_curr(const Cpu& c) const { return c.state != CpuState::idle && c.curr != kNoThread; }
   Duration avg_vruntime(const Cpu& c) const;
   Duration avg_vruntime_with(const Cpu& c, Duration curr_v) const;
   bool eligible(const Cpu& c, Duration v) const;
   Duration place(const Cpu& c, Duration lag) const;
-  std::vector<RqEntry>* rq_best(Cpu& c);
+  const RqEntry* rq_best(const Cpu& c) const;
   bool keep_current(Cpu& c);
   void rq_push(Cpu& c, ThreadId t);
   ThreadId rq_pop_min(Cpu& c);
-  RqEntry rq_take(Cpu& c, std::vector<RqEntry>& heap, bool leaf);
+  RqEntry rq_take(Cpu& c, const RqEntry& e);
+  Duration current_deadline(Cpu& c);
   // `timer_cpu`: the CPU whose timer woke the thread (-1: another thread
   // or the creator woke it).
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int timer_cpu = -1);

@@ -150,3 +150,24 @@ TEST_CASE("kernel.wakeup: a thread woken onto its waker's CPU can preempt the wa
   CHECK(r.records[1].end == Duration(4600us));
   CHECK(r.records[0].end == Duration(9600us));
 }
+
+TEST_CASE("kernel.wakeup: a thread preempted by a wake resumes with the rest of its slice",
+          "[sim][mechanism]") {
+  // One CPU, zero costs, slice 4 ms, tickless. A and B spin 10 ms each; S
+  // computes 10 us, sleeps 2.5 ms, computes 100 us. New threads start at
+  // vruntime 0 with half a slice: A runs to 2 ms, B to 4 ms, S to 4.01 ms
+  // (it sleeps owed 1.33 ms), then A (first queued of the two level at 2 ms,
+  // deadline 6 ms). S's wake at 6.51 ms places it behind V and A (vruntime
+  // 4.5 ms) is no longer eligible: S runs to 6.61 ms. A leaves with its
+  // deadline (put_prev_entity keeps it): 6 ms, 1.5 ms of slice left. B (2 ms)
+  // runs a slice to 10.61 ms; then A its 1.5 ms to 12.11 ms, where both are
+  // at 6 ms with equal deadlines; B, queued first, runs its last 4 ms to
+  // 16.11 ms, A its last 4 to 20.11 ms. Had the preempted A been given a new
+  // slice (deadline 8.5 ms), it would run 4 ms from 10.61 and B end at 18.61.
+  const Workload w = phased(
+      {{run_for(10ms)}, {run_for(10ms)}, {run_for(10us), sleep_for(2500us), run_for(100us)}});
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 4ms, 0ns)), w);
+  CHECK(r.records[2].end == Duration(6610us));
+  CHECK(r.records[1].end == Duration(16110us));
+  CHECK(r.records[0].end == Duration(20110us));
+}
