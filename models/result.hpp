@@ -180,8 +180,9 @@ void write_chrome_trace(std::ostream& out, const Trace& trace, const std::string
 struct SpeedCheck {
   bool measured = false;        // false: simulated, or a measurement without the check
   double before = 0;            // canary loop in the parent, right before the repetition
-  double during = 0;            // sampled `cpu` phases of the repetition itself
+  double during = 0;            // sampled `cpu` phases: the loop's speed in their fastest blocks
   bool during_sampled = false;  // false: no phase was long enough to be timed
+  double phase_cpu = 0;         // the same phases' work per thread CPU time (OS noise included)
   double after = 0;             // canary loop right after it
   std::int32_t attempts = 0;    // runs it took (1 = first try within the band)
   bool disturbed = false;       // still outside the band after the last attempt

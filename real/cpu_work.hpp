@@ -61,11 +61,13 @@ std::uint64_t burn_units(std::uint64_t units);
 void burn(Duration work);
 
 // Loop iterations and the thread CPU time they took, summed over the phases
-// the speed probe timed.
+// the speed probe timed, and the median over those phases of the loop's
+// speed in its fastest block (units per ns; 0 with no phase timed).
 struct WorkSample {
   std::uint64_t units = 0;
   std::int64_t cpu_ns = 0;
   std::uint64_t phases = 0;
+  double block_rate = 0;
 };
 // Starts timing sampled phases (clears the totals); stop returns them.
 void start_speed_probe();

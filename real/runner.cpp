@@ -557,8 +557,9 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   ctx.resources().report(s.resources, r.extra);
   if (probe.phases > 0 && probe.cpu_ns > 0) {
     r.speed.during_sampled = true;
-    r.speed.during = static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) /
-                     reference_units_per_ns();
+    r.speed.during = probe.block_rate / reference_units_per_ns();
+    r.speed.phase_cpu = static_cast<double>(probe.units) / static_cast<double>(probe.cpu_ns) /
+                        reference_units_per_ns();
   }
   r.threads_series = std::move(sampler.threads);
   r.runnable_series = std::move(sampler.runnable);

@@ -20,9 +20,10 @@
 //   sizes that repetition's `cpu` phases at the speed it found (a drift of a
 //   few percent within the band would otherwise shorten or lengthen every
 //   task), and measures it again right after it; during it, cpu_work's speed probe times a sample
-//   of the repetition's own `cpu` phases (about one in eight of those over ~60 us) on the thread
-//   CPU clock, which counts the OS noise this kernel charges to the interrupted thread: it reads a
-//   few percent below 1 on a noisy VM (about 0.95x here).
+//   of the repetition's own `cpu` phases (about one in eight of those over ~55 us) in blocks of
+//   ~7 us, and `during` is the median of each phase's fastest block: the loop's speed, not what
+//   interrupts cost the phase (the workload's own timer interrupts made compare-io's phases take
+//   1.5x their CPU time here, 2026-12-03). That cost, work per thread CPU time, is `phase_cpu`.
 // - A repetition is within the band when all three figures are within
 //   1 +- run.speed_band (default 25%: the canary's own spread here is a few
 //   percent, the slowdowns seen are 4-6x) and it was steady: the canary

@@ -43,10 +43,13 @@ nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps) {
     const SpeedCheck& s = r.speed;
     nlohmann::ordered_json e;
     e["before"] = s.before;
-    if (s.during_sampled)
+    if (s.during_sampled) {
       e["during"] = s.during;
-    else
+      e["phase_cpu"] = s.phase_cpu;
+    } else {
       e["during"] = nullptr;
+      e["phase_cpu"] = nullptr;
+    }
     e["after"] = s.after;
     e["attempts"] = s.attempts;
     e["disturbed"] = s.disturbed;
@@ -63,7 +66,7 @@ NoiseReport noise_report(const std::vector<RunResult>& reps, const MachineProfil
   for (const RunResult& r : reps) {
     const SpeedCheck& s = r.speed;
     if (!s.measured || s.disturbed || !s.during_sampled || s.before <= 0) continue;
-    sum += 1 - s.during / s.before;
+    sum += 1 - s.phase_cpu / s.before;
     ++n.reps;
   }
   if (n.reps > 0) n.measured_loss = sum / n.reps;
