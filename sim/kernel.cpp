@@ -737,7 +737,7 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
   if (c.state != CpuState::running) return;  // waking or idle-throttled: seen when it starts
   if (idx != exec_cpu_) note_update(c);      // update_curr in enqueue_entity / the wake-up check
   refresh_slice(c);
-  check_wakeup_preempt(c, is_new, others_queued);
+  check_wakeup_preempt(c, id, is_new, others_queued);
 }
 
 // The wake-up check on the CPU the thread was queued on (running). A passed
@@ -748,8 +748,10 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
 // protection has passed, and the pick decides. Any other wake goes through
 // pick_eevdf, which drops a current thread that is no longer eligible (the
 // woken one, placed with its lag, pulled V below it) before it looks at
-// the protection (RUN_TO_PARITY).
-void Kernel::check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued) {
+// the protection (RUN_TO_PARITY), and preempts only if its pick is the
+// woken thread (`pick_eevdf(cfs_rq) == pse`): a wake onto a queue where
+// another thread comes first leaves the current one running.
+void Kernel::check_wakeup_preempt(Cpu& c, ThreadId woken, bool is_new, bool others_queued) {
   const int idx = static_cast<int>(&c - cpus_.data());
   const bool unprotected = now() >= c.protect_end;
   bool deadline_passed = now() >= c.slice_end;
@@ -759,7 +761,7 @@ void Kernel::check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued) {
     preempts = !deadline_passed && others_queued && unprotected && wakeup_preempts(c);
   } else {
     preempts = !deadline_passed && (unprotected || !eligible(c, threads_[c.curr].vruntime)) &&
-               wakeup_preempts(c);
+               wakeup_preempts(c, woken);
   }
   if (idx == exec_cpu_) {
     // The waker itself is the current thread: resched_curr marks it, and it
@@ -781,10 +783,12 @@ void Kernel::check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued) {
 
 // check_preempt_wakeup_fair past the current thread's protection:
 // pick_eevdf over the queue with the current thread at its present
-// deadline (the renewals it got at ticks, refresh_slice, are its slice_end).
-bool Kernel::wakeup_preempts(Cpu& c) {
+// deadline (the renewals it got at ticks, refresh_slice, are its slice_end);
+// true if the pick is `woken` (kNoThread: if it is not the current thread).
+bool Kernel::wakeup_preempts(Cpu& c, ThreadId woken) {
   threads_[c.curr].deadline = current_deadline(c);
-  return !keep_current(c);
+  if (keep_current(c)) return false;
+  return woken == kNoThread || rq_best(c)->t == woken;
 }
 
 // The current thread's deadline as update_curr leaves it: what is left of

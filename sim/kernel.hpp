@@ -655,8 +655,8 @@ class Kernel {
   // or the creator woke it).
   void enqueue_woken(Cpu& c, ThreadId t, bool is_new, int timer_cpu = -1);
   void place_woken(Cpu& c, ThreadId t, bool is_new);
-  void check_wakeup_preempt(Cpu& c, bool is_new, bool others_queued);
-  bool wakeup_preempts(Cpu& c);
+  void check_wakeup_preempt(Cpu& c, ThreadId woken, bool is_new, bool others_queued);
+  bool wakeup_preempts(Cpu& c, ThreadId woken = kNoThread);
   void note_update(Cpu& c);
   Duration stale_avg_vruntime(const Cpu& c) const;
   bool still_delayed(const Thread& t) const;

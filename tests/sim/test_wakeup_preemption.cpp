@@ -171,3 +171,26 @@ TEST_CASE("kernel.wakeup: a thread preempted by a wake resumes with the rest of 
   CHECK(r.records[1].end == Duration(16110us));
   CHECK(r.records[0].end == Duration(20110us));
 }
+
+TEST_CASE("kernel.wakeup: a wake preempts only if the woken thread is the pick",
+          "[sim][mechanism]") {
+  // One CPU, zero costs, slice 4 ms, tick 1 ms. A and B spin 10 ms each; W
+  // computes 2 ms, sleeps 1 ms, computes 100 us. New threads start at
+  // vruntime 0 with half a slice: A runs to 2 ms, B to 4 ms, W to 6 ms, where
+  // it blocks at V with no lag (vruntime 2 ms); A, queued before B, runs on.
+  // W wakes at 7 ms and is placed at V = 2.5 ms, deadline 6.5 ms: A (3 ms)
+  // is no longer eligible, but the pick is B (vruntime 2 ms, deadline 6 ms),
+  // not W, and check_preempt_wakeup_fair preempts only when the pick is the
+  // woken thread. A runs its slice to 10 ms; then B to 14 ms, W to 14.1 ms,
+  // A (queued before B now) to 18.1 ms and B to 22.1 ms. Had the wake
+  // preempted A because it was not eligible, B would have run at 7 ms and
+  // the two would end the other way round (A 22.1 ms, B 18.1 ms), with one
+  // involuntary switch more.
+  const Workload w =
+      phased({{run_for(10ms)}, {run_for(10ms)}, {run_for(2ms), sleep_for(1ms), run_for(100us)}});
+  const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 4ms, 1ms)), w);
+  CHECK(r.records[2].end == Duration(14100us));
+  CHECK(r.records[0].end == Duration(18100us));
+  CHECK(r.records[1].end == Duration(22100us));
+  CHECK(r.counters.switches_involuntary == 4);
+}
