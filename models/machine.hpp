@@ -28,6 +28,10 @@ struct MachineProfile {
   // brought back before the sleeper runs there (a wake by another thread onto
   // an idle CPU costs wakeup_latency + idle_exit instead).
   Duration timer_idle_exit{};
+  // What a timer's interrupt takes from the thread running on the CPU where
+  // it fires (the interrupt, the expiry, the wake-up of the sleeper onto that
+  // CPU's queue); timers whose soft expiry has passed come with it.
+  Duration timer_irq{};
   Duration thread_create{};  // CPU cost charged to the creator
   Duration thread_exit{};    // CPU cost charged to the exiting thread
   // A new thread's own CPU before its function runs (ret_from_fork, rseq and

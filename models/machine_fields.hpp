@@ -123,6 +123,10 @@ inline constexpr MachineField kMachineFields[] = {
     {"timer_idle_exit", &MachineProfile::timer_idle_exit, FieldPresence::from_default, kCostRange,
      "extra delay of a timed sleep whose timer fires on an idle CPU",
      "the same sleeps on that CPU left idle, minus timer_slack"},
+    {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
+     "CPU a timer's interrupt takes from the thread running where it fires",
+     "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "
+     "less the same before it, mean of the bursts"},
     {"thread_create", &MachineProfile::thread_create, FieldPresence::required, kCostRange,
      "CPU cost of creating a thread, charged to the creator",
      "the creator's CPU time inside pthread_create"},

@@ -135,6 +135,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale);
   ms.push_back(slack);
   ms.push_back(timer_idle);
+  step("timer interrupts on a busy CPU");
+  ms.push_back(measure_timer_irq(80 * scale));
   step("thread create/exit");
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);

@@ -91,6 +91,8 @@ std::pair<Measurement, Measurement> measure_wake_latency(
     int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples);
+// timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
+Measurement measure_timer_irq(int bursts);
 Measurement measure_wake_packing(int cpus, int wakes);
 Measurement measure_fork_packing(int cpus, int forks);
 // wake_pack_util from the packed fraction at each load level (ascending).

@@ -35,12 +35,23 @@
 //                   empty pair of clock reads.
 //   wake_ipi        the same with the waiter pinned to the idle CPU 1, minus
 //                   wake_cost (the inter-processor interrupt).
+//   timer_irq       a thread on CPU 0 runs bursts of fixed-work quanta (4 ms
+//                   of every 5 ms) while a SCHED_IDLE thread on CPU 0 sleeps
+//                   to an absolute time in the middle of each burst (timer
+//                   slack 1 ns): its timer fires on CPU 0, wakes it onto CPU
+//                   0's queue, and it does not preempt (it runs in the gap).
+//                   Per burst, the quanta's time beyond a clean quantum in
+//                   the 300 us from the expiry, less the same in 300 us
+//                   a millisecond before it; the mean over the bursts.
 //   futex_call      blocks of 1,000 FUTEX_WAKE calls on a word nobody waits
 //                   on, timed with the thread's CPU clock: the CPU of a
 //                   system call that neither sleeps nor wakes (a contended
 //                   queue lock's calls, sim/queue_lock.hpp); median per call.
 #include <fmt/format.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +67,7 @@
 
 #include "models/assert.hpp"
 #include "real/calibrate_experiments.hpp"
+#include "real/cpu_work.hpp"
 
 namespace poolsim::real::calib {
 
@@ -385,6 +397,67 @@ double waker_cpu_per_wake(int to, int samples) {
   return quantile(cpu, 0.5);
 }
 }  // namespace
+
+Measurement measure_timer_irq(int bursts) {
+  constexpr std::int64_t kPeriod = 5'000'000, kBurst = 4'000'000, kFire = 2'000'000;
+  constexpr std::int64_t kWindow = 300'000, kControl = 1'000'000;
+  constexpr std::uint64_t kQuantumUnits = std::uint64_t{1} << 12;  // ~7 us
+  std::vector<double> lost;                                        // per burst, seconds
+  std::thread spinner([&] {
+    pin_self(0);
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    const std::int64_t t0 = now_ns() + 20'000'000;
+    auto sleep_until = [](std::int64_t t) {
+      const timespec ts{static_cast<time_t>(t / 1'000'000'000),
+                        static_cast<long>(t % 1'000'000'000)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+      }
+    };
+    std::thread sleeper([&] {
+      pin_self(0);
+      prctl(PR_SET_TIMERSLACK, 1UL);
+      sched_param idle{};
+      pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+      for (int k = 0; k < bursts; ++k) sleep_until(t0 + k * kPeriod + kFire);
+    });
+    std::vector<std::pair<std::int64_t, std::int64_t>> quanta;
+    std::vector<double> lengths;
+    std::uint64_t chain = 0;
+    for (int k = 0; k < bursts; ++k) {
+      const std::int64_t start = t0 + k * kPeriod;
+      sleep_until(start);
+      quanta.clear();
+      for (std::int64_t t = now_ns(); t < start + kBurst;) {
+        chain ^= burn_units(kQuantumUnits);
+        const std::int64_t t1 = now_ns();
+        quanta.emplace_back(t, t1);
+        t = t1;
+      }
+      lengths.clear();
+      for (const auto& [a, b] : quanta) lengths.push_back(static_cast<double>(b - a));
+      const double clean = quantile(lengths, 0.1);
+      auto excess = [&](std::int64_t from) {
+        double sum = 0;
+        for (const auto& [a, b] : quanta)
+          if (b > from && a < from + kWindow) sum += static_cast<double>(b - a) - clean;
+        return sum;
+      };
+      const std::int64_t fire = start + kFire;
+      lost.push_back((excess(fire) - excess(fire - kControl)) * 1e-9);
+    }
+    asm volatile("" : : "r"(chain));
+    sleeper.join();
+  });
+  spinner.join();
+  double mean = 0;
+  for (double x : lost) mean += x;
+  mean /= static_cast<double>(lost.size());
+  return summarize("timer_irq", {std::max(0.0, mean)},
+                   fmt::format("a spinner on CPU 0 in 4 ms bursts; a SCHED_IDLE sleeper's timer "
+                               "fires mid-burst on CPU 0: work lost in the 300 us after it less "
+                               "300 us a millisecond before, mean of {} bursts (median {:.3g} us)",
+                               lost.size(), quantile(lost, 0.5) * 1e6));
+}
 
 Measurement measure_futex_call(int blocks) {
   constexpr int kCalls = 1000;

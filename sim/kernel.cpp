@@ -374,6 +374,7 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
     c = pack_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
+  if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
   enqueue_woken(cpus_[c], id, false, by_timer ? t.last_cpu : -1);
 }
 
@@ -516,17 +517,45 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   Cpu& c = k.cpus_[arg];
   c.noise_ev = {};
   if (c.state != CpuState::running) return;  // idle now: the next run arms a new one
-  k.account(c);
   const int idx = static_cast<int>(arg);
   const Interruption i = k.noise_.draw(idx);
-  const Duration from = std::max(k.now(), c.stall_until);
-  c.stall_until = from + i.stolen;
-  c.slice_end += i.stolen;
-  c.protect_end += i.stolen;
+  k.steal(c, i.stolen);
   if (i.preempts) ++k.threads_[c.curr].nivcsw;
-  k.arm(c);
   c.noise_ev = k.engine_.after_lane(k.noise_lane0_ + static_cast<std::uint32_t>(idx),
                                     k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
+}
+
+// An interrupt of running CPU `c` takes `stolen` from its thread: no
+// progress meanwhile, its slice and protection move on by as much, and the
+// kernel charges the time to the thread it interrupted (noise_charged).
+void Kernel::steal(Cpu& c, Duration stolen) {
+  POOLSIM_ASSERT(c.state == CpuState::running, "an interrupt steals from a running CPU only");
+  account(c);
+  const Duration from = std::max(now(), c.stall_until);
+  c.stall_until = from + stolen;
+  c.slice_end += stolen;
+  c.protect_end += stolen;
+  arm(c);
+}
+
+// The interrupt of a sleeper's timer on CPU `tc` (the sleeper's last),
+// which wakes it onto CPU `dest`. One interrupt runs every timer whose soft
+// expiry has passed (__hrtimer_run_queues): the model fires a timer at its
+// hard expiry, timer_slack after the deadline, so a timer that fires within
+// timer_slack of the CPU's last timer interrupt was run by it, and costs
+// only its wake-up (wake_cost, plus wake_ipi onto another CPU, as any
+// wake). A new interrupt costs timer_irq (its entry and exit, the expiry,
+// a wake-up onto that CPU) plus wake_ipi if the sleeper goes elsewhere. An
+// idle CPU's interrupt costs nobody CPU time (its delay is
+// timer_idle_exit), but it still runs the timers due with it.
+void Kernel::timer_interrupt(Cpu& tc, int dest) {
+  if (m_.timer_irq <= Duration{0}) return;
+  const bool remote = dest != static_cast<int>(&tc - cpus_.data());
+  const bool with_last = now() - tc.last_timer_irq <= m_.timer_slack;
+  if (!with_last) tc.last_timer_irq = now();
+  if (tc.state != CpuState::running) return;
+  const Duration ipi = remote ? m_.wake_ipi : Duration{0};
+  steal(tc, with_last ? m_.wake_cost + ipi : m_.timer_irq + ipi);
 }
 
 // Keeps the CPU's place in the two indexes true after a change of its state

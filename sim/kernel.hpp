@@ -570,10 +570,12 @@ class Kernel {
     std::int64_t avg_n = 0;
     Duration seg_start{0};    // start of the unaccounted run
     Duration stall_until{0};  // OS noise: no thread progresses here before this
-    EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
-    Duration slice_end{0};    // wall time the current thread reaches its deadline
-    Duration protect_end{0};  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
-    std::uint64_t picks = 0;  // threads started here, each after a pick
+    Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() /
+                            2};  // its last timer interrupt
+    EventId noise_ev;            // the CPU's next OS interruption (while it runs a thread)
+    Duration slice_end{0};       // wall time the current thread reaches its deadline
+    Duration protect_end{0};     // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
+    std::uint64_t picks = 0;     // threads started here, each after a pick
     // Delayed entities (DELAY_DEQUEUE): blocked threads still queued here,
     // not runnable, counted in avg_sum/avg_n (they weigh in V).
     std::vector<ThreadId> delayed;
@@ -617,6 +619,8 @@ class Kernel {
   static void on_timer(void* self, std::uint64_t thread);
   static void on_bandwidth(void* self, int cpu, bool throttle);
   static void on_noise(void* self, std::uint64_t cpu);
+  void steal(Cpu& c, Duration stolen);
+  void timer_interrupt(Cpu& tc, int dest);
   static void on_group_share(void* self, int cpu, bool run);
   static int group_runnable_on(const void* self, int cpu);
 

@@ -194,3 +194,32 @@ TEST_CASE("kernel.wakeup: a wake preempts only if the woken thread is the pick",
   CHECK(r.records[1].end == Duration(22100us));
   CHECK(r.counters.switches_involuntary == 4);
 }
+
+TEST_CASE("kernel.timers: a timer's interrupt takes timer_irq from the thread it interrupts",
+          "[sim][mechanism]") {
+  // One CPU, slice 4 ms, tickless, timer_slack 100 us, timer_irq 50 us,
+  // every other cost zero. A spins 10 ms. Each sleeper computes 10 us, then
+  // sleeps, then computes 10 us; their timers fire on the CPU A runs on. A
+  // ends when its 10 ms and the sleepers' 40 us are done, plus what the
+  // interrupts took.
+  MachineProfile m = zero_machine(1, 4ms, 0ns);
+  m.timer_slack = 100us;
+  m.timer_irq = 50us;
+  auto a_end = [&](Duration second_sleep) {
+    const Workload w = phased({{run_for(10ms)},
+                               {run_for(10us), sleep_for(2ms), run_for(10us)},
+                               {run_for(10us), sleep_for(second_sleep), run_for(10us)}});
+    return sim::simulate(tpt_scenario(m), w).records[0].end;
+  };
+  // The sleepers go to sleep at 2.01 and 2.02 ms (A ran its half slice
+  // first). Deadlines 4.01 and 4.07 ms, fired at 4.11 and 4.17 ms: the
+  // second one's soft expiry (its deadline) had passed at the first one's
+  // interrupt, which ran it (__hrtimer_run_queues), so it costs only its
+  // wake-up (wake_cost, 0 here): 50 us in all.
+  CHECK(a_end(2050us) == Duration(10ms + 40us + 50us));
+  // Deadlines 4.01 and 4.32 ms: two interrupts, 100 us.
+  CHECK(a_end(2300us) == Duration(10ms + 40us + 100us));
+  // Without the cost, A loses only the sleepers' own work.
+  m.timer_irq = 0ns;
+  CHECK(a_end(2300us) == Duration(10ms + 40us));
+}

@@ -56,15 +56,15 @@ std::vector<fs::path> golden_scenarios() {
 }  // namespace
 
 TEST_CASE(
-    "golden: the golden set has one scenario per backend kind, a quota, a graph and bounded "
-    "resources",
+    "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
+    "resources and a pool on a machine with interrupt costs",
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
   CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "graph", "injecting-pool",
-                                          "pool", "quota", "resources-virtual-threads", "resources",
-                                          "tbb", "thread-per-task", "virtual-threads",
+                                          "pool-io", "pool", "quota", "resources-virtual-threads",
+                                          "resources", "tbb", "thread-per-task", "virtual-threads",
                                           "work-stealing"});
 }
 
