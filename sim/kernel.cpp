@@ -517,25 +517,17 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   Cpu& c = k.cpus_[arg];
   c.noise_ev = {};
   if (c.state != CpuState::running) return;  // idle now: the next run arms a new one
+  k.account(c);
   const int idx = static_cast<int>(arg);
   const Interruption i = k.noise_.draw(idx);
-  k.steal(c, i.stolen);
+  const Duration from = std::max(k.now(), c.stall_until);
+  c.stall_until = from + i.stolen;
+  c.slice_end += i.stolen;
+  c.protect_end += i.stolen;
   if (i.preempts) ++k.threads_[c.curr].nivcsw;
+  k.arm(c);
   c.noise_ev = k.engine_.after_lane(k.noise_lane0_ + static_cast<std::uint32_t>(idx),
                                     k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
-}
-
-// An interrupt of running CPU `c` takes `stolen` from its thread: no
-// progress meanwhile, its slice and protection move on by as much, and the
-// kernel charges the time to the thread it interrupted (noise_charged).
-void Kernel::steal(Cpu& c, Duration stolen) {
-  POOLSIM_ASSERT(c.state == CpuState::running, "an interrupt steals from a running CPU only");
-  account(c);
-  const Duration from = std::max(now(), c.stall_until);
-  c.stall_until = from + stolen;
-  c.slice_end += stolen;
-  c.protect_end += stolen;
-  arm(c);
 }
 
 // The interrupt of a sleeper's timer on CPU `tc` (the sleeper's last),
@@ -555,7 +547,13 @@ void Kernel::timer_interrupt(Cpu& tc, int dest) {
   if (!with_last) tc.last_timer_irq = now();
   if (tc.state != CpuState::running) return;
   const Duration ipi = remote ? m_.wake_ipi : Duration{0};
-  steal(tc, with_last ? m_.wake_cost + ipi : m_.timer_irq + ipi);
+  // The interrupted thread computes it: its progress waits, its CPU time
+  // and vruntime count it (no IRQ time accounting here). A sleeper woken
+  // onto this CPU does not wait for it again: timer_slack, calibrated as a
+  // sleep's overshoot on an awake CPU, holds the interrupt's path.
+  account(tc);
+  threads_[tc.curr].overhead += with_last ? m_.wake_cost + ipi : m_.timer_irq + ipi;
+  arm(tc);
 }
 
 // Keeps the CPU's place in the two indexes true after a change of its state

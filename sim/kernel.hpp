@@ -619,7 +619,6 @@ class Kernel {
   static void on_timer(void* self, std::uint64_t thread);
   static void on_bandwidth(void* self, int cpu, bool throttle);
   static void on_noise(void* self, std::uint64_t cpu);
-  void steal(Cpu& c, Duration stolen);
   void timer_interrupt(Cpu& tc, int dest);
   static void on_group_share(void* self, int cpu, bool run);
   static int group_runnable_on(const void* self, int cpu);
