@@ -31,6 +31,12 @@ Scenario batch_of_40(const std::string& cpu, int threads, int retries) {
                   /*default_run=*/false);
 }
 
+// Measures the scenario `yaml` (no default run section) on this machine.
+std::vector<RunResult> measure(const std::string& yaml) {
+  const Scenario s = scenario(yaml, /*default_run=*/false);
+  return run_scenario(s, generate_workload(s));
+}
+
 }  // namespace
 
 TEST_CASE("speed_check.canary: the loop at its calibrated rate reads about 1x", "[real][speed]") {
@@ -87,12 +93,9 @@ TEST_CASE(
 
 TEST_CASE("speed_check.runner: a repetition at the calibrated speed passes at its first attempt",
           "[real][speed]") {
-  const Scenario s = scenario(
+  const auto reps = measure(
       "workload:\n  arrival: {kind: batch, count: 4}\n  task: [{cpu: 200us}]\n"
-      "backend: {kind: pool, threads: 2}\nrun: {reps: 2, warmup: 0}\n",
-      /*default_run=*/false);
-  const Workload w = generate_workload(s);
-  const auto reps = run_scenario(s, w);
+      "backend: {kind: pool, threads: 2}\nrun: {reps: 2, warmup: 0}\n");
   REQUIRE(reps.size() == 2);
   for (const auto& r : reps) {
     REQUIRE(r.speed.measured);
@@ -109,12 +112,9 @@ TEST_CASE("speed_check.runner: the workload's own timer interrupts do not read a
   // thread CPU clock (2026-12-03: every repetition was marked disturbed;
   // 400 tasks on 40 threads: 0.90x). The loop's own speed, from each
   // phase's fastest block, is the machine's.
-  const Scenario s = scenario(
+  const auto reps = measure(
       "workload:\n  arrival: {kind: batch, count: 2000}\n  task: [{wait: 10ms}, {cpu: 100us}]\n"
-      "backend: {kind: pool, threads: 200}\nrun: {reps: 1, warmup: 0, speed_retries: 2}\n",
-      /*default_run=*/false);
-  const Workload w = generate_workload(s);
-  const auto reps = run_scenario(s, w);
+      "backend: {kind: pool, threads: 200}\nrun: {reps: 1, warmup: 0, speed_retries: 2}\n");
   REQUIRE(reps.size() == 1);
   const SpeedCheck& c = reps[0].speed;
   INFO(describe_speed(c) << ", phase_cpu " << c.phase_cpu);
