@@ -2,6 +2,7 @@
 // quota applied (throttling observed) and removed, cpuset applied, stale
 // groups removed, the child -> parent codec.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -351,6 +352,25 @@ TEST_CASE(
   return;  // quarantined frees grow the heap with the tasks
 #endif
   REQUIRE(memory_peak_of(long_run) - memory_peak_of(brief) < 96 * 1024);
+}
+
+TEST_CASE(
+    "real_runner.capacity: cpu_utilization is over the CPUs the run had, not the profile's cores",
+    "[real]") {
+  // The test scenarios name `machine: default` (4 cores); the run has the
+  // CPUs of this process's affinity (2 on the project's VM and CI), and a
+  // quota of half a CPU caps that.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+  const double cpus = CPU_COUNT(&set);
+  const std::string body =
+      "workload:\n  arrival: {kind: batch, count: 4}\n  task: [{cpu: 1ms}]\n"
+      "backend: {kind: pool, threads: 2}\n";
+  const Scenario s = scenario(body);
+  REQUIRE(run_once(s, generate_workload(s)).cpus_available == cpus);
+  const Scenario q = scenario(body + "limits: {cpus: 0.5}\n");
+  REQUIRE(run_once(q, generate_workload(q)).cpus_available == std::min(cpus, 0.5));
 }
 
 TEST_CASE("codec.round_trip: a RunResult survives the pipe encoding", "[real][codec]") {
