@@ -100,9 +100,7 @@ void cv_wakes(int waker_cpu, int samples, std::int64_t gap_ns,
   std::int64_t next = now_ns();
   for (int i = 0; i < samples; ++i) {
     next += gap_ns;  // a fixed schedule: the signal's phase does not follow the waiter
-    const timespec at{static_cast<time_t>(next / 1'000'000'000),
-                      static_cast<long>(next % 1'000'000'000)};
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    sleep_until_ns(next);
     std::unique_lock lk(m);
     if (!waiting) {
       --i;
@@ -407,25 +405,19 @@ Measurement measure_timer_irq(int bursts) {
     pin_self(0);
     prctl(PR_SET_TIMERSLACK, 1UL);
     const std::int64_t t0 = now_ns() + 20'000'000;
-    auto sleep_until = [](std::int64_t t) {
-      const timespec ts{static_cast<time_t>(t / 1'000'000'000),
-                        static_cast<long>(t % 1'000'000'000)};
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
-      }
-    };
     std::thread sleeper([&] {
       pin_self(0);
       prctl(PR_SET_TIMERSLACK, 1UL);
       sched_param idle{};
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-      for (int k = 0; k < bursts; ++k) sleep_until(t0 + k * kPeriod + kFire);
+      for (int k = 0; k < bursts; ++k) sleep_until_ns(t0 + k * kPeriod + kFire);
     });
     std::vector<std::pair<std::int64_t, std::int64_t>> quanta;
     std::vector<double> lengths;
     std::uint64_t chain = 0;
     for (int k = 0; k < bursts; ++k) {
       const std::int64_t start = t0 + k * kPeriod;
-      sleep_until(start);
+      sleep_until_ns(start);
       quanta.clear();
       for (std::int64_t t = now_ns(); t < start + kBurst;) {
         chain ^= burn_units(kQuantumUnits);

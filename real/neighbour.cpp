@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "real/affinity.hpp"
 #include "real/backend.hpp"
 
 namespace poolsim::real {
@@ -22,17 +23,6 @@ namespace {
 
 [[noreturn]] void spin() {
   for (;;) asm volatile("" ::: "memory");
-}
-
-// The CPUs this process may run on, in order (empty if unknown).
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
 }
 
 // Thread i of the neighbour spins on the i-th allowed CPU, as the model

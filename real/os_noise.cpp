@@ -11,6 +11,7 @@
 #include <cmath>
 #include <thread>
 
+#include "real/affinity.hpp"
 #include "real/cpu_work.hpp"
 
 namespace poolsim::real {
@@ -36,13 +37,9 @@ std::int64_t own_involuntary_switches() {
   return ru.ru_nivcsw;
 }
 
+// The CPUs to spin on: the allowed ones (CPU 0 if the mask is unreadable).
 std::vector<int> usable_cpu_list() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  std::vector<int> cpus = allowed_cpus();
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
 }
@@ -55,8 +52,8 @@ struct SpinnerResult {
 
 // One CPU's spinner: waits for the common start, then times quanta until the
 // window has passed.
-void spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomic<bool>& go,
-          SpinnerResult& out) {
+void fwq_spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomic<bool>& go,
+              SpinnerResult& out) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -100,7 +97,7 @@ OsNoise measure_os_noise(Duration window) {
     std::vector<std::thread> threads;
     threads.reserve(cpus.size());
     for (std::size_t i = 0; i < cpus.size(); ++i)
-      threads.emplace_back(spin, cpus[i], units, window.count(), std::cref(go),
+      threads.emplace_back(fwq_spin, cpus[i], units, window.count(), std::cref(go),
                            std::ref(results[i]));
     go.store(true, std::memory_order_release);
     for (auto& t : threads) t.join();

@@ -73,6 +73,7 @@
 #include <thread>
 #include <vector>
 
+#include "real/affinity.hpp"
 #include "real/cgroup.hpp"
 #include "real/cpu_work.hpp"
 #include "real/neighbour.hpp"
@@ -283,9 +284,8 @@ std::string describe_status(int status) {
 // this 2-CPU host a `machine: default` scenario (4 cores) read 49% for CPUs
 // 98% busy (compare-io, 2026-12-03).
 double measured_capacity(const Scenario& s) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  double n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : s.capacity();
+  const std::size_t allowed = allowed_cpus().size();
+  double n = allowed > 0 ? static_cast<double>(allowed) : s.capacity();
   if (s.limits.cpus) n = std::min(n, *s.limits.cpus);
   return n;
 }

@@ -570,12 +570,12 @@ class Kernel {
     std::int64_t avg_n = 0;
     Duration seg_start{0};    // start of the unaccounted run
     Duration stall_until{0};  // OS noise: no thread progresses here before this
-    Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() /
-                            2};  // its last timer interrupt
-    EventId noise_ev;            // the CPU's next OS interruption (while it runs a thread)
-    Duration slice_end{0};       // wall time the current thread reaches its deadline
-    Duration protect_end{0};     // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
-    std::uint64_t picks = 0;     // threads started here, each after a pick
+    // Its last timer interrupt (Kernel::timer_interrupt): long ago at first.
+    Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() / 2};
+    EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
+    Duration slice_end{0};    // wall time the current thread reaches its deadline
+    Duration protect_end{0};  // wall time its wake-up protection ends (RUN_TO_PARITY, vprot)
+    std::uint64_t picks = 0;  // threads started here, each after a pick
     // Delayed entities (DELAY_DEQUEUE): blocked threads still queued here,
     // not runnable, counted in avg_sum/avg_n (they weigh in V).
     std::vector<ThreadId> delayed;
