@@ -42,6 +42,8 @@ struct MachineProfile {
   // What that start adds when the new thread starts on another CPU than its
   // creator's (its first run where nothing of it is cached).
   Duration thread_start_remote{};
+  // And more when that CPU was idle (the first run on a vCPU that halted).
+  Duration thread_start_idle{};
   Bytes stack_reserve = 0;  // virtual stack per thread
   Bytes stack_touch = 0;    // memory actually touched per thread
   // A runtime's own CPU work per task (docs/calibration.md, "Runtime costs").
@@ -57,6 +59,8 @@ struct MachineProfile {
   Duration queue_handover_remote{};
   Duration yield_cost{};    // a sched_yield call that finds nothing else to run
   Duration arena_create{};  // a thread's first malloc when it maps a new malloc arena
+  // Extra for arena_create while another CPU is busy (as stack_map_remote).
+  Duration arena_create_remote{};
   // glibc's madvise(MADV_DONTNEED) of a dying thread's unused stack, under
   // the mmap lock for reading (part of thread_exit).
   Duration stack_madvise{};
@@ -72,8 +76,8 @@ struct MachineProfile {
   Duration stack_map{};      // mmap + guard mprotect + first touch of a new stack (creator)
   Duration stack_unmap{};    // munmap of a stack, the process on one CPU (exiting thread)
   Duration tlb_shootdown{};  // extra for that munmap when the process runs on several CPUs
-  // Extra for stack_map while another CPU runs a thread of the process (its
-  // page-table changes reach that CPU too).
+  // Extra for stack_map while another CPU is busy, with a thread of the
+  // process or another process's (the first touch's fault costs more).
   Duration stack_map_remote{};
   // Wake-up packing (docs/simulator.md, "Wake-up packing"; some hosts' guest
   // kernels keep woken threads on lightly used vCPUs instead of waking idle

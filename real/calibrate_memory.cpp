@@ -85,6 +85,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
@@ -299,7 +300,8 @@ struct ArenaProbeThreads {
     self->release.wait(false);
     return nullptr;
   }
-  // Starts n (at most kMax) threads and waits until each has run up to its wait.
+  // Starts n (at most kMax) threads and waits until each has run up to its
+  // wait; they inherit the caller's CPU mask.
   bool start(int n, bool with_malloc) {
     malloc_once = with_malloc;
     n = std::min(n, kMax - count);
@@ -308,6 +310,13 @@ struct ArenaProbeThreads {
     while (ready.load() < count) ::usleep(200);
     return true;
   }
+  // The median of the first n first-malloc costs (ns).
+  long median_first_malloc(int n) const {
+    std::vector<std::int64_t> v(first_malloc, first_malloc + std::min(n, count));
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return static_cast<long>(v[v.size() / 2]);
+  }
   void finish() {
     release.store(true);
     release.notify_all();
@@ -315,9 +324,13 @@ struct ArenaProbeThreads {
   }
 };
 
-// The child: "inherited arenas, bytes per arena, arenas, cpus" on fd.
+// The child: "inherited arenas, bytes per arena, arenas, cpus, first
+// malloc ns alone, first malloc ns beside a busy CPU 1" on fd. The
+// first-malloc batches run on CPU 0 (the child's mask for their time), the
+// second one while a thread of the child spins on CPU 1 (two CPUs or more;
+// else -1). Both map new arenas: 8 + 6 stay under the 8-per-CPU limit.
 [[noreturn]] void arena_probe_child(int fd) {
-  constexpr int kEach = 8;
+  constexpr int kEach = 8, kRemote = 6;
   cpu_set_t set;
   CPU_ZERO(&set);
   sched_getaffinity(0, sizeof set, &set);
@@ -325,38 +338,65 @@ struct ArenaProbeThreads {
   const int inherited = arena_probe_count();
   auto* first = new ArenaProbeThreads;
   auto* second = new ArenaProbeThreads;
+  auto* beside = new ArenaProbeThreads;
   auto* many = new ArenaProbeThreads;
   arena_probe_rss_anon();
   const long a0 = arena_probe_rss_anon();
   bool ok = first->start(kEach, false);
   const long a1 = arena_probe_rss_anon();
+  pin_self(0);
   ok = ok && second->start(kEach, true);
   const long a2 = arena_probe_rss_anon();
-  std::int64_t costs[kEach];
-  std::copy(second->first_malloc, second->first_malloc + kEach, costs);
-  std::nth_element(costs, costs + kEach / 2, costs + kEach);
-  const long arena_ns = static_cast<long>(costs[kEach / 2]);
+  const long arena_ns = second->median_first_malloc(kEach);
+  long remote_ns = -1;
+  if (cpus > 1 && CPU_ISSET(1, &set)) {
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> spins{0};
+    pthread_t spinner;
+    struct Spin {
+      std::atomic<bool>* stop;
+      std::atomic<std::uint64_t>* spins;
+    } spin{&stop, &spins};
+    auto spin_body = [](void* arg) -> void* {
+      auto* sp = static_cast<Spin*>(arg);
+      pin_self(1);
+      while (!sp->stop->load(std::memory_order_relaxed))
+        sp->spins->fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    };
+    ok = ok && ::pthread_create(&spinner, nullptr, spin_body, &spin) == 0;
+    if (ok) {
+      while (spins.load() == 0) ::sched_yield();
+      ok = beside->start(kRemote, true);
+      stop = true;
+      ::pthread_join(spinner, nullptr);
+      remote_ns = beside->median_first_malloc(kRemote);
+    }
+  }
+  sched_setaffinity(0, sizeof set, &set);
   first->finish();
   second->finish();
+  beside->finish();
   ok = ok && many->start(8 * cpus + 8, true);
   const int arenas = arena_probe_count();
   many->finish();
-  char out[128];
-  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d %ld\n", ok ? inherited : -1,
-                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus, arena_ns);
+  char out[160];
+  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d %ld %ld\n", ok ? inherited : -1,
+                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus, arena_ns, remote_ns);
   if (::write(fd, out, static_cast<std::size_t>(n)) != n) ::_exit(1);
   ::_exit(0);
 }
 }  // namespace
 
 std::vector<Measurement> measure_malloc_arenas(int reps) {
-  std::vector<double> bytes, per_cpu, create;
+  std::vector<double> bytes, per_cpu, create, remote;
   int arenas = 0, cpus = 0;
   for (int rep = 0; rep < reps; ++rep) {
     const std::string text = forked_report([](int fd) { arena_probe_child(fd); });
     int inherited = 0;
-    long b = 0, ns = 0;
-    if (std::sscanf(text.c_str(), "%d %ld %d %d %ld", &inherited, &b, &arenas, &cpus, &ns) != 5 ||
+    long b = 0, ns = 0, remote_ns = 0;
+    if (std::sscanf(text.c_str(), "%d %ld %d %d %ld %ld", &inherited, &b, &arenas, &cpus, &ns,
+                    &remote_ns) != 6 ||
         inherited < 0 || cpus < 1)
       throw std::runtime_error("calibrate: the malloc-arena probe failed");
     // Inherited arenas would be reused by the probe's threads (nothing added).
@@ -367,7 +407,10 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
     bytes.push_back(static_cast<double>(b));
     per_cpu.push_back(static_cast<double>(arenas) / cpus);
     create.push_back(std::max(0L, ns) * 1e-9);
+    if (remote_ns >= 0) remote.push_back(std::max(0L, remote_ns - ns) * 1e-9);
   }
+  const bool one_cpu = remote.empty();
+  if (one_cpu) remote.push_back(0);
   return {
       summarize("malloc_arena", bytes,
                 fmt::format("forked child: RssAnon per blocked thread that malloc'ed once less "
@@ -378,9 +421,14 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
                             "malloc'ed once, {} CPUs",
                             arenas, 8 * cpus + 8, cpus)),
       summarize("arena_create", create,
-                fmt::format("forked child: thread CPU time of a thread's first malloc (a new "
-                            "arena) less its second, median of 8 threads ({} runs)",
+                fmt::format("forked child, CPU 0: thread CPU time of a thread's first malloc (a "
+                            "new arena) less its second, median of 8 threads ({} runs)",
                             reps)),
+      summarize("arena_create_remote", remote,
+                one_cpu ? std::string("one CPU: no other CPU to be busy")
+                        : fmt::format("the same, 6 threads, while a thread of the child spins "
+                                      "on CPU 1, less arena_create ({} runs)",
+                                      reps)),
   };
 }
 

@@ -9,19 +9,26 @@
 // Thread stacks outside glibc's stack cache:
 //   stack_cache     glibc.pthread.stack_cache_size from `ld.so
 //                   --list-tunables`, else glibc's default 40 MiB.
-//   stack_map       on a thread pinned to CPU 0: what glibc's allocate_stack
-//                   does for a stack the cache cannot give (mmap of
-//                   stack_reserve with PROT_NONE, mprotect of all but the guard
-//                   page to read-write) plus the first touch of its top two
-//                   pages; wall time, median.
+//   stack_map       on a thread pinned to CPU 0, through pthread_create
+//                   itself: the creator's CPU time for a thread with default
+//                   attributes once glibc's cache is empty (allocate_stack
+//                   maps, guards and first touches a new stack) less that for
+//                   a thread on a stack mapped and touched beforehand
+//                   (pthread_attr_setstack), the two interleaved and every
+//                   thread kept blocked, so that both make a new kernel stack;
+//                   difference of the medians. (Until 2026-12-03 the mmap,
+//                   mprotect and two-page touch were timed by hand, outside
+//                   pthread_create: 33 us against 45-62 us through it.)
 //   stack_unmap     munmap of that stack, no other thread of the process
 //                   running.
 //   tlb_shootdown   the same munmap while another thread of this process
 //                   spins on CPU 1 (the kernel must flush that CPU's TLB),
 //                   minus stack_unmap.
-//   stack_map_remote  the stack_map mapping while that thread spins on CPU
-//                   1, minus stack_map (page-table changes of a process that
-//                   runs on another CPU: 45 -> 90 us here).
+//   stack_map_remote  the stack_map pair again while that thread spins on
+//                   CPU 1 (pairs during which it ran throughout), minus
+//                   stack_map (a new stack's first touch costs more while the
+//                   process runs on another CPU: 45 -> 120 us here; until
+//                   2026-12-03 timed by hand outside pthread_create, 37 us).
 // A new thread's own start (in a forked child, as the runner's threads start;
 // the creator on CPU 0):
 //   thread_start    the new thread reads its CPU clock first thing in its
@@ -176,19 +183,18 @@ std::pair<double, std::string> stack_cache_size() {
 }
 
 // Map, touch and unmap `rounds` stacks of `size` bytes the way glibc's
-// allocate_stack and free_stacks do; wall times in seconds.
-void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map,
-                      std::vector<double>& unmap, std::vector<double>* advise = nullptr) {
+// allocate_stack and free_stacks do; the unmaps' (and advises') wall times in
+// seconds.
+void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>& unmap,
+                      std::vector<double>* advise = nullptr) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   for (int i = 0; i < rounds; ++i) {
-    const auto t0 = now_ns();
     void* mem = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (mem == MAP_FAILED) throw std::runtime_error("calibrate: mmap of a thread stack failed");
     char* p = static_cast<char*>(mem);
     mprotect(p + page, size - page, PROT_READ | PROT_WRITE);
     *reinterpret_cast<volatile char*>(p + size - 1) = 1;
     *reinterpret_cast<volatile char*>(p + size - 1 - page) = 1;
-    const auto t1 = now_ns();
     if (advise) {
       // What glibc does as a thread exits (advise_stack_range): MADV_DONTNEED
       // on the stack below the frames in use, less PTHREAD_STACK_MIN.
@@ -199,7 +205,6 @@ void map_unmap_stacks(std::size_t size, int rounds, std::vector<double>* map,
     const auto t2 = now_ns();
     munmap(mem, size);
     const auto t3 = now_ns();
-    if (map) map->push_back((t1 - t0) * 1e-9);
     unmap.push_back((t3 - t2) * 1e-9);
   }
 }
@@ -311,8 +316,44 @@ std::string remote_stream(int n) {
   return out;
 }
 
-// The forked child: writes "cached | fresh | remote" entry CPU times in ns
-// (remote empty on one CPU).
+// `n` threads made 3 ms apart by this (unpinned) thread, each kept blocked
+// until the end as a pool's workers are (so most land on the other CPU, idle
+// since the one before, and all but the first few map a new stack): the
+// entry CPU times in ns of those that started on another CPU than the one
+// their creator was on.
+std::string idle_stream(int n) {
+  std::vector<StreamProbe> probes(static_cast<std::size_t>(n));
+  std::vector<pthread_t> threads(static_cast<std::size_t>(n));
+  std::atomic<bool> release{false};
+  struct Arg {
+    StreamProbe* probe;
+    std::atomic<bool>* release;
+  };
+  std::vector<Arg> args(static_cast<std::size_t>(n));
+  auto body = [](void* arg) -> void* {
+    auto* a = static_cast<Arg*>(arg);
+    stream_probe_thread(a->probe);
+    a->release->wait(false);
+    return nullptr;
+  };
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    args[i] = {&probes[i], &release};
+    probes[i].creator_cpu = sched_getcpu();
+    if (pthread_create(&threads[i], nullptr, body, &args[i]) != 0) ::_exit(1);
+    ::usleep(3000);
+  }
+  release = true;
+  release.notify_all();
+  std::string out;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    pthread_join(threads[i], nullptr);
+    if (probes[i].cpu != probes[i].creator_cpu) out += fmt::format("{} ", probes[i].entry_ns);
+  }
+  return out;
+}
+
+// The forked child: writes "cached | fresh | remote | idle" entry CPU times
+// in ns (the last two empty on one CPU).
 [[noreturn]] void thread_start_child(int fd, int cpus) {
   pin_self(0);
   constexpr int kEach = 8;
@@ -340,6 +381,7 @@ std::string remote_stream(int n) {
     // creator's (cached stacks: each exits before long and leaves its own).
     unpin_self(cpus);
     out += remote_stream(64);
+    out += "| " + idle_stream(32);
   }
   out += "\n";
   if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
@@ -348,24 +390,33 @@ std::string remote_stream(int n) {
 }  // namespace
 
 std::vector<Measurement> measure_thread_start(int rounds, int cpus) {
-  std::vector<double> cached, fresh, remote;
+  std::vector<double> cached, fresh, remote, idle;
   for (int r = 0; r < rounds; ++r) {
     const std::string text = forked_report([cpus](int fd) { thread_start_child(fd, cpus); });
-    const auto bar = text.find('|');
-    const auto bar2 = bar == std::string::npos ? bar : text.find('|', bar + 1);
-    if (bar2 == std::string::npos)
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+      const auto bar = text.find('|', at);
+      parts.push_back(text.substr(at, bar == std::string::npos ? bar : bar - at));
+      if (bar == std::string::npos) break;
+      at = bar + 1;
+    }
+    if (parts.size() != 3 && parts.size() != 4)
       throw std::runtime_error("calibrate: the thread-start probe failed");
-    std::istringstream a(text.substr(0, bar)), b(text.substr(bar + 1, bar2 - bar - 1)),
-        c(text.substr(bar2 + 1));
-    for (double ns; a >> ns;) cached.push_back(ns * 1e-9);
-    for (double ns; b >> ns;) fresh.push_back(ns * 1e-9);
-    for (double ns; c >> ns;) remote.push_back(ns * 1e-9);
+    std::vector<double>* into[] = {&cached, &fresh, &remote, &idle};
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      std::istringstream in(parts[i]);
+      for (double ns; in >> ns;) into[i]->push_back(ns * 1e-9);
+    }
   }
   const double start = quantile(cached, 0.5);
-  std::vector<double> extra, remote_extra;
+  std::vector<double> extra, remote_extra, idle_extra;
   for (double f : fresh) extra.push_back(std::max(0.0, f - start));
   for (double f : remote) remote_extra.push_back(std::max(0.0, f - start));
   if (remote_extra.empty()) remote_extra.push_back(0);
+  // Those mapped new stacks: stack_fault is theirs too.
+  const double remote_start = start + quantile(remote_extra, 0.5) + quantile(extra, 0.5);
+  for (double f : idle) idle_extra.push_back(std::max(0.0, f - remote_start));
+  if (idle_extra.empty()) idle_extra.push_back(0);
   return {summarize("thread_start", cached,
                     fmt::format("forked child, CPU 0: a new thread's CPU clock first thing in its "
                                 "function, on a cached stack ({} rounds of 8)",
@@ -379,15 +430,80 @@ std::vector<Measurement> measure_thread_start(int rounds, int cpus) {
                                            "creator: those started on another CPU than the "
                                            "creator's ({} of {}), less thread_start",
                                            remote.size(), 64 * rounds)
+                             : std::string("one CPU: a new thread starts on its creator's")),
+          summarize("thread_start_idle", idle_extra,
+                    cpus > 1 ? fmt::format("32 threads made 3 ms apart and kept blocked (the "
+                                           "other CPU idle in between): those started there "
+                                           "({} of {}), less thread_start, thread_start_remote "
+                                           "and stack_fault",
+                                           idle.size(), 32 * rounds)
                              : std::string("one CPU: a new thread starts on its creator's"))};
 }
 
+namespace {
+void* block_until(void* arg) {
+  static_cast<std::atomic<bool>*>(arg)->wait(false);
+  return nullptr;
+}
+
+// The creator's CPU time in pthread_create, `n` pairs, on the calling thread
+// (pinned to CPU 0, so the new threads are too): own[i] a thread on a stack
+// mapped and touched beforehand, glibc[i] one with default attributes. Every
+// thread stays blocked until the end, so both kinds make a new kernel stack
+// and glibc's stack cache, drained first, never has a stack to give: a pair's
+// difference is allocate_stack's mapping of a new stack. With `spins`, a pair
+// counts only if the spinner on CPU 1 advanced across it.
+void creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uint64_t>* spins,
+                    std::vector<double>& own, std::vector<double>& glibc) {
+  constexpr std::size_t kOwnStack = 64 << 10;
+  std::atomic<bool> release{false};
+  std::vector<pthread_t> threads;
+  std::vector<void*> stacks;
+  auto create = [&](pthread_attr_t* attr) {
+    pthread_t th;
+    const auto c0 = thread_cpu_ns();
+    if (pthread_create(&th, attr, block_until, &release) != 0)
+      throw std::runtime_error("calibrate: pthread_create failed");
+    const double cost = (thread_cpu_ns() - c0) * 1e-9;
+    threads.push_back(th);
+    return cost;
+  };
+  for (std::size_t i = 0; i < cached_stacks + 2; ++i) create(nullptr);  // drain the cache
+  for (int i = 0, tries = 0; i < n && tries < 20 * n; ++tries) {
+    void* mem = mmap(nullptr, kOwnStack, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) throw std::runtime_error("calibrate: mmap of a thread stack failed");
+    std::memset(mem, 1, kOwnStack);
+    stacks.push_back(mem);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstack(&attr, mem, kOwnStack);
+    const auto s0 = spins ? spins->load(std::memory_order_relaxed) : 0;
+    const double a = create(&attr);
+    const double b = create(nullptr);
+    pthread_attr_destroy(&attr);
+    if (spins && spins->load(std::memory_order_relaxed) == s0) continue;
+    own.push_back(a);
+    glibc.push_back(b);
+    ++i;
+  }
+  release = true;
+  release.notify_all();
+  for (pthread_t th : threads) pthread_join(th, nullptr);
+  for (void* mem : stacks) munmap(mem, kOwnStack);
+}
+}  // namespace
+
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve) {
   const auto size = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20);
-  std::vector<double> map, unmap, map_shared, unmap_shared, advise;
+  const auto [cache, cache_how] = stack_cache_size();
+  const auto cached_stacks = static_cast<std::size_t>(cache / static_cast<double>(size));
+  std::vector<double> unmap, unmap_shared, advise;
+  std::vector<double> own, glibc, own_shared, glibc_shared;
   std::thread t([&] {
     pin_self(0);
-    map_unmap_stacks(size, rounds, &map, unmap, &advise);
+    map_unmap_stacks(size, rounds, unmap, &advise);
+    creation_pairs(rounds, cached_stacks, nullptr, own, glibc);
     if (cpus > 1) {
       // The spinner must be on CPU 1 while munmap runs (the kernel only
       // interrupts CPUs where the process is active): wait until it runs,
@@ -402,13 +518,12 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
       for (int i = 0, tries = 0; i < rounds && tries < 20 * rounds; ++tries) {
         std::vector<double> one;
         const auto s0 = spins.load(std::memory_order_relaxed);
-        std::vector<double> mapped;
-        map_unmap_stacks(size, 1, &mapped, one);
+        map_unmap_stacks(size, 1, one);
         if (spins.load(std::memory_order_relaxed) == s0) continue;  // the spinner was off CPU 1
-        map_shared.push_back(mapped.front());
         unmap_shared.push_back(one.front());
         ++i;
       }
+      creation_pairs(rounds, cached_stacks, &spins, own_shared, glibc_shared);
       stop = true;
       spinner.join();
     }
@@ -418,17 +533,23 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
   std::vector<double> shoot;
   for (double u : unmap_shared) shoot.push_back(std::max(0.0, u - alone));
   if (shoot.empty()) shoot.push_back(0);
+  // Per pair, the default thread less the median of the own-stack ones (the
+  // spread of the figure is that of the mapping).
+  const double own_alone = quantile(own, 0.5);
+  std::vector<double> map;
+  for (double g : glibc) map.push_back(std::max(0.0, g - own_alone));
   const double map_alone = quantile(map, 0.5);
   std::vector<double> map_remote;
-  for (double m : map_shared) map_remote.push_back(std::max(0.0, m - map_alone));
+  const double own_remote = own_shared.empty() ? 0 : quantile(own_shared, 0.5);
+  for (double g : glibc_shared) map_remote.push_back(std::max(0.0, g - own_remote - map_alone));
   if (map_remote.empty()) map_remote.push_back(0);
-  const auto [cache, cache_how] = stack_cache_size();
   return {
       summarize("stack_cache", {cache}, cache_how),
-      summarize(
-          "stack_map", map,
-          fmt::format("mmap {} PROT_NONE + mprotect all but the guard + touch 2 pages, {} stacks",
-                      format_bytes(static_cast<double>(size)), rounds)),
+      summarize("stack_map", map,
+                fmt::format("creator CPU in pthread_create for a new {} stack less for one on "
+                            "a stack touched beforehand, {} interleaved pairs, threads kept "
+                            "blocked",
+                            format_bytes(static_cast<double>(size)), rounds)),
       summarize("stack_unmap", unmap,
                 "munmap of that stack, no other thread of the process running"),
       summarize("stack_madvise", advise,
@@ -438,7 +559,7 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
                 cpus > 1 ? "munmap while a thread of the process spins on CPU 1, minus stack_unmap"
                          : "one CPU: no other CPU to interrupt"),
       summarize("stack_map_remote", map_remote,
-                cpus > 1 ? "the stack_map mapping while a thread of the process spins on CPU 1, "
+                cpus > 1 ? "the stack_map pairs while a thread of the process spins on CPU 1, "
                            "minus stack_map"
                          : "one CPU: no other CPU to interrupt")};
 }

@@ -90,7 +90,10 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     // Its start (thread_start, stack_fault on a new stack), then a new
     // arena's mmap, trim and mprotect, are the thread's first CPU work.
     threads_[id].overhead += m_.thread_start + (fresh_stack ? m_.stack_fault : Duration{0});
-    if (arena_on_thread_start()) threads_[id].overhead += m_.arena_create;
+    if (arena_on_thread_start()) {
+      threads_[id].overhead += m_.arena_create;
+      threads_[id].new_arena = true;  // and arena_create_remote at its first run, if due
+    }
   }
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
@@ -680,7 +683,12 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   // of idle); a busy one finds the thread on its queue, and a new thread's
   // wake does not preempt (WF_FORK). The local part is in thread_create.
   if (creator_cpu >= 0 && best != creator_cpu) {
-    if (cpu_idle(cpus_[static_cast<std::size_t>(best)])) charge_waker(m_.wake_ipi);
+    // On an idle CPU its first run costs thread_start_idle more (measured:
+    // 36 us back to back, 110 us 3 ms apart here).
+    if (cpu_idle(cpus_[static_cast<std::size_t>(best)])) {
+      charge_waker(m_.wake_ipi);
+      threads_[id].overhead += m_.thread_start_idle;
+    }
     threads_[id].overhead += m_.thread_start_remote;
   }
   enqueue_woken(cpus_[best], id, true);
@@ -1160,7 +1168,11 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   if (t.ran) cost += m_.cache_refill;
   if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost;
   t.overhead += cost;
-  if (!t.ran && id != 0) worker_stack_on_first_run(t);
+  if (!t.ran && id != 0) {
+    worker_stack_on_first_run(t);
+    // Its arena's new page-table pages cost more while another CPU is busy.
+    if (t.new_arena && other_cpu_busy(idx)) t.overhead += m_.arena_create_remote;
+  }
   t.ran = true;
   t.last_cpu = idx;
   t.cpu = idx;
@@ -1344,12 +1356,19 @@ Duration Kernel::creation_cost(StackSource src, bool& fresh) {
 }
 
 Duration Kernel::stack_map_cost() const {
-  // Another CPU runs a thread of the process: the mapping's page-table
-  // changes reach it too (stack_map_remote).
+  // Another CPU is busy, running a thread of the process or the neighbour's:
+  // the new stack's first touch costs stack_map_remote more (measured the
+  // same with a spinner of another process, docs/simulator.md).
+  return m_.stack_map + (other_cpu_busy(exec_cpu_) ? m_.stack_map_remote : Duration{0});
+}
+
+bool Kernel::other_cpu_busy(int self) const {
   const bool self_running =
-      exec_cpu_ >= 0 && cpus_[static_cast<std::size_t>(exec_cpu_)].state == CpuState::running;
-  return m_.stack_map +
-         (running_cpus_ > (self_running ? 1 : 0) ? m_.stack_map_remote : Duration{0});
+      self >= 0 && cpus_[static_cast<std::size_t>(self)].state == CpuState::running;
+  if (running_cpus_ > (self_running ? 1 : 0)) return true;
+  for (std::size_t i = 0; i < cpus_.size(); ++i)
+    if (cpus_[i].foreign && static_cast<int>(i) != self) return true;
+  return false;
 }
 
 void Kernel::set_thread_stack(Bytes size) {

@@ -125,9 +125,11 @@
 //   `switch_cost` on every switch, `cache_refill` when it had been switched
 //   out before, `migration_cost` when it resumes on another CPU than last.
 //   `thread_create` is computed by the creator (spawn), plus stack_map for a
-//   new stack and stack_map_remote while another CPU runs a thread of the
-//   process (stack_map_cost); `thread_exit` by the
-//   exiting thread after its body returned.
+//   new stack and stack_map_remote while another CPU is busy
+//   (stack_map_cost); a new thread's first run adds thread_start_idle when
+//   the kernel put it on an idle CPU, and a new arena's arena_create_remote
+//   while another CPU is busy; `thread_exit` by the exiting thread after
+//   its body returned.
 // - Timed waits wake `timer_slack` after their deadline (hrtimer slack: the
 //   kernel may wake up to the slack late, never early; we take the bound).
 // - Counters as the kernel counts them (__schedule): a switch away from a
@@ -308,7 +310,8 @@ class Kernel {
   const MachineProfile& machine() const { return m_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
   // What mapping a new stack costs the current thread now: stack_map, plus
-  // stack_map_remote while another CPU runs a thread of the process.
+  // stack_map_remote while another CPU is busy (a thread of the process or
+  // the neighbour).
   Duration stack_map_cost() const;
 
   // The thread whose coroutine is executing (kNoThread outside a resume).
@@ -544,6 +547,7 @@ class Kernel {
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
     bool stack_released = false;    // its stack went back already (release_stack)
+    bool new_arena = false;         // its first malloc maps an arena (arena_on_thread_start)
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
@@ -688,6 +692,8 @@ class Kernel {
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
   bool arena_on_thread_start();
+  // Another CPU than `self` runs a thread of the process or the neighbour's.
+  bool other_cpu_busy(int self) const;
   void worker_stack_on_first_run(Thread& t);
   // Queued threads plus the running one, plus the neighbour's threads; a
   // throttled, idle CPU's parked threads wait for the unthrottle and count

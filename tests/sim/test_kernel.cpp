@@ -344,6 +344,41 @@ TEST_CASE("kernel.new_thread: the creator sends an IPI only to an idle CPU", "[m
   CHECK(r.counters.cpu_time == Duration(50ms) + Duration(10us));
 }
 
+TEST_CASE("kernel.new_thread: a thread started on an idle CPU computes thread_start_idle more",
+          "[mechanism]") {
+  // The five threads above: only the first starts on a CPU that was idle
+  // (CPU 1); the fifth goes there while the first runs.
+  MachineProfile m = zero_machine(2);
+  m.thread_start_idle = 10us;
+  const RunResult r = sim::simulate(tpt_scenario(m), batch(5, 10ms));
+  CHECK(r.counters.cpu_time == Duration(50ms) + Duration(10us));
+  // On one CPU every thread starts on its creator's.
+  MachineProfile one = zero_machine(1);
+  one.thread_start_idle = 10us;
+  CHECK(sim::simulate(tpt_scenario(one), batch(5, 10ms)).counters.cpu_time == Duration(50ms));
+}
+
+TEST_CASE("kernel.costs: a new arena costs arena_create_remote more while another CPU is busy",
+          "[mechanism]") {
+  // Two threads of 5 ms, each mapping an arena at its first run: the first
+  // starts on CPU 1 while the submitter runs on CPU 0, the second on CPU 0
+  // while the first runs on CPU 1. On one CPU nothing else runs then.
+  MachineProfile m = zero_machine(2);
+  m.malloc_arenas_per_cpu = 8;
+  m.arena_create = 10us;
+  const RunResult base = sim::simulate(tpt_scenario(m), batch(2, 5ms));
+  CHECK(base.counters.cpu_time == Duration(10ms) + Duration(20us));
+  m.arena_create_remote = 7us;
+  const RunResult r = sim::simulate(tpt_scenario(m), batch(2, 5ms));
+  CHECK(r.counters.cpu_time == base.counters.cpu_time + Duration(14us));
+  MachineProfile one = zero_machine(1);
+  one.malloc_arenas_per_cpu = 8;
+  one.arena_create = 10us;
+  one.arena_create_remote = 7us;
+  CHECK(sim::simulate(tpt_scenario(one), batch(2, 5ms)).counters.cpu_time ==
+        Duration(10ms) + Duration(20us));
+}
+
 TEST_CASE(
     "kernel.costs: mapping a stack costs stack_map_remote more while another CPU runs a thread "
     "of the process",
