@@ -42,7 +42,9 @@
 //    on cgroup v1 it also leaves the quota group, so that the harness does
 //    not spend the scenario's quota)
 //    reads the live-thread count and the number of threads in CPU work every
-//    RealOptions::sample_period and records the changes;
+//    RealOptions::sample_period and records the changes, when
+//    RealOptions::sample_series (run_scenario: the traced repetition only;
+//    a measured one's sampler parks until the end);
 //  - throttled_periods / throttled_time / burst_periods / burst_time: the
 //    group's cpu.stat (nr_throttled, throttled_time|usec, nr_bursts,
 //    burst_time|usec), read by the parent after the child exited (summed
@@ -187,7 +189,11 @@ class Sampler {
   // Started before the memory baseline (its stack, its first-thread costs
   // and its reserved series are the harness's, not the workload's); it
   // samples only from begin(), once the origin is set.
-  Sampler(RunContext& ctx, Duration period) : ctx_(ctx), period_(period) {
+  // With `samples` false it is started all the same (the child's first
+  // extra thread, in the baseline) but parks until finish(): no wake during
+  // the run, so no sample either.
+  Sampler(RunContext& ctx, Duration period, bool samples)
+      : ctx_(ctx), period_(period), samples_(samples) {
     if (period_.count() <= 0) return;
     // Sized (and so written, every page resident) before the baseline: a
     // reserved vector's pages fault in as samples arrive, and were counted
@@ -206,6 +212,11 @@ class Sampler {
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
       if (!g_harness_exit_file.empty())
         std::ofstream(g_harness_exit_file) << static_cast<long>(::gettid());
+      if (!samples_) {
+        tid_.store(::gettid(), std::memory_order_release);
+        stop_.wait(false, std::memory_order_acquire);
+        return;
+      }
       // Until begin(), it polls every millisecond: at 100 us its wakes came
       // on the submitter's CPU as the run began. begin() takes the first
       // sample itself, at the origin.
@@ -213,9 +224,10 @@ class Sampler {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       loop();
     });
+    if (!samples_) wait_parked();
   }
   void begin() {
-    if (!thread_.joinable()) return;
+    if (!thread_.joinable() || !samples_) return;
     sample();
     go_.store(true, std::memory_order_release);
   }
@@ -223,6 +235,7 @@ class Sampler {
   void finish() {
     if (!thread_.joinable()) return;
     stop_.store(true, std::memory_order_release);
+    stop_.notify_all();
     thread_.join();
     threads.resize(n_threads_);
     runnable.resize(n_runnable_);
@@ -243,6 +256,21 @@ class Sampler {
     }
     const Usage u1 = usage(RUSAGE_THREAD);
     own = Usage{u1.voluntary - u0.voluntary, u1.involuntary - u0.involuntary, u1.cpu - u0.cpu};
+  }
+  // Until the parked thread sleeps: its start and its block are then
+  // before the usage baseline, and the run sees none of it (its wake and
+  // exit at finish() come after the last task and switch nothing out).
+  void wait_parked() {
+    while (tid_.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+    const std::string stat = "/proc/self/task/" + std::to_string(tid_.load()) + "/stat";
+    for (int i = 0; i < 100000; ++i) {
+      std::ifstream f(stat);
+      std::string line;
+      std::getline(f, line);
+      const auto close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] == 'S') return;
+      std::this_thread::yield();
+    }
   }
   void sample() {
     const Duration t = ctx_.now();
@@ -265,6 +293,8 @@ class Sampler {
   std::size_t n_threads_ = 0, n_runnable_ = 0;
   RunContext& ctx_;
   Duration period_;
+  bool samples_;
+  std::atomic<pid_t> tid_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> go_{false};
   std::thread thread_;
@@ -516,7 +546,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   ctx.register_current_thread("submitter");
   ctx.attach(backend.get());
 
-  Sampler sampler(ctx, opt.sample_period);
+  Sampler sampler(ctx, opt.sample_period, opt.sample_series);
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
@@ -680,8 +710,13 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   units_per_ns();
   SignalGuard guard;
   std::vector<RunResult> out;
+  // The measured repetitions' sampler records nothing (its wakes took the
+  // CPU from the workload's threads: linux-1cpu-16tasks-w1, one CPU-bound
+  // worker, 100 involuntary switches a second with it, 5.4 without); the
+  // series come with the traced repetition below.
   RealOptions untraced = opt;
   untraced.trace = false;
+  untraced.sample_series = false;
   const int total = s.run.warmup + s.run.reps;
   for (int i = 0; i < total; ++i) {
     const bool warmup = i < s.run.warmup;
@@ -699,7 +734,10 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
   // not spend, so no measured repetition records them.
   if (opt.trace && !out.empty()) {
     if (opt.note) opt.note("one more repetition, traced (not measured)");
-    out.front().trace = run_in_child(s, w, opt, total).trace;
+    RunResult traced = run_in_child(s, w, opt, total);
+    out.front().trace = std::move(traced.trace);
+    out.front().threads_series = std::move(traced.threads_series);
+    out.front().runnable_series = std::move(traced.runnable_series);
   }
   return out;
 }

@@ -39,6 +39,12 @@ struct RealOptions {
   // quickstart: 221-227 at 1 ms, 211-216 at 10 ms, 205-211 without it, in
   // three alternating rounds).
   Duration sample_period = std::chrono::milliseconds(10);
+  // Whether that sampler samples. run_scenario's measured repetitions do
+  // not: their sampler thread is made (the child's first extra thread, so
+  // in the baseline) and parks until the end, and the series come from the
+  // traced repetition (`trace`), which the HTML report and --trace-dir ask
+  // for.
+  bool sample_series = true;
   // Per-task CPU time (TaskRecord::cpu) from CLOCK_THREAD_CPUTIME_ID: two
   // system calls per task (about 1.5 us of CPU on this machine, measured by
   // bench/real_recording.cpp), so off unless asked for. The run's cpu_time
@@ -50,7 +56,8 @@ struct RealOptions {
 // (warmups dropped), each with mode "measured". With opt.trace, the measured
 // repetitions record no trace (its spans would count in memory_peak and cost
 // time): one more repetition after them runs traced, unmeasured, and its
-// trace is the first result's `trace`. Throws MachineRefused when
+// trace and series are the first result's `trace`, `threads_series` and
+// `runnable_series` (without opt.trace the series are empty). Throws MachineRefused when
 // the machine refuses (thread limit, cgroup permission, timeout) and
 // std::runtime_error when a child crashes.
 std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w,

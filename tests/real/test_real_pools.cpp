@@ -65,10 +65,11 @@ TEST_CASE("pool.growth: a full bounded queue grows the pool to max, never beyond
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 30}\n  task: [{wait: 15ms}]\n"
       "backend: {kind: pool, threads: 1, max_threads: 4, queue: 2, reject: caller-runs}\n");
-  const RunResult r = run_once(s, generate_workload(s));
+  const RunResult r = run_once(s, generate_workload(s), /*trace=*/true);
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 30);
   REQUIRE(r.extra.at("threads_started") == 4);
   REQUIRE(r.counters.threads_peak == 5);  // 4 workers + the submitter
+  REQUIRE_FALSE(r.threads_series.empty());
   int series_max = 0;
   for (const Sample& x : r.threads_series) series_max = std::max(series_max, x.value);
   REQUIRE(series_max <= 5);
@@ -94,7 +95,8 @@ TEST_CASE("pool.keep_alive: idle threads above core retire", "[real][pool]") {
       "      - {id: e, task: [{wait: 100ms}]}\n"
       "      - {id: tail, task: [{wait: 200ms}], after: [a, b, c, d, e]}\n"
       "backend: {kind: pool, threads: 1, max_threads: 4, queue: 1, keep_alive: 20ms}\n");
-  const RunResult r = run_once(s, generate_workload(s));
+  // Traced: the thread series come from the traced repetition.
+  const RunResult r = run_once(s, generate_workload(s), /*trace=*/true);
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 6);
   REQUIRE(r.extra.at("threads_started") == 4);
   REQUIRE(r.extra.at("threads_retired") >= 2);

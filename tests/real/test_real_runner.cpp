@@ -226,6 +226,26 @@ TEST_CASE("runner.reps: warmups are dropped, measured repetitions returned", "[r
   REQUIRE(labels == std::vector<std::string>{"warmup 1/1", "repetition 1/2", "repetition 2/2"});
 }
 
+TEST_CASE(
+    "runner.sampler: measured repetitions sample no series (their sampler parks), the traced one "
+    "does",
+    "[real][runner]") {
+  // A 30 ms run: a sampling sampler (10 ms) records the pool's threads as
+  // they start; a parked one records nothing, not even the origin's sample.
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 3}\n  task: [{wait: 30ms}]\n"
+      "backend: {kind: pool, threads: 3}\n");
+  const RunResult plain = run_once(s, generate_workload(s));
+  CHECK(plain.threads_series.empty());
+  CHECK(plain.runnable_series.empty());
+  CHECK(plain.counters.threads_peak == 4);
+  const RunResult traced = run_once(s, generate_workload(s), /*trace=*/true);
+  REQUIRE_FALSE(traced.threads_series.empty());
+  int peak = 0;
+  for (const Sample& x : traced.threads_series) peak = std::max(peak, x.value);
+  CHECK(peak == 4);
+}
+
 TEST_CASE("runner.trace: tracing does not change the measured memory_peak", "[real][runner]") {
   // 20000 tasks record at least 40000 spans when traced (over 1 MiB): a
   // measured repetition that recorded them would count them in memory_peak.
