@@ -87,8 +87,10 @@ Duration quantile(std::vector<Duration> v, double q) {
 
 }  // namespace
 
-OsNoise measure_os_noise(Duration window) {
-  const std::vector<int> cpus = usable_cpu_list();
+OsNoise measure_os_noise(Duration window, int spinners) {
+  std::vector<int> cpus = usable_cpu_list();
+  if (spinners > 0 && static_cast<std::size_t>(spinners) < cpus.size())
+    cpus.resize(static_cast<std::size_t>(spinners));
   const auto units = static_cast<std::uint64_t>(
       std::llround(static_cast<double>(kQuantum.count()) * units_per_ns()));
   std::vector<SpinnerResult> results(cpus.size());

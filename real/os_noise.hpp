@@ -49,7 +49,8 @@ struct OsNoise {
   std::vector<Duration> stolen;  // every interruption's stolen time (for reports and tests)
 };
 
-// Runs the FWQ benchmark for `window` on every CPU this process may use.
-OsNoise measure_os_noise(Duration window);
+// Runs the FWQ benchmark for `window` on every CPU this process may use, or
+// on the first `spinners` of them (0: all), the others left idle.
+OsNoise measure_os_noise(Duration window, int spinners = 0);
 
 }  // namespace poolsim::real

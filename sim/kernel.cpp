@@ -522,7 +522,7 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   if (c.state != CpuState::running) return;  // idle now: the next run arms a new one
   k.account(c);
   const int idx = static_cast<int>(arg);
-  const Interruption i = k.noise_.draw(idx);
+  const Interruption i = k.noise_.draw(idx, k.machine_cpu_idle(idx));
   const Duration from = std::max(k.now(), c.stall_until);
   c.stall_until = from + i.stolen;
   c.slice_end += i.stolen;
@@ -1360,6 +1360,15 @@ Duration Kernel::stack_map_cost() const {
   // the new stack's first touch costs stack_map_remote more (measured the
   // same with a spinner of another process, docs/simulator.md).
   return m_.stack_map + (other_cpu_busy(exec_cpu_) ? m_.stack_map_remote : Duration{0});
+}
+
+bool Kernel::machine_cpu_idle(int self) const {
+  // The machine's CPUs outside the scenario's (its cpuset) run nothing of it.
+  if (m_.cores > cpu_count()) return true;
+  for (std::size_t i = 0; i < cpus_.size(); ++i)
+    if (static_cast<int>(i) != self && cpus_[i].state == CpuState::idle && !cpus_[i].foreign)
+      return true;
+  return false;
 }
 
 bool Kernel::other_cpu_busy(int self) const {

@@ -694,6 +694,9 @@ class Kernel {
   bool arena_on_thread_start();
   // Another CPU than `self` runs a thread of the process or the neighbour's.
   bool other_cpu_busy(int self) const;
+  // Another CPU of the machine than `self` is idle (one outside the
+  // scenario's cpuset counts as idle).
+  bool machine_cpu_idle(int self) const;
   void worker_stack_on_first_run(Thread& t);
   // Queued threads plus the running one, plus the neighbour's threads; a
   // throttled, idle CPU's parked threads wait for the unthrottle and count

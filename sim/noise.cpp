@@ -39,7 +39,10 @@ double noise_share(const MachineProfile& m) {
 }
 
 NoiseSource::NoiseSource(const MachineProfile& m, std::uint64_t seed, int cpus)
-    : on_(noise_on(m)), interval_(m.noise_interval), preempt_(m.noise_preempt) {
+    : on_(noise_on(m)),
+      interval_(m.noise_interval),
+      preempt_(m.noise_preempt),
+      preempt_idle_(m.noise_preempt_idle) {
   if (!on_) return;
   stolen_ = stolen_time(m);
   rng_.reserve(static_cast<std::size_t>(cpus));
@@ -53,11 +56,11 @@ Duration NoiseSource::next_gap(int cpu) {
   return Duration{std::max<std::int64_t>(1, std::llround(gap))};
 }
 
-Interruption NoiseSource::draw(int cpu) {
+Interruption NoiseSource::draw(int cpu, bool other_idle) {
   Rng& r = rng_[static_cast<std::size_t>(cpu)];
   Interruption i;
   i.stolen = stolen_.sample(r);
-  i.preempts = r.uniform() < preempt_;
+  i.preempts = r.uniform() < (other_idle ? preempt_idle_ : preempt_);
   return i;
 }
 

@@ -9,7 +9,10 @@
 // time stand still: the time belongs to whatever interrupted it), and with
 // probability `noise_preempt` it was a switch to another task (a kernel
 // thread, another process), which the interrupted thread counts as an
-// involuntary switch, as getrusage counts it. The figures come from
+// involuntary switch, as getrusage counts it; with probability
+// `noise_preempt_idle` instead while another CPU of the machine is idle (a
+// CPU outside the scenario's cpuset counts as idle): most of those tasks
+// are woken elsewhere and go to an idle CPU when there is one. The figures come from
 // `poolsim calibrate`'s fixed-work-quantum benchmark (real/os_noise.hpp);
 // `noise_interval` 0 turns noise off (the shipped `default` profile, the
 // oracle tests: idealised machines).
@@ -52,12 +55,13 @@ class NoiseSource {
   // Busy time from now to the CPU's next interruption.
   Duration next_gap(int cpu);
   // What the interruption due now takes.
-  Interruption draw(int cpu);
+  // `other_idle`: another CPU of the machine is idle (noise_preempt_idle).
+  Interruption draw(int cpu, bool other_idle = false);
 
  private:
   bool on_ = false;
   Duration interval_{};
-  double preempt_ = 0;
+  double preempt_ = 0, preempt_idle_ = 0;
   Distribution stolen_;
   std::vector<Rng> rng_;
 };

@@ -54,6 +54,29 @@ TEST_CASE("noise: interrupts that are not switches stretch the run without count
   REQUIRE(r.records[0].end > 100ms + 500us);  // ~100 interruptions of 10 us
 }
 
+TEST_CASE(
+    "noise: an interruption is a switch with noise_preempt_idle's probability while another CPU "
+    "of the machine is idle",
+    "[sim][noise]") {
+  // Two CPUs, noise_preempt 1 and noise_preempt_idle 0: one worker leaves
+  // the other CPU idle (no switch counted); two workers keep both busy
+  // (every interruption a switch). A cpuset of one CPU of the two: the
+  // other is idle whatever runs there (a busy submitter keeps the one CPU
+  // busy throughout; it is interrupted alone).
+  MachineProfile m = noisy(2, 1.0);
+  m.noise_preempt_idle = 0.0;
+  const Metrics one = compute_metrics(sim::simulate(pool_scenario(m, 1), batch(1, 50ms)));
+  CHECK(one[Metric::switches_involuntary] == 0);
+  const Metrics two = compute_metrics(sim::simulate(pool_scenario(m, 2), batch(2, 50ms)));
+  CHECK(two[Metric::switches_involuntary] > 50);
+  Scenario pinned = pool_scenario(m, 1);
+  pinned.limits.cpuset = {0};
+  CHECK(compute_metrics(sim::simulate(pinned, batch(1, 50ms)))[Metric::switches_involuntary] == 0);
+  m.cores = 1;  // the same CPU, the whole machine: every interruption a switch
+  CHECK(compute_metrics(
+            sim::simulate(pool_scenario(m, 1), batch(1, 50ms)))[Metric::switches_involuntary] > 25);
+}
+
 TEST_CASE("noise: same seed same run, another seed other interruptions", "[sim][noise]") {
   Scenario s = pool_scenario(noisy(2, 0.5), 2);
   const Workload w = batch(8, 20ms);
