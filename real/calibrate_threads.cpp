@@ -452,27 +452,34 @@ void* block_until(void* arg) {
 // thread stays blocked until the end, so both kinds make a new kernel stack
 // and glibc's stack cache, drained first, never has a stack to give: a pair's
 // difference is allocate_stack's mapping of a new stack. With `spins`, a pair
-// counts only if the spinner on CPU 1 advanced across it.
-void creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uint64_t>* spins,
+// counts only if the spinner on CPU 1 advanced across it. False if a
+// creation or a mapping failed (the threads made are released and joined
+// first: it runs on a std::thread, which must not throw).
+bool creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uint64_t>* spins,
                     std::vector<double>& own, std::vector<double>& glibc) {
   constexpr std::size_t kOwnStack = 64 << 10;
   std::atomic<bool> release{false};
   std::vector<pthread_t> threads;
   std::vector<void*> stacks;
+  bool ok = true;
+  // The creator's CPU time in seconds, or a negative value if it failed.
   auto create = [&](pthread_attr_t* attr) {
     pthread_t th;
     const auto c0 = thread_cpu_ns();
-    if (pthread_create(&th, attr, block_until, &release) != 0)
-      throw std::runtime_error("calibrate: pthread_create failed");
+    if (pthread_create(&th, attr, block_until, &release) != 0) return -1.0;
     const double cost = (thread_cpu_ns() - c0) * 1e-9;
     threads.push_back(th);
     return cost;
   };
-  for (std::size_t i = 0; i < cached_stacks + 2; ++i) create(nullptr);  // drain the cache
-  for (int i = 0, tries = 0; i < n && tries < 20 * n; ++tries) {
+  for (std::size_t i = 0; ok && i < cached_stacks + 2; ++i)  // drain the cache
+    ok = create(nullptr) >= 0;
+  for (int i = 0, tries = 0; ok && i < n && tries < 20 * n; ++tries) {
     void* mem = mmap(nullptr, kOwnStack, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (mem == MAP_FAILED) throw std::runtime_error("calibrate: mmap of a thread stack failed");
+    if (mem == MAP_FAILED) {
+      ok = false;
+      break;
+    }
     std::memset(mem, 1, kOwnStack);
     stacks.push_back(mem);
     pthread_attr_t attr;
@@ -480,9 +487,10 @@ void creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uin
     pthread_attr_setstack(&attr, mem, kOwnStack);
     const auto s0 = spins ? spins->load(std::memory_order_relaxed) : 0;
     const double a = create(&attr);
-    const double b = create(nullptr);
+    const double b = a >= 0 ? create(nullptr) : -1.0;
     pthread_attr_destroy(&attr);
-    if (spins && spins->load(std::memory_order_relaxed) == s0) continue;
+    ok = a >= 0 && b >= 0;
+    if (!ok || (spins && spins->load(std::memory_order_relaxed) == s0)) continue;
     own.push_back(a);
     glibc.push_back(b);
     ++i;
@@ -491,6 +499,7 @@ void creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uin
   release.notify_all();
   for (pthread_t th : threads) pthread_join(th, nullptr);
   for (void* mem : stacks) munmap(mem, kOwnStack);
+  return ok;
 }
 }  // namespace
 
@@ -500,10 +509,11 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
   const auto cached_stacks = static_cast<std::size_t>(cache / static_cast<double>(size));
   std::vector<double> unmap, unmap_shared, advise;
   std::vector<double> own, glibc, own_shared, glibc_shared;
+  bool created = true;
   std::thread t([&] {
     pin_self(0);
     map_unmap_stacks(size, rounds, unmap, &advise);
-    creation_pairs(rounds, cached_stacks, nullptr, own, glibc);
+    created = creation_pairs(rounds, cached_stacks, nullptr, own, glibc);
     if (cpus > 1) {
       // The spinner must be on CPU 1 while munmap runs (the kernel only
       // interrupts CPUs where the process is active): wait until it runs,
@@ -523,12 +533,15 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
         unmap_shared.push_back(one.front());
         ++i;
       }
-      creation_pairs(rounds, cached_stacks, &spins, own_shared, glibc_shared);
+      if (created)
+        created = creation_pairs(rounds, cached_stacks, &spins, own_shared, glibc_shared);
       stop = true;
       spinner.join();
     }
   });
   t.join();
+  if (!created)
+    throw std::runtime_error("calibrate: the stack-mapping probe could not create its threads");
   const double alone = quantile(unmap, 0.5);
   std::vector<double> shoot;
   for (double u : unmap_shared) shoot.push_back(std::max(0.0, u - alone));

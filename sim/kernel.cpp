@@ -1365,6 +1365,7 @@ Duration Kernel::stack_map_cost() const {
 bool Kernel::machine_cpu_idle(int self) const {
   // The machine's CPUs outside the scenario's (its cpuset) run nothing of it.
   if (m_.cores > cpu_count()) return true;
+  if (running_cpus_ >= cpu_count()) return false;  // every CPU runs a thread: no scan
   for (std::size_t i = 0; i < cpus_.size(); ++i)
     if (static_cast<int>(i) != self && cpus_[i].state == CpuState::idle && !cpus_[i].foreign)
       return true;
