@@ -59,6 +59,29 @@ void pin_self(int cpu) {
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+Spinner::Spinner(int cpu, Policy policy) : cpu_(cpu), policy_(policy) {
+  running_ = pthread_create(&thread_, nullptr, &Spinner::body, this) == 0;
+  while (running_ && spins() == 0) sched_yield();
+}
+
+Spinner::~Spinner() {
+  if (!running_) return;
+  stop_.store(true, std::memory_order_relaxed);
+  pthread_join(thread_, nullptr);
+}
+
+void* Spinner::body(void* self) {
+  auto* s = static_cast<Spinner*>(self);
+  pin_self(s->cpu_);
+  if (s->policy_ == Policy::idle) {
+    sched_param p{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+  }
+  while (!s->stop_.load(std::memory_order_relaxed))
+    s->spins_.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
 void unpin_self(int cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -57,26 +57,30 @@ Measurement summarize(MachineFieldName field, std::vector<double> samples, std::
 // (`child` never returns), and returns all the child wrote once it is gone.
 std::string forked_report(const std::function<void(int fd)>& child);
 
-// A thread spinning at SCHED_IDLE on `cpu`: keeps that CPU out of idle
-// states without delaying a normal thread woken there.
-class IdleSpinner {
+// A thread of this process spinning on `cpu` from construction (which
+// returns once it spins there) to destruction, counting its turns, so that
+// a measurement can check it ran throughout (spins() before and after).
+// SCHED_IDLE keeps that CPU out of idle states without delaying a normal
+// thread woken there; SCHED_OTHER keeps it busy as any thread would. A
+// plain pthread that never mallocs: the malloc-arena probe counts arenas.
+class Spinner {
  public:
-  explicit IdleSpinner(int cpu)
-      : t_([this, cpu] {
-          pin_self(cpu);
-          sched_param p{};
-          pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
-          while (!stop_.load(std::memory_order_relaxed)) {
-          }
-        }) {}
-  ~IdleSpinner() {
-    stop_ = true;
-    t_.join();
-  }
+  enum class Policy { normal, idle };
+  explicit Spinner(int cpu, Policy policy = Policy::normal);
+  ~Spinner();
+  Spinner(const Spinner&) = delete;
+  Spinner& operator=(const Spinner&) = delete;
+  bool running() const { return running_; }  // false: it could not be started
+  std::uint64_t spins() const { return spins_.load(std::memory_order_relaxed); }
 
  private:
+  static void* body(void* self);
+  int cpu_;
+  Policy policy_;
   std::atomic<bool> stop_{false};
-  std::thread t_;
+  std::atomic<std::uint64_t> spins_{0};
+  pthread_t thread_{};
+  bool running_ = false;
 };
 
 // ---- the experiments -------------------------------------------------------

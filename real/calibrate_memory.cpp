@@ -77,6 +77,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -312,10 +313,8 @@ struct ArenaProbeThreads {
   }
   // The median of the first n first-malloc costs (ns).
   long median_first_malloc(int n) const {
-    std::vector<std::int64_t> v(first_malloc, first_malloc + std::min(n, count));
-    if (v.empty()) return 0;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    return static_cast<long>(v[v.size() / 2]);
+    return std::lround(
+        quantile(std::vector<double>(first_malloc, first_malloc + std::min(n, count)), 0.5));
   }
   void finish() {
     release.store(true);
@@ -349,29 +348,10 @@ struct ArenaProbeThreads {
   const long a2 = arena_probe_rss_anon();
   const long arena_ns = second->median_first_malloc(kEach);
   long remote_ns = -1;
-  if (cpus > 1 && CPU_ISSET(1, &set)) {
-    std::atomic<bool> stop{false};
-    std::atomic<std::uint64_t> spins{0};
-    pthread_t spinner;
-    struct Spin {
-      std::atomic<bool>* stop;
-      std::atomic<std::uint64_t>* spins;
-    } spin{&stop, &spins};
-    auto spin_body = [](void* arg) -> void* {
-      auto* sp = static_cast<Spin*>(arg);
-      pin_self(1);
-      while (!sp->stop->load(std::memory_order_relaxed))
-        sp->spins->fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
-    };
-    ok = ok && ::pthread_create(&spinner, nullptr, spin_body, &spin) == 0;
-    if (ok) {
-      while (spins.load() == 0) ::sched_yield();
-      ok = beside->start(kRemote, true);
-      stop = true;
-      ::pthread_join(spinner, nullptr);
-      remote_ns = beside->median_first_malloc(kRemote);
-    }
+  if (ok && cpus > 1 && CPU_ISSET(1, &set)) {
+    const Spinner spinner(1);
+    ok = spinner.running() && beside->start(kRemote, true);
+    remote_ns = beside->median_first_malloc(kRemote);
   }
   sched_setaffinity(0, sizeof set, &set);
   first->finish();

@@ -451,11 +451,11 @@ void* block_until(void* arg) {
 // mapped and touched beforehand, glibc[i] one with default attributes. Every
 // thread stays blocked until the end, so both kinds make a new kernel stack
 // and glibc's stack cache, drained first, never has a stack to give: a pair's
-// difference is allocate_stack's mapping of a new stack. With `spins`, a pair
-// counts only if the spinner on CPU 1 advanced across it. False if a
+// difference is allocate_stack's mapping of a new stack. With `spinner`, a
+// pair counts only if the spinner on CPU 1 advanced across it. False if a
 // creation or a mapping failed (the threads made are released and joined
 // first: it runs on a std::thread, which must not throw).
-bool creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uint64_t>* spins,
+bool creation_pairs(int n, std::size_t cached_stacks, const Spinner* spinner,
                     std::vector<double>& own, std::vector<double>& glibc) {
   constexpr std::size_t kOwnStack = 64 << 10;
   std::atomic<bool> release{false};
@@ -485,12 +485,12 @@ bool creation_pairs(int n, std::size_t cached_stacks, const std::atomic<std::uin
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstack(&attr, mem, kOwnStack);
-    const auto s0 = spins ? spins->load(std::memory_order_relaxed) : 0;
+    const auto s0 = spinner ? spinner->spins() : 0;
     const double a = create(&attr);
     const double b = a >= 0 ? create(nullptr) : -1.0;
     pthread_attr_destroy(&attr);
     ok = a >= 0 && b >= 0;
-    if (!ok || (spins && spins->load(std::memory_order_relaxed) == s0)) continue;
+    if (!ok || (spinner && spinner->spins() == s0)) continue;
     own.push_back(a);
     glibc.push_back(b);
     ++i;
@@ -518,25 +518,17 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
       // The spinner must be on CPU 1 while munmap runs (the kernel only
       // interrupts CPUs where the process is active): wait until it runs,
       // and count only the unmaps during which it ran throughout.
-      std::atomic<bool> stop{false};
-      std::atomic<std::uint64_t> spins{0};
-      std::thread spinner([&] {
-        pin_self(1);
-        while (!stop.load(std::memory_order_relaxed)) spins.fetch_add(1, std::memory_order_relaxed);
-      });
-      while (spins.load() == 0) sched_yield();
+      const Spinner spinner(1);
       for (int i = 0, tries = 0; i < rounds && tries < 20 * rounds; ++tries) {
         std::vector<double> one;
-        const auto s0 = spins.load(std::memory_order_relaxed);
+        const auto s0 = spinner.spins();
         map_unmap_stacks(size, 1, one);
-        if (spins.load(std::memory_order_relaxed) == s0) continue;  // the spinner was off CPU 1
+        if (spinner.spins() == s0) continue;  // the spinner was off CPU 1
         unmap_shared.push_back(one.front());
         ++i;
       }
       if (created)
-        created = creation_pairs(rounds, cached_stacks, &spins, own_shared, glibc_shared);
-      stop = true;
-      spinner.join();
+        created = creation_pairs(rounds, cached_stacks, &spinner, own_shared, glibc_shared);
     }
   });
   t.join();

@@ -139,7 +139,7 @@ std::pair<Measurement, Measurement> measure_wake_latency(
   if (cpus > 1) {
     step("wake-up latency to an awake CPU");
     {
-      IdleSpinner keep_awake(1);
+      Spinner keep_awake(1, Spinner::Policy::idle);
       awake = wake_latencies(1, 200 * scale, 2'000'000);
     }
     step("wake-up latency to an idle CPU");
@@ -188,7 +188,7 @@ std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples) {
   std::vector<double> awake, idle;
   for (int b = 0; b < kBlocks; ++b) {
     {
-      IdleSpinner keep_awake(cpu);
+      Spinner keep_awake(cpu, Spinner::Policy::idle);
       timer_overshoots(cpu, samples / kBlocks, awake);
     }
     timer_overshoots(cpu, samples / kBlocks, idle);
