@@ -211,6 +211,44 @@ void Kernel::request_compute(std::coroutine_handle<> h, Duration d) {
   t.work = d;
 }
 
+void Kernel::request_spawn(std::coroutine_handle<> h, Duration cost, PendingSpawn* p) {
+  request_compute(h, cost);
+  threads_[current_].spawn = p;
+}
+
+// The creator's clone ended: the kernel makes the new thread, as the
+// creator's own operation (it places it, and pays a wake's IPI). A
+// reschedule that asked for (update_curr in the enqueue found the creator's
+// deadline passed) switches the creator out on its way back to user space,
+// and a cost it charged the creator is run before the creator's next
+// instruction. True: the CPU was given its next event.
+bool Kernel::finish_spawn(Cpu& c) {
+  const ThreadId id = c.curr;
+  PendingSpawn* p = std::exchange(threads_[id].spawn, nullptr);
+  exec_cpu_ = static_cast<int>(&c - cpus_.data());
+  current_ = id;
+  p->id = create_thread(std::move(p->body), p->role, p->fresh);
+  exec_cpu_ = -1;
+  current_ = kNoThread;
+  Thread& t = threads_[id];  // create_thread may have moved it
+  POOLSIM_ASSERT(t.work <= Duration{0}, "a creator resumes with work left");
+  t.req = Req::none;
+  t.op = Op::resume;
+  if (c.need_resched) {
+    resched(c);
+    return true;
+  }
+  if (std::exchange(c.wake_resched, false)) {
+    preempt(c);
+    return true;
+  }
+  if (t.overhead > Duration{0}) {
+    arm(c);
+    return true;
+  }
+  return false;
+}
+
 void Kernel::request_yield(std::coroutine_handle<> h) {
   request_compute(h, m_.yield_cost);
   threads_[current_].yield_pending = true;
@@ -798,10 +836,12 @@ void Kernel::check_wakeup_preempt(Cpu& c, ThreadId woken, bool is_new, bool othe
     preempts = !deadline_passed && (unprotected || !eligible(c, threads_[c.curr].vruntime)) &&
                wakeup_preempts(c, woken);
   }
-  if (idx == exec_cpu_) {
-    // The waker itself is the current thread: resched_curr marks it, and it
-    // is switched out on its way back to user space, at the end of its step
-    // (complete_op; a step that ends in a block blocks when it next runs).
+  if (idx == exec_cpu_ || threads_[c.curr].in_syscall) {
+    // The waker itself is the current thread, or the current thread is in
+    // a system call: resched_curr marks it, and it is switched out on its
+    // way back to user space, at the end of its step (complete_op; a step
+    // that ends in a block blocks when it next runs).
+    if (idx != exec_cpu_) arm(c);
     if (deadline_passed)
       c.need_resched = true;
     else if (preempts)
@@ -1116,7 +1156,8 @@ void Kernel::refresh_slice(Cpu& c) {
 void Kernel::arm(Cpu& c) {
   const Thread& t = threads_[c.curr];
   Duration at = std::max(now(), c.stall_until) + t.overhead + t.work;
-  if (!rq_empty(c)) {
+  // A thread in a system call notices the end of its slice on its way out.
+  if (!rq_empty(c) && !t.in_syscall) {
     refresh_slice(c);
     at = std::min(at, std::max(now(), round_to_tick(c.slice_end)));
   }
@@ -1141,7 +1182,7 @@ void Kernel::on_cpu_event(void* self, std::uint64_t arg) {
     return;
   }
   // The tick noticed the end of the slice.
-  if (!rq_empty(c)) {
+  if (!rq_empty(c) && !t.in_syscall) {
     k.resched(c);
     return;
   }
@@ -1220,6 +1261,7 @@ void Kernel::complete_op(Cpu& c) {
     return;
   }
   if (std::exchange(threads_[id].yield_pending, false) && yield_switches(c)) return;
+  if (threads_[id].spawn != nullptr && finish_spawn(c)) return;
   {
     Thread& t = threads_[id];
     t.req = Req::none;
@@ -1247,7 +1289,9 @@ void Kernel::complete_op(Cpu& c) {
   switch (t.req) {
     case Req::compute:
       t.op = Op::resume;
-      if (c.need_resched)
+      if (t.in_syscall)
+        arm(c);
+      else if (c.need_resched)
         resched(c);
       else if (std::exchange(c.wake_resched, false))
         preempt(c);

@@ -365,6 +365,20 @@ class Kernel {
   // (cache), or the caller already took a cached one (cached) or mapped one
   // (mapped), as thread per task does under the mmap lock.
   enum class StackSource : std::uint8_t { cache, cached, mapped };
+  // A creation in flight: what the kernel makes when the creator's clone
+  // ends (complete_op), and the thread it made.
+  struct PendingSpawn {
+    Co body;
+    const char* role;
+    bool fresh;
+    ThreadId id = kNoThread;
+  };
+  // The creator computes the creation's cost; the new thread is made at its
+  // end, in the kernel, so that a reschedule its enqueue asks for (the
+  // creator's slice has passed) switches the creator out on its return from
+  // clone, before its next instruction: it does not first run on in zero
+  // time (take a lock, map the next stack). With no cost (idealised
+  // profiles) the thread is made at once and the creator runs on.
   struct SpawnAwait {
     Kernel& k;
     Co body;
@@ -372,9 +386,16 @@ class Kernel {
     StackSource src = StackSource::cache;
     bool fresh = src == StackSource::mapped;  // creation_cost sets it for `cache`
     Duration cost = k.creation_cost(src, fresh);
+    PendingSpawn pending{};
     bool await_ready() const noexcept { return cost.count() <= 0; }
-    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, cost); }
-    ThreadId await_resume() { return k.create_thread(std::move(body), role, fresh); }
+    void await_suspend(std::coroutine_handle<> h) {
+      pending = {std::move(body), role, fresh};
+      k.request_spawn(h, cost, &pending);
+    }
+    ThreadId await_resume() {
+      if (pending.id != kNoThread) return pending.id;
+      return k.create_thread(std::move(body), role, fresh);
+    }
   };
 
   // "No deadline", in nanoseconds (Duration{kNever} inside the kernel).
@@ -409,6 +430,17 @@ class Kernel {
   // (a runtime that models a part of the exit, e.g. under a lock): the exit
   // computes only the rest.
   void prepay_exit(Duration d) { threads_[current_].exit_paid += d; }
+  // A system call's kernel part. This guest runs PREEMPT_NONE (as do
+  // PREEMPT_VOLUNTARY kernels wherever the code has no cond_resched): a
+  // thread in the kernel is switched out only on its way back to user
+  // space. A reschedule asked for meanwhile (its slice ended, a wake that
+  // would preempt it) waits until its first operation after
+  // leave_syscall(); it may still sleep inside (on a kernel lock). Thread
+  // per task holds the mmap lock only inside one, so the lock's holder is
+  // never switched out holding it (which would make every thread that runs
+  // meanwhile sleep on it).
+  void enter_syscall() { threads_[current_].in_syscall = true; }
+  void leave_syscall() { threads_[current_].in_syscall = false; }
   // Timed sleep: wakes d + timer_slack later.
   WaitAwait sleep_for(Duration d) { return {*this, nullptr, now() + d}; }
   WaitAwait sleep_until(Duration t) { return {*this, nullptr, t}; }
@@ -526,6 +558,10 @@ class Kernel {
     bool block_pending = false;
     // In a sched_yield: at the end of its yield_cost the CPU picks anew.
     bool yield_pending = false;
+    // In pthread_create: at the end of its cost the kernel makes the thread.
+    PendingSpawn* spawn = nullptr;
+    // Between enter_syscall and leave_syscall: not switched out.
+    bool in_syscall = false;
     Duration exit_paid{0};  // part of thread_exit its body computed already (prepay_exit)
     std::uint64_t delay_pick = 0;
     Duration delay_end{0};
@@ -603,6 +639,8 @@ class Kernel {
   // coroutine requests
   void request_compute(std::coroutine_handle<> h, Duration d);
   void request_yield(std::coroutine_handle<> h);
+  void request_spawn(std::coroutine_handle<> h, Duration cost, PendingSpawn* p);
+  bool finish_spawn(Cpu& c);
   // The creator's CPU cost of a thread creation it starts now: takes a kernel
   // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
   // dup_task_struct -> alloc_thread_stack_node).

@@ -21,7 +21,9 @@
 // for writing, and every dying thread first releases its unused stack
 // (glibc's advise_stack_range: madvise, machine.stack_madvise) holding it
 // for reading, so a creator mapping a stack and dying threads wait for each
-// other (perf on the real twin: docs/validation.md, "Thread churn").
+// other (perf on the real twin: docs/validation.md, "Thread churn"). Each
+// of these is a system call (Kernel::enter_syscall): its thread is not
+// switched out while it holds the lock.
 // Only this runtime creates threads by the thousand;
 // the others' few creations do not touch this count.
 // Twin: real/thread_per_task.cpp. No policy: nothing is ever refused (the
@@ -52,9 +54,11 @@ class ThreadPerTask final : public Runtime {
   Co submit(std::uint32_t task) override {
     const bool cached = k_.take_cached_stack();
     if (!cached) {
+      k_.enter_syscall();
       if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(k_.stack_map_cost());
       write_unlock();
+      k_.leave_syscall();
     }
     co_await k_.spawn(body(task), "thread",
                       cached ? Kernel::StackSource::cached : Kernel::StackSource::mapped);
@@ -71,14 +75,18 @@ class ThreadPerTask final : public Runtime {
     co_await driver_.execute(task);
     const MachineProfile& m = k_.machine();
     // advise_stack_range: the unused stack released, under the read lock.
+    k_.enter_syscall();
     if (!try_read_lock()) co_await read_wait();
     co_await k_.compute(m.stack_madvise);
     read_unlock();
+    k_.leave_syscall();
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
     if (!k_.release_stack()) {
+      k_.enter_syscall();
       if (!try_write_lock()) co_await write_wait();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
       write_unlock();
+      k_.leave_syscall();
     }
   }
 
