@@ -234,16 +234,24 @@ bool Kernel::finish_spawn(Cpu& c) {
   POOLSIM_ASSERT(t.work <= Duration{0}, "a creator resumes with work left");
   t.req = Req::none;
   t.op = Op::resume;
+  if (act_on_resched(c)) return true;
+  if (t.overhead > Duration{0}) {
+    arm(c);
+    return true;
+  }
+  return false;
+}
+
+// A reschedule marked during the current thread's step (resched_curr)
+// takes effect on its way back to user space: its slice's end (resched,
+// which may keep it) or a wake that preempts it. True if one was pending.
+bool Kernel::act_on_resched(Cpu& c) {
   if (c.need_resched) {
     resched(c);
     return true;
   }
   if (std::exchange(c.wake_resched, false)) {
     preempt(c);
-    return true;
-  }
-  if (t.overhead > Duration{0}) {
-    arm(c);
     return true;
   }
   return false;
@@ -1289,14 +1297,7 @@ void Kernel::complete_op(Cpu& c) {
   switch (t.req) {
     case Req::compute:
       t.op = Op::resume;
-      if (t.in_syscall)
-        arm(c);
-      else if (c.need_resched)
-        resched(c);
-      else if (std::exchange(c.wake_resched, false))
-        preempt(c);
-      else
-        arm(c);
+      if (t.in_syscall || !act_on_resched(c)) arm(c);
       return;
     case Req::block:
       if (t.overhead > Duration{0} && !c.wake_resched) {

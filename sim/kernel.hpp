@@ -641,6 +641,7 @@ class Kernel {
   void request_yield(std::coroutine_handle<> h);
   void request_spawn(std::coroutine_handle<> h, Duration cost, PendingSpawn* p);
   bool finish_spawn(Cpu& c);
+  bool act_on_resched(Cpu& c);
   // The creator's CPU cost of a thread creation it starts now: takes a kernel
   // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
   // dup_task_struct -> alloc_thread_stack_node).
