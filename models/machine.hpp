@@ -21,6 +21,10 @@ struct MachineProfile {
   Duration switch_cost{};     // direct cost of one context switch
   Duration cache_refill{};    // extra cost after being switched out
   Duration migration_cost{};  // extra cost when resuming on another CPU
+  // A queued thread that ran within this is cache-hot to load balancing
+  // (task_hot: the kernel's sysctl_sched_migration_cost, debugfs
+  // sched/migration_cost_ns; 0.5 ms by default).
+  Duration cache_hot_time = std::chrono::microseconds(500);
   Duration wakeup_latency{};  // wake to running on another awake CPU
   Duration idle_exit{};       // extra when that CPU was idle
   Duration timer_slack{};     // added to every timed sleep

@@ -111,6 +111,11 @@ inline constexpr MachineField kMachineFields[] = {
     {"migration_cost", &MachineProfile::migration_cost, FieldPresence::required, kCostRange,
      "extra cost when a thread resumes on another CPU",
      "the same working set re-read right after moving to another CPU, minus a warm pass"},
+    {"cache_hot_time", &MachineProfile::cache_hot_time, FieldPresence::from_default, kCostRange,
+     "a queued thread that ran within this is cache-hot to load balancing: an idle CPU's "
+     "periodic balance leaves it until more than one attempt failed",
+     "the kernel's sysctl_sched_migration_cost (debugfs sched/migration_cost_ns), else its "
+     "default 0.5 ms"},
     {"wakeup_latency", &MachineProfile::wakeup_latency, FieldPresence::required, kCostRange,
      "from a wake to the woken thread running on another, awake CPU",
      "condition-variable signal to running, on another CPU kept awake"},

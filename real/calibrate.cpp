@@ -145,6 +145,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [refill, migrate] = measure_cache(20 * scale, cpus);
   ms.push_back(refill);
   ms.push_back(migrate);
+  ms.push_back(measure_cache_hot_time());
   step("thread stacks");
   auto [reserve, touch] = measure_stacks(3 * scale);
   ms.push_back(reserve);

@@ -4,7 +4,7 @@
 // One file per family of experiments, each file's design comment says what
 // each experiment measures and how:
 //   calibrate_scheduler.cpp      tick, slice, switch_cost, cache_refill,
-//                                migration_cost
+//                                migration_cost, cache_hot_time
 //   calibrate_wakeups.cpp        wakeup_latency, idle_exit, timer_slack,
 //                                wake_pack_util, wake_cost, wake_ipi
 //   calibrate_threads.cpp        thread_create, thread_exit, stack_reserve,
@@ -90,6 +90,7 @@ Measurement measure_switch(int batches, int round_trips);
 // yield_cost and tbb_pause (the spinning of work-stealing runtimes).
 std::pair<Measurement, Measurement> measure_spin_costs(int batches);
 std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
+Measurement measure_cache_hot_time();
 
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(

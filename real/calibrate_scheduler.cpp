@@ -18,6 +18,10 @@
 //                   buffer evicted it, minus a warm pass.
 //   migration_cost  the same pass right after moving to another CPU, minus a
 //                   warm pass.
+//   cache_hot_time  sysctl_sched_migration_cost, read from debugfs
+//                   (sched/migration_cost_ns) or, before 5.13, procfs; where
+//                   neither is readable (this VM: debugfs is locked down),
+//                   the kernel's default, 0.5 ms (kernel/sched/fair.c).
 //   yield_cost      a thread alone on CPU 0: its CPU time per sched_yield,
 //                   median of batches of 2,000 calls.
 //   tbb_pause       oneTBB's prolonged_pause as scheduler_common.h describes
@@ -354,6 +358,20 @@ std::pair<Measurement, Measurement> measure_cache(int samples, int cpus) {
       summarize(
           "migration_cost", migrate,
           "256 KiB working set re-read right after moving to another CPU, minus a warm pass")};
+}
+
+Measurement measure_cache_hot_time() {
+  for (const char* path :
+       {"/sys/kernel/debug/sched/migration_cost_ns", "/proc/sys/kernel/sched_migration_cost_ns"}) {
+    std::ifstream f(path);
+    long long ns = -1;
+    if (f >> ns && ns >= 0)
+      return summarize("cache_hot_time", {static_cast<double>(ns) * 1e-9},
+                       fmt::format("sysctl_sched_migration_cost from {}", path));
+  }
+  return summarize("cache_hot_time", {500e-6},
+                   "sysctl_sched_migration_cost not readable (debugfs, procfs): the kernel's "
+                   "default, 0.5 ms");
 }
 
 }  // namespace poolsim::real::calib

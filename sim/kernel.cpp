@@ -623,6 +623,7 @@ void Kernel::reindex(Cpu& c) {
   }
   POOLSIM_ASSERT(load_idx_.level_of(idx) == load && pull_idx_.level_of(idx) == pull,
                  "a CPU's index levels are its load and queue length");
+  if (pullable) nohz_kick();
 }
 
 double Kernel::cpu_util(int cpu) {
@@ -1066,7 +1067,47 @@ RqEntry Kernel::rq_take(Cpu& c, const RqEntry& e) {
 
 ThreadId Kernel::rq_pop_min(Cpu& c) { return rq_take(c, *rq_best(c)).t; }
 
-bool Kernel::pull(Cpu& c) {
+namespace {
+// sd_init (kernel/sched/topology.c): cache_nice_tries of a domain of CPUs
+// that share a cache (SD_SHARE_LLC), and of one that does not (the last
+// case); the model's single domain is either.
+constexpr int kCacheNiceTries = 1;
+}  // namespace
+
+// The nohz idle balance (kernel/sched/fair.c, 6.18): an idle CPU's tick is
+// stopped, so a busy CPU's tick (sched_balance_trigger ->
+// nohz_balancer_kick) kicks an idle CPU when the busy one has a thread
+// queued (rq->nr_running >= 2); the kicked CPU (kick_ilb: an IPI) balances
+// for every idle CPU (_nohz_idle_balance -> sched_balance_rq, CPU_IDLE),
+// each pulling from the busiest queue. The model's ticks are the multiples
+// of machine.tick on every CPU; an idle CPU's balance interval
+// (sd->balance_interval, 2 ms on 2 CPUs, at least a jiffy) is one tick, so
+// the balance runs at each tick at which a queue holds a waiting thread and
+// a CPU is idle, the IPI's wakeup_latency + idle_exit after it. No ticks
+// (tick 0, the idealised tickless model): no periodic balance.
+void Kernel::nohz_kick() {
+  if (m_.tick <= Duration{0} || engine_.pending(nohz_ev_) || load_idx_.first_from(0, 0) < 0) return;
+  const Duration next_tick = (now() / m_.tick + 1) * m_.tick;
+  nohz_ev_ =
+      engine_.at(next_tick + m_.wakeup_latency + m_.idle_exit, &Kernel::on_nohz_balance, this, 0);
+}
+
+void Kernel::on_nohz_balance(void* self, std::uint64_t) {
+  auto& k = *static_cast<Kernel*>(self);
+  k.nohz_ev_ = {};
+  // Every idle CPU in turn, from CPU 0, while a queue holds a waiting thread.
+  for (int from = 0; from < k.cpu_count() && !k.pull_idx_.empty();) {
+    const int j = k.load_idx_.first_from(0, from);
+    if (j < from) break;  // none left (first_from wraps)
+    from = j + 1;
+    Cpu& c = k.cpus_[static_cast<std::size_t>(j)];
+    if (!k.cpu_idle(c) || c.throttled || c.state != CpuState::idle) continue;
+    if (k.pull(c, true)) k.start_on(c, k.rq_pop_min(c));
+  }
+  if (!k.pull_idx_.empty()) k.nohz_kick();
+}
+
+bool Kernel::pull(Cpu& c, bool periodic) {
   // newidle_balance's busiest queue: the longest run queue of a CPU that is
   // not idle, the lowest-numbered on ties (the pull index holds exactly the
   // non-idle CPUs with a non-empty queue, at their queue length).
@@ -1086,6 +1127,18 @@ bool Kernel::pull(Cpu& c) {
 #endif
   if (src < 0) return false;
   Cpu& s = cpus_[src];
+  // can_migrate_task: a thread that ran within cache_hot_time is cache-hot
+  // (task_hot), and stays until more than kCacheNiceTries periodic balances
+  // failed (sd->nr_balance_failed > sd->cache_nice_tries); only a periodic
+  // balance counts its failure, and a move resets the count.
+  if (periodic) {
+    const Thread& cand = threads_[s.rq.oldest().t];
+    if (cand.ran && now() - cand.ran_until < m_.cache_hot_time && c.lb_failed <= kCacheNiceTries) {
+      ++c.lb_failed;
+      return false;
+    }
+    c.lb_failed = 0;
+  }
   if (src != exec_cpu_) {
     account(s);
     note_update(s);  // update_curr in dequeue_entity
@@ -1346,6 +1399,7 @@ void Kernel::switch_out(Cpu& c, bool voluntary) {
   // the middle of its slice, which resumes with what was left.
   if (!yielding_) t.deadline = current_deadline(c);
   close_cpu_span(c, SpanKind::running, id, t.task);
+  t.ran_until = now();
   c.curr = kNoThread;
   set_cpu_state(c, CpuState::idle);
   bw_stop(c, voluntary && rq_empty(c));

@@ -115,7 +115,11 @@
 //   The pulled thread takes its lag relative to V along (update_entity_lag
 //   at the dequeue, clamped to a slice plus a tick; place_entity at the
 //   enqueue, which drops it on the empty queue of the puller) and keeps its
-//   deadline relative to its vruntime (PLACE_REL_DEADLINE).
+//   deadline relative to its vruntime (PLACE_REL_DEADLINE). And at the
+//   ticks (nohz_kick, on_nohz_balance): after a tick at which a busy CPU
+//   has a thread queued while another CPU is idle, each idle CPU pulls the
+//   same way, but not a thread that ran within cache_hot_time until more
+//   than one such attempt of that CPU failed (task_hot, cache_nice_tries).
 // - PELT (kernel/sched/pelt.c): every thread's utilization, runnable and
 //   load averages (weights halving every 32 ms, continuous time), a CPU's
 //   the sums over the threads attached to it: taken along by a thread that
@@ -588,6 +592,9 @@ class Kernel {
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;
     // trace
     Duration since{0};
+    // When it last stopped running: a queued thread's exec_start, which
+    // load balancing's task_hot compares with cache_hot_time.
+    Duration ran_until{0};
     std::uint32_t task = kNoTask;
   };
 
@@ -624,6 +631,9 @@ class Kernel {
     Duration upd_at{0};
     Duration upd_v{0};
     EventId ev;
+    // sd->nr_balance_failed of this CPU's domain: its periodic idle
+    // balances that found only a cache-hot thread to pull (balance_idle).
+    int lb_failed = 0;
     Duration span_start{0};  // trace: current running span on this CPU
     int load_level = -1;     // its level in load_idx_ (reindex)
     int pull_level = -1;     // its level in pull_idx_, -1: absent
@@ -680,7 +690,14 @@ class Kernel {
   void resched(Cpu& c);
   void pick_next(Cpu& c);
   void start_on(Cpu& c, ThreadId t);
-  bool pull(Cpu& c);
+  // Pulls the thread queued longest ago on the busiest queue onto `c`; a
+  // cache-hot one (it ran within cache_hot_time) only after more than
+  // kCacheNiceTries periodic attempts failed (`periodic`: counts them).
+  bool pull(Cpu& c, bool periodic = false);
+  // The nohz idle balance (balance_idle): armed when a busy CPU has a
+  // queued thread while another CPU is idle.
+  void nohz_kick();
+  static void on_nohz_balance(void* self, std::uint64_t);
   void do_exit(Cpu& c);
 
   // run queues
@@ -767,6 +784,7 @@ class Kernel {
   void close_cpu_span(Cpu& c, SpanKind kind, std::uint32_t thread, std::uint32_t task);
 
   Engine& engine_;
+  EventId nohz_ev_;                // the next nohz idle balance (nohz_kick)
   std::uint32_t lane0_ = 0;        // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
   std::uint32_t noise_lane0_ = 0;  // the same for the CPUs' noise_ev (with noise on)
   int running_cpus_ = 0;           // CPUs in CpuState::running (set_cpu_state)

@@ -518,3 +518,43 @@ TEST_CASE("kernel.mutex: contended lock holds run one after another", "[mechanis
   std::sort(ends.begin(), ends.end());
   CHECK(ends == std::vector<Duration>{10ms, 20ms, 30ms, 40ms});
 }
+
+TEST_CASE(
+    "kernel.balance: an idle CPU pulls a thread queued on a busy one at a tick, once it is no "
+    "longer cache-hot or two balances failed",
+    "[mechanism]") {
+  // Two CPUs, slice 3 ms, tick 4 ms; the host packs wakes and new threads
+  // onto the waker's CPU. The submitter makes the pool's one worker on its
+  // own CPU 0 for task 0, queues task 1, and runs task 2 itself (caller
+  // runs): the worker and the submitter share CPU 0 while CPU 1 is idle,
+  // alternating at the ticks. The nohz balance after each tick (the kick's
+  // IPI: 10 us) finds the thread queued there just switched out, cache-hot
+  // (it ran within cache_hot_time, 0.5 ms), and fails; after two failures
+  // (cache_nice_tries 1) it pulls it anyway: at the third tick, 12 ms +
+  // 10 us. The probe in docs/simulator.md ("Idle balancing"): 4.0 to 80 ms
+  // measured, always a multiple of the 4 ms tick, median 12.
+  MachineProfile m = zero_machine(2, 3ms, 4ms);
+  m.wake_pack_util = 1;
+  m.fork_pack_util = 1;
+  m.wakeup_latency = 10us;
+  Scenario s = pool_scenario(m, 1);
+  s.backend.queue = 1;
+  s.backend.reject = RejectPolicy::caller_runs;
+  const RunResult r = sim::simulate(s, batch(3, 20ms), sim::SimOptions{true});
+  REQUIRE(r.records[2].worker == 0);  // the submitter ran task 2
+  // The first span on CPU 1 starts at the third tick plus the IPI.
+  Duration first_on_1 = Duration::max();
+  for (const TraceSpan& sp : r.trace.spans)
+    if (r.trace.tracks[sp.track].name == "cpu 1" && sp.kind == SpanKind::running)
+      first_on_1 = std::min(first_on_1, sp.begin);
+  CHECK(first_on_1 == Duration(12ms + 10us));
+  // Without the cache-hot rule the first balance would pull: 4 ms + 10 us.
+  m.cache_hot_time = Duration{0};
+  s.machine = m;
+  const RunResult cold = sim::simulate(s, batch(3, 20ms), sim::SimOptions{true});
+  Duration cold_first = Duration::max();
+  for (const TraceSpan& sp : cold.trace.spans)
+    if (cold.trace.tracks[sp.track].name == "cpu 1" && sp.kind == SpanKind::running)
+      cold_first = std::min(cold_first, sp.begin);
+  CHECK(cold_first == Duration(4ms + 10us));
+}
