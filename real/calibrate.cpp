@@ -47,14 +47,16 @@ double get_reserve(const std::vector<Measurement>& ms) {
   return 0;
 }
 
-// The experiments whose cost depends on what the other vCPU is doing on the
-// host (mapping a stack while a thread of the process runs on CPU 1) read
-// their usual value in one calibration and a tenth of it in the next
-// (stack_map_remote: 28.5, then 2.9 us, then 29-32 us in four calibrations
-// a quarter of an hour later, 2026-12-03), with the work loop at its usual
-// speed. So they run in blocks spread over the calibration, and each field
-// is the median of the blocks' values: one block taken in such a state does
-// not decide the profile (docs/calibration.md, "Blocks").
+// The experiments whose cost depends on what the other vCPU or the host is
+// doing (mapping a stack while a thread of the process runs on CPU 1, a
+// queue's cache lines crossing to CPU 1, a timer interrupt's exit to the
+// hypervisor) now and then read far from their usual value, with the work
+// loop at its usual speed: stack_map_remote 2.9 us once where it read 26-32
+// in the calibrations around it, queue_handover_remote 34 ns once against
+// 241-301 in seven, timer_irq 50 and 8 us against 17-25 in five
+// (2026-12-03). So they run in blocks spread over the calibration, and each
+// field is the median of the blocks' values: one block taken in such a
+// state does not decide the profile (docs/calibration.md, "Blocks").
 Measurement median_of_blocks(const std::vector<Measurement>& blocks) {
   POOLSIM_ASSERT(!blocks.empty(), "median_of_blocks: no block");
   Measurement m = blocks.front();
@@ -67,9 +69,11 @@ Measurement median_of_blocks(const std::vector<Measurement>& blocks) {
     p10.push_back(b.p10);
     p90.push_back(b.p90);
     m.samples += b.samples;
-    const std::string v = m.unit == "s"   ? fmt::format("{:.1f} us", b.median * 1e6)
-                          : m.unit == "B" ? format_bytes(b.median)
-                                          : fmt::format("{:.3g}", b.median);
+    std::string v = fmt::format("{:.3g}", b.median);
+    if (m.unit == "B") v = format_bytes(b.median);
+    if (m.unit == "s")
+      v = b.median < 1e-6 ? fmt::format("{:.0f} ns", b.median * 1e9)
+                          : fmt::format("{:.1f} us", b.median * 1e6);
     seen += (seen.empty() ? "" : ", ") + v;
   }
   m.median = quantile(med, 0.5);
@@ -170,8 +174,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale);
   ms.push_back(slack);
   ms.push_back(timer_idle);
-  step("timer interrupts on a busy CPU");
-  ms.push_back(measure_timer_irq(80 * scale));
+  step("timer interrupts on a busy CPU (1 of 3)");
+  const int irq_bursts = 30 * scale, handover_rounds = opt.quick ? 5 : 15;
+  std::vector<Measurement> timer_irq{measure_timer_irq(irq_bursts)}, handover_remote;
   step("thread create/exit");
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);
@@ -193,6 +198,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   const double reserve_bytes = get_reserve(ms);
   std::vector<std::vector<Measurement>> mapping{
       measure_stack_mapping(map_rounds, cpus, reserve_bytes)};
+  step("a queue taken from the other CPU (1 of 3)");
+  handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
+  unpin_self(cpus);
   step("kernel thread stacks");
   auto [kstack_cache, kstack_alloc] = measure_kernel_stacks(100 * scale);
   ms.push_back(kstack_cache);
@@ -209,6 +217,11 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(measure_futex_call(20 * scale));
   step("thread stacks outside glibc's cache (2 of 3)");
   mapping.push_back(measure_stack_mapping(map_rounds, cpus, reserve_bytes));
+  step("timer interrupts on a busy CPU (2 of 3)");
+  timer_irq.push_back(measure_timer_irq(irq_bursts));
+  step("a queue taken from the other CPU (2 of 3)");
+  handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
+  unpin_self(cpus);
   require_quiet(opt, "before the OS-noise step");
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
@@ -229,9 +242,14 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000, cpus))
     ms.push_back(std::move(m));
-  ms.push_back(measure_queue_handover_remote(opt.quick ? 5 : 15, cpus));
+  step("a queue taken from the other CPU (3 of 3)");
+  handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
+  ms.push_back(median_of_blocks(handover_remote));
   step("thread stacks outside glibc's cache (3 of 3)");
   mapping.push_back(measure_stack_mapping(map_rounds, cpus, reserve_bytes));
+  step("timer interrupts on a busy CPU (3 of 3)");
+  timer_irq.push_back(measure_timer_irq(irq_bursts));
+  ms.push_back(median_of_blocks(timer_irq));
   for (std::size_t f = 0; f < mapping.front().size(); ++f) {
     std::vector<Measurement> blocks;
     for (const auto& b : mapping) blocks.push_back(b[f]);
