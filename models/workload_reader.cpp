@@ -45,9 +45,9 @@ TaskSpec read_task(const Val& v) {
               (keys.empty() ? std::string("none") : yaml::join(keys)) +
               " (write them as separate list items)");
     if (auto c = pr.get("cpu")) {
-      task.push_back(CpuPhase{read_distribution(*c)});
+      task.push_back(CpuPhase{read_distribution(*c), std::nullopt});  // holding: below
     } else if (auto w = pr.get("wait")) {
-      task.push_back(WaitPhase{read_distribution(*w)});
+      task.push_back(WaitPhase{read_distribution(*w), std::nullopt});
     } else {
       const Val lv = *pr.get("lock");
       MapReader lr(lv, {"name", "shards", "hold", "wait_inside"}, "a lock phase");
