@@ -19,19 +19,13 @@ struct CalibrateFlags {
   bool allow_busy = false;
 };
 
-std::string value(const real::Measurement& m, double v) {
-  if (m.unit == "s") return format_seconds(v);
-  if (m.unit == "B") return format_bytes(v);
-  if (m.unit == "fraction") return fmt::format("{:g}%", 100 * v);
-  return fmt::format("{:g}", v);
-}
 int report(const CalibrateFlags& f, const real::CalibrationReport& rep,
            const std::filesystem::path& out) {
   validate::Table t({"field", "median", "p10", "p90", "samples", "method"},
                     {false, true, true, true, true, false});
   for (const auto& m : rep.measurements)
-    t.add_row({m.field, value(m, m.median), value(m, m.p10), value(m, m.p90),
-               std::to_string(m.samples), m.method});
+    t.add_row({m.field, real::format_value(m, m.median), real::format_value(m, m.p10),
+               real::format_value(m, m.p90), std::to_string(m.samples), m.method});
   if (f.json != "-") {
     std::cout << "machine: " << rep.cpu_model << ", kernel " << rep.kernel << "\n\n"
               << t.str() << "\nprofile written to " << out.string() << "\n";

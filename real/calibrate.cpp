@@ -69,12 +69,7 @@ Measurement median_of_blocks(const std::vector<Measurement>& blocks) {
     p10.push_back(b.p10);
     p90.push_back(b.p90);
     m.samples += b.samples;
-    std::string v = fmt::format("{:.3g}", b.median);
-    if (m.unit == "B") v = format_bytes(b.median);
-    if (m.unit == "s")
-      v = b.median < 1e-6 ? fmt::format("{:.0f} ns", b.median * 1e9)
-                          : fmt::format("{:.1f} us", b.median * 1e6);
-    seen += (seen.empty() ? "" : ", ") + v;
+    seen += (seen.empty() ? "" : ", ") + format_value(m, b.median);
   }
   m.median = quantile(med, 0.5);
   m.p10 = quantile(p10, 0.5);
@@ -115,6 +110,13 @@ void require_quiet(const CalibrateOptions& opt, const char* when) {
         when, 100 * *busy, 100 * opt.max_busy));
 }
 }  // namespace
+
+std::string format_value(const Measurement& m, double v) {
+  if (m.unit == "s") return format_seconds(v);
+  if (m.unit == "B") return format_bytes(v);
+  if (m.unit == "fraction") return fmt::format("{:g}%", 100 * v);
+  return fmt::format("{:g}", v);
+}
 
 // Long because it is the calibration's sequence: a step line and a call per experiment,
 // in the order they must run (the noise spinners last, after unpinning).

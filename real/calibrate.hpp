@@ -45,6 +45,9 @@ struct CalibrationReport {
 };
 
 CalibrationReport calibrate(const CalibrateOptions& opt);
+// A value of measurement `m` in its unit, as calibrate's table prints it
+// (format_seconds, format_bytes, a percentage for a fraction).
+std::string format_value(const Measurement& m, double v);
 // The profile `calibrate` writes: every field of models/machine_fields.hpp set
 // from the median of the measurement of that name, stack_touch rounded to
 // whole 4 KiB pages. Throws std::logic_error naming a field no measurement

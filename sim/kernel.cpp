@@ -1101,7 +1101,7 @@ void Kernel::on_nohz_balance(void* self, std::uint64_t) {
     if (j < from) break;  // none left (first_from wraps)
     from = j + 1;
     Cpu& c = k.cpus_[static_cast<std::size_t>(j)];
-    if (!k.cpu_idle(c) || c.throttled || c.foreign || c.state != CpuState::idle) continue;
+    if (!k.cpu_idle(c) || c.throttled || c.foreign) continue;  // cpu_idle: state idle
     if (k.pull(c, true)) k.start_on(c, k.rq_pop_min(c));
   }
   if (!k.pull_idx_.empty()) k.nohz_kick();
