@@ -53,7 +53,7 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
                                          host_profile_path().string() + ")")
                          ->type_name("PATH");
   cmd->add_flag("--thorough", flags->thorough,
-                "Take 5x more samples (about 70 s instead of about 23 s)");
+                "Take 5x more samples (about 75 s instead of about 25 s)");
   cmd->add_flag_callback(
       "--quick", [flags] { flags->thorough = false; }, "Few samples, a few seconds (the default)");
   cmd->add_option("--json", flags->json, "Write the measurements as JSON to PATH ('-' for stdout)")

@@ -179,6 +179,18 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("timer interrupts on a busy CPU (1 of 3)");
   const int irq_bursts = 30 * scale, handover_rounds = opt.quick ? 5 : 15;
   std::vector<Measurement> timer_irq{measure_timer_irq(irq_bursts)}, handover_remote;
+  // A lone spinner's preemptions, three blocks of a third of the noise
+  // window each (a burst of kernel work, as in the minutes after a boot,
+  // once read 30 switches in 1.5 s where the blocks around it read 2-4).
+  const Duration noise_window = opt.quick ? std::chrono::seconds(3) : std::chrono::seconds(10);
+  std::vector<Measurement> preempt_idle;
+  const auto preempt_idle_block = [&](const char* what) {
+    if (cpus < 2) return;
+    step(what);
+    unpin_self(cpus);
+    preempt_idle.push_back(measure_noise_preempt_idle(noise_window / 3));
+  };
+  preempt_idle_block("a lone spinner's preemptions (1 of 3)");
   step("thread create/exit");
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);
@@ -212,6 +224,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   ms.push_back(measure_fork_packing(cpus, 60 * scale));
+  preempt_idle_block("a lone spinner's preemptions (2 of 3)");
   step("wake-up costs to the waker");
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
@@ -228,9 +241,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
   unpin_self(cpus);
-  for (Measurement& m :
-       measure_noise(opt.quick ? std::chrono::seconds(3) : std::chrono::seconds(10)))
-    ms.push_back(std::move(m));
+  for (Measurement& m : measure_noise(noise_window)) ms.push_back(std::move(m));
+  preempt_idle_block("a lone spinner's preemptions (3 of 3)");
+  if (!preempt_idle.empty()) ms.push_back(median_of_blocks(preempt_idle));
   {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)
     std::ifstream f("/proc/sys/kernel/sched_cfs_bandwidth_slice_us");
     double us = 0;

@@ -109,8 +109,12 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
 // futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
 Measurement measure_futex_call(int blocks);
 
-// calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the four noise_* fields.
+// calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the noise_* fields;
+// noise_preempt_idle only on one CPU (it is noise_preempt there).
 std::vector<Measurement> measure_noise(Duration window);
+// One block of noise_preempt_idle: a lone spinner for `window`, the other
+// CPUs idle (the calibration takes the median of three, spread out).
+Measurement measure_noise_preempt_idle(Duration window);
 
 std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost);
 std::pair<Measurement, Measurement> measure_stacks(int rounds);
