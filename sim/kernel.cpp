@@ -1501,6 +1501,14 @@ bool Kernel::release_stack() {
   return return_stack();
 }
 
+void Kernel::body_ended() {
+  Thread& t = threads_[current_];
+  POOLSIM_ASSERT(!t.counted_out, "a thread's body ended twice");
+  t.counted_out = true;
+  --live_;
+  threads_series_.set(now(), live_);
+}
+
 bool Kernel::return_stack() {
   if (stacks_cached_ < stack_slots_) {
     ++stacks_cached_;
@@ -1527,8 +1535,10 @@ void Kernel::do_exit(Cpu& c) {
     t.top.destroy();
     t.top = {};
   }
-  --live_;
-  threads_series_.set(now(), live_);
+  if (!t.counted_out) {
+    --live_;
+    threads_series_.set(now(), live_);
+  }
   if (id != 0) {
     // Its stack back to glibc's cache (a full cache unmaps it; only thread
     // per task, which releases its threads' stacks itself, charges that).

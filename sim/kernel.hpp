@@ -484,6 +484,13 @@ class Kernel {
   // false: the cache is full and the caller unmaps it (counted). Either way
   // the exit does not return it again.
   bool release_stack();
+  // The current thread's body has ended as its real twin counts it: it
+  // leaves the live-thread count (threads_peak, the threads series) now,
+  // before the exit path its runtime models after it (the real runner
+  // counts a thread from just before pthread_create to the end of its body;
+  // glibc's exit path runs after). Once per thread; do_exit does not count
+  // it out again.
+  void body_ended();
   std::int64_t stacks_mapped() const { return stacks_mapped_; }
   std::int64_t stacks_unmapped() const { return stacks_unmapped_; }
   std::int64_t stacks_cached() const { return stacks_cached_; }
@@ -587,6 +594,7 @@ class Kernel {
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
     bool stack_released = false;    // its stack went back already (release_stack)
+    bool counted_out = false;       // left the live count before its exit (body_ended)
     bool new_arena = false;         // its first malloc maps an arena (arena_on_thread_start)
     WaitQueue* wq = nullptr;
     ThreadId wq_next = kNoThread, wq_prev = kNoThread;

@@ -37,6 +37,8 @@
 
 #include "models/assert.hpp"
 #include "sim/driver.hpp"
+#include "sim/mmap_lock.hpp"
+#include "sim/queue_lock.hpp"
 #include "sim/runtime.hpp"
 
 namespace poolsim::sim {
@@ -52,12 +54,15 @@ class ThreadPerTask final : public Runtime {
   // The stack cache is the kernel's (Kernel::take_cached_stack); mapping and
   // unmapping are done here, under the mmap lock.
   Co submit(std::uint32_t task) override {
+    // get_cached_stack, under glibc's stack cache lock.
+    if (!stack_lock_.try_lock()) co_await stack_lock_.lock_slow();
     const bool cached = k_.take_cached_stack();
+    if (stack_lock_.unlock()) co_await stack_lock_.wake();
     if (!cached) {
       k_.enter_syscall();
-      if (!try_write_lock()) co_await write_wait();
+      if (!mm_.try_write()) co_await mm_.write_slow();
       co_await k_.compute(k_.stack_map_cost());
-      write_unlock();
+      mm_.write_unlock();
       k_.leave_syscall();
     }
     co_await k_.spawn(body(task), "thread",
@@ -68,84 +73,43 @@ class ThreadPerTask final : public Runtime {
     extra["stacks_mapped"] = static_cast<double>(k_.stacks_mapped());
     extra["stacks_unmapped"] = static_cast<double>(k_.stacks_unmapped());
     extra["stacks_cached"] = static_cast<double>(k_.stacks_cached());  // free at the end
+    extra["mmap_lock_sleeps"] = static_cast<double>(mm_.sleeps());
+    extra["mmap_lock_spin"] = to_seconds(mm_.spin_time());
   }
 
  private:
   Co body(std::uint32_t task) {
     co_await driver_.execute(task);
+    k_.body_ended();  // the real twin's count ends with its body; glibc's exit path follows
     const MachineProfile& m = k_.machine();
     // advise_stack_range: the unused stack released, under the read lock.
     k_.enter_syscall();
-    if (!try_read_lock()) co_await read_wait();
+    if (!mm_.try_read()) co_await mm_.read_slow();
     co_await k_.compute(m.stack_madvise);
-    read_unlock();
+    mm_.read_unlock();
     k_.leave_syscall();
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
+    // __nptl_deallocate_stack, under glibc's stack cache lock: queue_stack
+    // puts the stack in the cache and, with the cache over its size,
+    // __nptl_free_stacks unmaps one, still holding that lock.
+    if (!stack_lock_.try_lock()) co_await stack_lock_.lock_slow();
     if (!k_.release_stack()) {
       k_.enter_syscall();
-      if (!try_write_lock()) co_await write_wait();
+      if (!mm_.try_write()) co_await mm_.write_slow();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
-      write_unlock();
+      mm_.write_unlock();
       k_.leave_syscall();
     }
-  }
-
-  // The process's mmap lock (mm->mmap_lock, a reader-writer semaphore,
-  // kernel/locking/rwsem.c). A reader enters unless a writer holds it or
-  // waits (readers do not pass a waiting writer); a writer enters when it is
-  // free. Whoever cannot enter sleeps (a voluntary switch), and a release
-  // hands the lock over instead of letting the releaser take it back: the
-  // last reader out grants it to a waiting writer; a writer's release grants
-  // it to every waiting reader (rwsem_mark_wake wakes the readers with their
-  // read locks granted), else to the next writer. Invariant (asserted):
-  // never a writer together with readers inside. The uncontended paths take
-  // the lock without a coroutine frame (try_*); only a waiter has one.
-  bool try_read_lock() {
-    if (mm_writer_ || mm_writers_waiting_ > 0) return false;
-    ++mm_readers_;
-    return true;
-  }
-  Co read_wait() {
-    ++mm_readers_waiting_;
-    co_await k_.wait(mm_readers_q_);  // granted by write_unlock
-  }
-  void read_unlock() {
-    --mm_readers_;
-    POOLSIM_ASSERT(mm_readers_ >= 0 && !mm_writer_, "mmap lock: a reader left a write-held lock");
-    if (mm_readers_ == 0 && mm_writers_waiting_ > 0) grant_writer();
-  }
-  bool try_write_lock() {
-    if (mm_writer_ || mm_readers_ > 0 || mm_writers_waiting_ > 0) return false;
-    mm_writer_ = true;
-    return true;
-  }
-  Co write_wait() {
-    ++mm_writers_waiting_;
-    co_await k_.wait(mm_writers_q_);  // granted by grant_writer
-  }
-  void write_unlock() {
-    POOLSIM_ASSERT(mm_writer_ && mm_readers_ == 0, "mmap lock: write release while not held");
-    mm_writer_ = false;
-    if (mm_readers_waiting_ > 0) {
-      mm_readers_ += std::exchange(mm_readers_waiting_, 0);
-      k_.notify_all(mm_readers_q_);
-    } else if (mm_writers_waiting_ > 0) {
-      grant_writer();
-    }
-  }
-  void grant_writer() {
-    --mm_writers_waiting_;
-    mm_writer_ = true;
-    const bool woke = k_.notify_one(mm_writers_q_);
-    POOLSIM_ASSERT(woke, "mmap lock: a writer counted as waiting is not");
-    (void)woke;
+    if (stack_lock_.unlock()) co_await stack_lock_.wake();
   }
 
   Kernel& k_;
   Driver& driver_;
-  int mm_readers_ = 0, mm_readers_waiting_ = 0, mm_writers_waiting_ = 0;
-  bool mm_writer_ = false;
-  WaitQueue mm_readers_q_, mm_writers_q_;
+  MmapLock mm_{k_};  // the process's mmap lock (sim/mmap_lock.hpp)
+  // glibc's dl_stack_cache_lock, a low-level lock like the pools' queue
+  // lock (sim/queue_lock.hpp; its critical sections here are the stack
+  // cache's list operations, free, and an unmapping).
+  QueueLock stack_lock_{k_};
 };
 
 }  // namespace
