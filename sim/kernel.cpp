@@ -568,7 +568,13 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   if (c.state != CpuState::running) return;  // idle now: the next run arms a new one
   k.account(c);
   const int idx = static_cast<int>(arg);
-  const Interruption i = k.noise_.draw(idx, k.machine_cpu_idle(idx));
+  // What preempts here was woken elsewhere and takes an idle CPU when there
+  // is one (noise_preempt_idle), unless the host packs wakes onto this CPU:
+  // lightly used, nothing queued (wake_pack_util), it is treated as if
+  // every CPU were busy (noise_preempt).
+  const bool spared = k.machine_cpu_idle(idx) && !(k.m_.wake_pack_util > 0 && k.rq_empty(c) &&
+                                                   k.cpu_util(idx) < k.m_.wake_pack_util);
+  const Interruption i = k.noise_.draw(idx, spared);
   const Duration from = std::max(k.now(), c.stall_until);
   c.stall_until = from + i.stolen;
   c.slice_end += i.stolen;

@@ -12,7 +12,9 @@
 // involuntary switch, as getrusage counts it; with probability
 // `noise_preempt_idle` instead while another CPU of the machine is idle (a
 // CPU outside the scenario's cpuset counts as idle): most of those tasks
-// are woken elsewhere and go to an idle CPU when there is one. The figures come from
+// are woken elsewhere and go to an idle CPU when there is one, unless the
+// host packs wakes onto the interrupted CPU (the kernel decides: on_noise).
+// The figures come from
 // `poolsim calibrate`'s fixed-work-quantum benchmark (real/os_noise.hpp);
 // `noise_interval` 0 turns noise off (the shipped `default` profile, the
 // oracle tests: idealised machines).

@@ -77,6 +77,27 @@ TEST_CASE(
             sim::simulate(pool_scenario(m, 1), batch(1, 50ms)))[Metric::switches_involuntary] > 25);
 }
 
+TEST_CASE(
+    "noise: a host that packs wakes onto a lightly used CPU is preempted there as if every CPU "
+    "were busy",
+    "[sim][noise]") {
+  // One worker, the other CPU idle, noise_preempt 1 and noise_preempt_idle
+  // 0 (as above: no switch). With wake_pack_util above anything the
+  // worker's CPU reaches, what wakes stays on its CPU (the host packs):
+  // every interruption a switch. With a threshold the worker's PELT
+  // utilization passes at once, it is spared again.
+  MachineProfile m = noisy(2, 1.0);
+  m.noise_preempt_idle = 0.0;
+  m.wake_pack_util = 1.0;
+  const auto invol = [&] {
+    return compute_metrics(
+        sim::simulate(pool_scenario(m, 1), batch(1, 50ms)))[Metric::switches_involuntary];
+  };
+  CHECK(invol() > 25);
+  m.wake_pack_util = 0.01;
+  CHECK(invol() == 0);
+}
+
 TEST_CASE("noise: same seed same run, another seed other interruptions", "[sim][noise]") {
   Scenario s = pool_scenario(noisy(2, 0.5), 2);
   const Workload w = batch(8, 20ms);
