@@ -22,6 +22,12 @@ MachineProfile noisy(int cores, double preempt) {
   return m;
 }
 
+// The involuntary switches of a pool of `threads` running `threads` tasks
+// of 50 ms on `s`.
+double switches_of(const Scenario& s, int threads) {
+  return compute_metrics(sim::simulate(s, batch(threads, 50ms)))[Metric::switches_involuntary];
+}
+
 }  // namespace
 
 TEST_CASE("noise: every interruption of a lone busy thread delays it by its stolen time",
@@ -56,7 +62,7 @@ TEST_CASE("noise: interrupts that are not switches stretch the run without count
 
 TEST_CASE(
     "noise: an interruption is a switch with noise_preempt_idle's probability while another CPU "
-    "of the machine is idle",
+    "of the machine is idle, unless the host packs wakes onto the interrupted one",
     "[sim][noise]") {
   // Two CPUs, noise_preempt 1 and noise_preempt_idle 0: one worker leaves
   // the other CPU idle (no switch counted); two workers keep both busy
@@ -65,37 +71,22 @@ TEST_CASE(
   // busy throughout; it is interrupted alone).
   MachineProfile m = noisy(2, 1.0);
   m.noise_preempt_idle = 0.0;
-  const Metrics one = compute_metrics(sim::simulate(pool_scenario(m, 1), batch(1, 50ms)));
-  CHECK(one[Metric::switches_involuntary] == 0);
-  const Metrics two = compute_metrics(sim::simulate(pool_scenario(m, 2), batch(2, 50ms)));
-  CHECK(two[Metric::switches_involuntary] > 50);
+  CHECK(switches_of(pool_scenario(m, 1), 1) == 0);
+  CHECK(switches_of(pool_scenario(m, 2), 2) > 50);
   Scenario pinned = pool_scenario(m, 1);
   pinned.limits.cpuset = {0};
-  CHECK(compute_metrics(sim::simulate(pinned, batch(1, 50ms)))[Metric::switches_involuntary] == 0);
-  m.cores = 1;  // the same CPU, the whole machine: every interruption a switch
-  CHECK(compute_metrics(
-            sim::simulate(pool_scenario(m, 1), batch(1, 50ms)))[Metric::switches_involuntary] > 25);
-}
-
-TEST_CASE(
-    "noise: a host that packs wakes onto a lightly used CPU is preempted there as if every CPU "
-    "were busy",
-    "[sim][noise]") {
-  // One worker, the other CPU idle, noise_preempt 1 and noise_preempt_idle
-  // 0 (as above: no switch). With wake_pack_util above anything the
-  // worker's CPU reaches, what wakes stays on its CPU (the host packs):
-  // every interruption a switch. With a threshold the worker's PELT
-  // utilization passes at once, it is spared again.
-  MachineProfile m = noisy(2, 1.0);
-  m.noise_preempt_idle = 0.0;
+  CHECK(switches_of(pinned, 1) == 0);
+  // A host that packs wakes onto a lightly used CPU (wake_pack_util above
+  // anything the worker's CPU reaches): what wakes stays there, as if every
+  // CPU were busy, so every interruption a switch; with a threshold the
+  // worker's PELT utilization passes at once, it is spared again.
   m.wake_pack_util = 1.0;
-  const auto invol = [&] {
-    return compute_metrics(
-        sim::simulate(pool_scenario(m, 1), batch(1, 50ms)))[Metric::switches_involuntary];
-  };
-  CHECK(invol() > 25);
+  CHECK(switches_of(pool_scenario(m, 1), 1) > 25);
   m.wake_pack_util = 0.01;
-  CHECK(invol() == 0);
+  CHECK(switches_of(pool_scenario(m, 1), 1) == 0);
+  m.wake_pack_util = 0;
+  m.cores = 1;  // the same CPU, the whole machine: every interruption a switch
+  CHECK(switches_of(pool_scenario(m, 1), 1) > 25);
 }
 
 TEST_CASE("noise: same seed same run, another seed other interruptions", "[sim][noise]") {
