@@ -418,13 +418,19 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // there, even when another CPU is idle. A timer wake counts the CPU whose
   // timer fired (the sleeper's last) as its waker's.
   const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
-  if (!t.delayed && m_.wake_pack_util > 0 && pack_cpu >= 0 && c != pack_cpu &&
-      rq_empty(cpus_[pack_cpu]) && cpu_util(pack_cpu) < m_.wake_pack_util)
-    c = pack_cpu;
+  if (!t.delayed && pack_cpu >= 0 && c != pack_cpu && packs_wakes_onto(pack_cpu)) c = pack_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
   if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
   enqueue_woken(cpus_[c], id, false, by_timer ? t.last_cpu : -1);
+}
+
+// The host's wake-up packing (wake_pack_util): a wake whose waker is on
+// `cpu` stays there, even with another CPU idle, while nothing is queued
+// there and its utilization is under the threshold.
+bool Kernel::packs_wakes_onto(int cpu) {
+  return m_.wake_pack_util > 0 && rq_empty(cpus_[static_cast<std::size_t>(cpu)]) &&
+         cpu_util(cpu) < m_.wake_pack_util;
 }
 
 // The waking (or creating) thread pays for the wake: CPU time it spends
@@ -572,8 +578,7 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   // is one (noise_preempt_idle), unless the host packs wakes onto this CPU:
   // lightly used, nothing queued (wake_pack_util), it is treated as if
   // every CPU were busy (noise_preempt).
-  const bool spared = k.machine_cpu_idle(idx) && !(k.m_.wake_pack_util > 0 && k.rq_empty(c) &&
-                                                   k.cpu_util(idx) < k.m_.wake_pack_util);
+  const bool spared = k.machine_cpu_idle(idx) && !k.packs_wakes_onto(idx);
   const Interruption i = k.noise_.draw(idx, spared);
   const Duration from = std::max(k.now(), c.stall_until);
   c.stall_until = from + i.stolen;

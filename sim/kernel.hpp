@@ -753,6 +753,8 @@ class Kernel {
   void pelt_state(Thread& t, ThreadState to);
   static void pelt_detach(Cpu& c, const Thread& t);
   double cpu_util(int cpu);
+  // Wake-up packing holds a wake on `cpu` (wake_pack_util; kernel.cpp).
+  bool packs_wakes_onto(int cpu);
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
   bool arena_on_thread_start();

@@ -21,9 +21,15 @@
 // for writing, and every dying thread first releases its unused stack
 // (glibc's advise_stack_range: madvise, machine.stack_madvise) holding it
 // for reading, so a creator mapping a stack and dying threads wait for each
-// other (perf on the real twin: docs/validation.md, "Thread churn"). Each
-// of these is a system call (Kernel::enter_syscall): its thread is not
-// switched out while it holds the lock.
+// other (perf on the real twin: docs/validation.md, "Thread churn"); the
+// lock is the kernel's rwsem as sim/mmap_lock.hpp runs it. Each of these is
+// a system call (Kernel::enter_syscall): its thread is not switched out
+// while it holds the lock. The cache itself is guarded by glibc's
+// dl_stack_cache_lock (a low-level lock, sim/queue_lock.hpp): the creator's
+// look into it, and the dying thread's return of its stack with the
+// unmapping under it (__nptl_deallocate_stack -> __nptl_free_stacks). A
+// thread leaves the live count when its body ends (Kernel::body_ended), as
+// the real runner counts it, before this exit path.
 // Only this runtime creates threads by the thousand;
 // the others' few creations do not touch this count.
 // Twin: real/thread_per_task.cpp. No policy: nothing is ever refused (the
