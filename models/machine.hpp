@@ -155,6 +155,15 @@ struct MachineProfile {
   // So a creator whose threads die on other CPUs pays it on every creation.
   int kstack_cache = 2;
   Duration kstack_alloc{};
+  // A creation no exit of the process made room for: its thread's task,
+  // kernel stack and page-table pages come new from the page allocator
+  // instead of from a thread that died before it (slab and per-CPU page
+  // lists recycle a dead thread's memory for the next creation). A runtime's
+  // start, whose threads all stay alive, takes new memory for each; on a PVM
+  // guest with free page reporting those are pages the host reclaimed. The
+  // creator computes thread_create_fresh more for each creation beyond the
+  // exits so far (Kernel::creation_cost).
+  Duration thread_create_fresh{};
   // glibc's per-thread malloc arenas (malloc/arena.c): a thread's first
   // malloc takes a free arena (one whose threads exited) or, while the
   // process has fewer than malloc_arenas_per_cpu x its CPUs (the affinity

@@ -41,11 +41,14 @@ namespace {
 // band (run.speed_band, docs/validation.md).
 constexpr double kCalibrateSpeedBand = 0.25;
 
-double get_reserve(const std::vector<Measurement>& ms) {
+// The median of field `name` among the measurements so far (0 if absent).
+double field_value(const std::vector<Measurement>& ms, MachineFieldName name) {
   for (const auto& m : ms)
-    if (m.field == MachineFieldName("stack_reserve").field().name) return m.median;
+    if (m.field == name.field().name) return m.median;
   return 0;
 }
+
+double get_reserve(const std::vector<Measurement>& ms) { return field_value(ms, "stack_reserve"); }
 
 // The experiments whose cost depends on what the other vCPU or the host is
 // doing (mapping a stack while a thread of the process runs on CPU 1, a
@@ -60,18 +63,20 @@ double get_reserve(const std::vector<Measurement>& ms) {
 Measurement median_of_blocks(const std::vector<Measurement>& blocks) {
   POOLSIM_ASSERT(!blocks.empty(), "median_of_blocks: no block");
   Measurement m = blocks.front();
-  std::vector<double> med, p10, p90;
+  std::vector<double> med, mean, p10, p90;
   std::string seen;
   m.samples = 0;
   for (const Measurement& b : blocks) {
     POOLSIM_ASSERT(b.field == m.field, "median_of_blocks: blocks of different fields");
     med.push_back(b.median);
+    mean.push_back(b.mean);
     p10.push_back(b.p10);
     p90.push_back(b.p90);
     m.samples += b.samples;
     seen += (seen.empty() ? "" : ", ") + format_value(m, b.median);
   }
   m.median = quantile(med, 0.5);
+  m.mean = quantile(mean, 0.5);
   m.p10 = quantile(p10, 0.5);
   m.p90 = quantile(p90, 0.5);
   if (blocks.size() > 1)
@@ -221,6 +226,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(kstack_alloc);
   step("thread start");
   for (Measurement& m : measure_thread_start(10 * scale, cpus)) ms.push_back(std::move(m));
+  step("creations no exit made room for");
+  const std::vector<FreshCreation> fresh = measure_fresh_creations(10 * scale, cpus, reserve_bytes);
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   ms.push_back(measure_fork_packing(cpus, 60 * scale));
@@ -270,6 +277,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     for (const auto& b : mapping) blocks.push_back(b[f]);
     ms.push_back(median_of_blocks(blocks));
   }
+  // Less the parts the model charges besides, as this calibration measured them.
+  ms.push_back(fresh_creation_field(fresh, create.median, field_value(ms, "stack_map"),
+                                    kstack_alloc.median, wake_ipi.median));
   unpin_self(cpus);
   {  // the runtime-memory fields from the runs taken first
     const double page = 4096, stack_touch = std::round(touch.median / page) * page;

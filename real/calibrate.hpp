@@ -27,10 +27,13 @@ struct CalibrateOptions {
   bool allow_busy = false;
 };
 
-// One measured figure: the median goes into the profile.
+// One measured figure: the median goes into the profile; the mean is
+// reported beside it (a long tail shows as a mean well above the median,
+// docs/calibration.md "Medians, not means, for costs").
 struct Measurement {
   std::string field;        // MachineProfile field name
   double median = 0;        // seconds, bytes or count
+  double mean = 0;          // of the same samples
   double p10 = 0, p90 = 0;  // spread of the samples
   int samples = 0;
   std::string unit;    // "s", "B", ""

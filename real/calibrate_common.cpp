@@ -98,12 +98,20 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
+double mean_of(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method) {
   Measurement m;
   m.field = std::string(field.field().name);
   m.unit = unit_of(field.field().kind());
   m.samples = static_cast<int>(samples.size());
   m.median = quantile(samples, 0.5);
+  m.mean = mean_of(samples);
   m.p10 = quantile(samples, 0.1);
   m.p90 = quantile(samples, 0.9);
   m.method = std::move(method);

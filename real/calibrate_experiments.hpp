@@ -50,9 +50,11 @@ void pin_self(int cpu);
 void unpin_self(int cpus);  // allowed on CPUs 0..cpus-1
 // Linear interpolation between order statistics; 0 for no samples.
 double quantile(std::vector<double> v, double q);
-// The measurement of `field`: median, p10, p90 of the samples, the unit of
+// The measurement of `field`: median, mean, p10, p90 of the samples, the unit of
 // the field's kind, and how it was measured.
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method);
+// The arithmetic mean; 0 for no samples.
+double mean_of(const std::vector<double>& v);
 // Forks a child that writes its report to the pipe it is given and exits
 // (`child` never returns), and returns all the child wrote once it is gone.
 std::string forked_report(const std::function<void(int fd)>& child);
@@ -123,6 +125,24 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 // thread_start, stack_fault and thread_start_remote: in `rounds` forked
 // children (calibrate_threads.cpp).
 std::vector<Measurement> measure_thread_start(int rounds, int cpus);
+// Creations no exit made room for, as a runtime's start makes them: in
+// forked children (copy-on-write broken, as the runner's), unpinned, threads
+// with default attributes but a stack glibc's inherited cache cannot serve,
+// made 200 us apart and kept blocked, after one made first (the runner's
+// sampler). Per creation: the creator's CPU seconds, its place in the child
+// (2 = the first measured) and whether the thread started on another CPU.
+struct FreshCreation {
+  double cost = 0;
+  int index = 0;
+  bool remote = false;
+};
+std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double reserve);
+// thread_create_fresh from those: the mean over creations of the cost less
+// the model's other parts of it (thread_create, stack_map, kstack_alloc from
+// the third creation of the child on, the creator's CPU caching two kernel
+// stacks, wake_ipi for a start on the other, idle, CPU).
+Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,
+                                 double stack_map, double kstack_alloc, double wake_ipi);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.

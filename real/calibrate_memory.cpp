@@ -96,12 +96,6 @@
 namespace poolsim::real::calib {
 
 namespace {
-double mean_of(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double x : v) sum += x;
-  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-}
-
 // The real backend `backend` (a YAML flow map) on a batch of `count` tasks
 // made of the single phase `phase`, `reps` forked repetitions after a warm-up.
 MemoryRun backend_memory(const std::string& backend, int count, const std::string& phase,

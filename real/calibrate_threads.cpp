@@ -75,6 +75,7 @@
 
 #include "models/units.hpp"
 #include "real/calibrate_experiments.hpp"
+#include "real/runner.hpp"
 
 namespace poolsim::real::calib {
 
@@ -567,6 +568,95 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
                 cpus > 1 ? "the stack_map pairs while a thread of the process spins on CPU 1, "
                            "minus stack_map"
                          : "one CPU: no other CPU to interrupt")};
+}
+
+namespace {
+struct FreshProbe {
+  std::atomic<int> cpu{-1};
+  std::atomic<bool>* release = nullptr;
+};
+void* fresh_probe_thread(void* arg) {
+  auto* p = static_cast<FreshProbe*>(arg);
+  p->cpu.store(sched_getcpu(), std::memory_order_release);
+  p->release->wait(false);
+  return nullptr;
+}
+
+// The forked child of measure_fresh_creations: writes "cost_ns remote" per
+// measured creation.
+[[noreturn]] void fresh_creation_child(int fd, int cpus, std::size_t stack) {
+  constexpr int kMeasured = 6;
+  break_copy_on_write();
+  unpin_self(cpus);
+  std::atomic<bool> release{false};
+  std::vector<FreshProbe> probes(kMeasured + 1);
+  std::vector<pthread_t> threads(kMeasured + 1);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack);
+  std::string out;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    probes[i].release = &release;
+    const int creator_cpu = sched_getcpu();
+    const auto c0 = thread_cpu_ns();
+    if (pthread_create(&threads[i], &attr, fresh_probe_thread, &probes[i]) != 0) ::_exit(1);
+    const auto cost = thread_cpu_ns() - c0;
+    // The first stands for the runner's sampler thread, made before the origin.
+    ::usleep(i == 0 ? 2000 : 200);
+    while (probes[i].cpu.load(std::memory_order_acquire) < 0) ::usleep(50);
+    if (i > 0) out += fmt::format("{} {} ", cost, probes[i].cpu.load() != creator_cpu ? 1 : 0);
+  }
+  pthread_attr_destroy(&attr);
+  release = true;
+  release.notify_all();
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  out += "\n";
+  if (::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) ::_exit(1);
+  ::_exit(0);
+}
+}  // namespace
+
+std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double reserve) {
+  // Larger than any stack glibc's cache holds (it serves a stack of at least
+  // the size asked for): every creation maps its own, as in the runner's
+  // children, whose caches are empty.
+  const auto stack = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20) + (64 << 10);
+  std::vector<FreshCreation> all;
+  for (int r = 0; r < rounds; ++r) {
+    const std::string text =
+        forked_report([cpus, stack](int fd) { fresh_creation_child(fd, cpus, stack); });
+    std::istringstream in(text);
+    double ns = 0;
+    int remote = 0;
+    for (int index = 2; in >> ns >> remote; ++index)
+      all.push_back({ns * 1e-9, index, cpus > 1 && remote != 0});
+  }
+  if (all.empty()) throw std::runtime_error("calibrate: the fresh-creation probe failed");
+  return all;
+}
+
+Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,
+                                 double stack_map, double kstack_alloc, double wake_ipi) {
+  std::vector<double> extra;
+  int remote = 0;
+  for (const FreshCreation& f : samples) {
+    const double parts = thread_create + stack_map + (f.index >= 3 ? kstack_alloc : 0.0) +
+                         (f.remote ? wake_ipi : 0.0);
+    extra.push_back(f.cost - parts);
+    remote += f.remote ? 1 : 0;
+  }
+  // The mean: the model charges it once per creation, and a runtime's start
+  // adds them up; a negative mean (the parts already cover it) is 0.
+  const double mean = mean_of(extra);
+  return summarize(
+      "thread_create_fresh", {std::max(0.0, mean)},
+      fmt::format("forked children as the runner's: {} creations 200 us apart of threads kept "
+                  "blocked, none exited ({} started on the other CPU), the creator's CPU less "
+                  "thread_create, stack_map, kstack_alloc (3rd on) and wake_ipi (other CPU): "
+                  "mean {} (median {}, p10 {}, p90 {})",
+                  samples.size(), remote, format_seconds(mean),
+                  format_seconds(quantile(extra, 0.5)), format_seconds(quantile(extra, 0.1)),
+                  format_seconds(quantile(extra, 0.9))));
 }
 
 }  // namespace poolsim::real::calib

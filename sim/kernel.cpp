@@ -1453,6 +1453,14 @@ Duration Kernel::creation_cost(StackSource src, bool& fresh) {
   Duration cost = m_.thread_create;
   if (exec_cpu_ < 0) return cost;  // the process's first thread: made before t = 0
   Cpu& c = cpus_[exec_cpu_];
+  // Memory an exit freed is what the next creation takes; beyond the exits
+  // so far, the new thread's task, kernel stack and page tables are new
+  // pages (MachineProfile::thread_create_fresh).
+  if (exits_unreused_ > 0) {
+    --exits_unreused_;
+  } else {
+    cost += m_.thread_create_fresh;
+  }
   if (c.kstacks > 0) {
     --c.kstacks;
   } else {
@@ -1534,6 +1542,7 @@ void Kernel::do_exit(Cpu& c) {
   // finish_task_switch -> put_task_stack: the dead thread's kernel stack goes
   // to this CPU's cache while it has room (else vfree).
   if (c.kstacks < m_.kstack_cache) ++c.kstacks;
+  ++exits_unreused_;  // its task's memory, for the next creation
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);
   c.curr = kNoThread;

@@ -660,9 +660,10 @@ class Kernel {
   void request_spawn(std::coroutine_handle<> h, Duration cost, PendingSpawn* p);
   bool finish_spawn(Cpu& c);
   bool act_on_resched(Cpu& c);
-  // The creator's CPU cost of a thread creation it starts now: takes a kernel
-  // stack from its CPU's cache, or charges kstack_alloc (copy_process ->
-  // dup_task_struct -> alloc_thread_stack_node).
+  // The creator's CPU cost of a thread creation it starts now: the memory an
+  // exit freed, or thread_create_fresh more; a kernel stack from its CPU's
+  // cache, or kstack_alloc (copy_process -> dup_task_struct ->
+  // alloc_thread_stack_node).
   // And a stack from the process's stack cache, or stack_map (src = cache;
   // `fresh` says which).
   Duration creation_cost(StackSource src, bool& fresh);
@@ -816,6 +817,7 @@ class Kernel {
   Bytes worker_stack_each_ = 0, worker_stack_left_ = 0;  // set_worker_stack
   std::int64_t stack_slots_ = 0;  // stacks the cache holds (set_thread_stack)
   std::int64_t stacks_cached_ = 0, stacks_mapped_ = 0, stacks_unmapped_ = 0;
+  std::int64_t exits_unreused_ = 0;  // exits whose memory no creation took yet
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
   int active_ = 0;         // runnable + running + throttled threads

@@ -383,3 +383,19 @@ TEST_CASE("kernel.kstack: a creator pays kstack_alloc when its threads die on an
   m1.kstack_cache = 0;
   CHECK(tpt(m1, w).counters.cpu_time - base1 == kN * Duration(10us));
 }
+
+TEST_CASE("kernel.fresh: a creation beyond the process's exits so far pays thread_create_fresh",
+          "[mechanism][costs][stacks]") {
+  constexpr int kN = 50;
+  MachineProfile m = zero_machine(2);
+  // Thread per task, each thread dead before the next creation: only the
+  // first finds no exit's memory to take.
+  const Workload spaced_w = spaced(kN);
+  const Duration base = tpt(m, spaced_w).counters.cpu_time;
+  // A pool of 4 whose workers all stay alive: every creation is fresh.
+  const Workload b = batch(40, 50us);
+  const Duration pool_base = sim::simulate(pool_scenario(m, 4), b).counters.cpu_time;
+  m.thread_create_fresh = 30us;
+  CHECK(tpt(m, spaced_w).counters.cpu_time - base == Duration(30us));
+  CHECK(sim::simulate(pool_scenario(m, 4), b).counters.cpu_time - pool_base == 4 * Duration(30us));
+}
