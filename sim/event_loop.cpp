@@ -30,21 +30,22 @@
 // them; the real twin adds the time spent acquiring a contended lock).
 // Runtime costs (CPU of the thread that does the work): queue_handover on
 // the submitter per post and on the loop per new task's handler taken from
-// the queue; timer_arm on the loop per wait (arming the timer and, later,
-// dispatching its completion, as calibrate measures them together).
-// Memory: a task holds loop_task_touch (its handler and timer in the real
-// Asio loop) from its first handler to its end (sim/user_threads.hpp); a
-// task posted but not yet started holds nothing here; the loops' threads
-// touch loop_stack more stack in total, at most worker_stack each (the
-// dynamic linker's lazy binding, Kernel::set_worker_stack).
-// Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
-// bound and back-pressure, Node's libuv thread pool for blocking calls.
+// the queue, each under the loop's scheduler mutex (a QueueLock, as the
+// pool's queue: plus queue_handover_remote when the other side last held it
+// on another CPU, and glibc's futex calls when contended); timer_arm on the loop per wait (arming
+// the timer and, later, dispatching its completion, as calibrate measures them together). Memory: a
+// task holds loop_task_touch (its handler and timer in the real Asio loop) from its first handler
+// to its end (sim/user_threads.hpp); a task posted but not yet started holds nothing here; the
+// loops' threads touch loop_stack more stack in total, at most worker_stack each (the dynamic
+// linker's lazy binding, Kernel::set_worker_stack). Left out: I/O readiness (a wait is a timer, not
+// a socket), a loop queue's bound and back-pressure, Node's libuv thread pool for blocking calls.
 #include <algorithm>
 #include <deque>
 #include <memory>
 #include <vector>
 
 #include "sim/driver.hpp"
+#include "sim/queue_lock.hpp"
 #include "sim/runtime.hpp"
 #include "sim/user_threads.hpp"
 
@@ -56,12 +57,12 @@ class EventLoop final : public Runtime {
  public:
   explicit EventLoop(const SimContext& ctx)
       : k_(ctx.kernel),
-        loops_(static_cast<std::size_t>(std::max(1, ctx.scenario.backend.loops))),
         home_(ctx.workload.tasks.size(), 0),
         users_(ctx.kernel, ctx.driver, BackendKind::event_loop,
                ctx.kernel.machine().loop_task_touch, ctx.workload.tasks.size(), &EventLoop::ready,
                this) {
     k_.set_worker_stack(k_.machine().worker_stack, k_.machine().loop_stack);
+    for (int i = 0; i < std::max(1, ctx.scenario.backend.loops); ++i) loops_.emplace_back(k_);
   }
 
   Co submit(std::uint32_t task) override {
@@ -74,8 +75,13 @@ class EventLoop final : public Runtime {
     }
     const std::size_t l = next_loop_++ % loops_.size();
     home_[task] = static_cast<std::uint32_t>(l);
-    post(loops_[l], task);
-    co_await k_.compute(k_.machine().queue_handover);  // the post, on the submitter
+    // asio::post from outside the loop (scheduler::post_immediate_completion):
+    // the push under the scheduler's mutex, the loop's wake after it.
+    Loop& loop = loops_[l];
+    if (!loop.lock.try_lock()) co_await loop.lock.lock_slow();
+    co_await k_.compute(loop.lock.handover());  // the post, on the submitter
+    if (loop.lock.unlock()) co_await loop.lock.wake();
+    post(loop, task);
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -89,10 +95,12 @@ class EventLoop final : public Runtime {
 
  private:
   struct Loop {
+    explicit Loop(Kernel& k) : lock(k) {}
     std::deque<std::uint32_t> queue;  // handlers ready to run, FIFO
     UserThreads::Host* host = nullptr;
     bool idle = false;
     WaitQueue wake;
+    QueueLock lock;  // the io_context scheduler's mutex (sim/queue_lock.hpp)
   };
 
   void post(Loop& l, std::uint32_t task) {
@@ -112,9 +120,14 @@ class EventLoop final : public Runtime {
       if (!l.queue.empty()) {
         const std::uint32_t task = l.queue.front();
         l.queue.pop_front();
-        // A new task's handler is a posted operation taken from the queue; a
-        // timer completion's dispatch is in timer_arm, charged at the arm.
-        if (!users_.started(task)) co_await k_.compute(k_.machine().queue_handover);
+        // A new task's handler is a posted operation taken from the queue
+        // under the scheduler's mutex (scheduler::do_run_one); a timer
+        // completion's dispatch is in timer_arm, charged at the arm.
+        if (!users_.started(task)) {
+          if (!l.lock.try_lock()) co_await l.lock.lock_slow();
+          co_await k_.compute(l.lock.handover());
+          if (l.lock.unlock()) co_await l.lock.wake();
+        }
         const bool ended = co_await users_.run(*l.host, task);
         // A wait armed a timer; a wait for a permit left a continuation
         // that the releaser posts (a queue hand-over).
@@ -137,7 +150,7 @@ class EventLoop final : public Runtime {
   // Handlers a loop runs between two stack unwinds (see virtual_threads.cpp).
   static constexpr int kUnwindEvery = 64;
   Kernel& k_;
-  std::vector<Loop> loops_;
+  std::deque<Loop> loops_;           // a deque: a Loop holds a lock, which does not move
   std::vector<std::uint32_t> home_;  // task -> its loop
   std::uint64_t next_loop_ = 0;
   bool started_ = false;
