@@ -256,3 +256,32 @@ TEST_CASE("calibrate.fork_pack: the threshold is read from the idle end of the l
   // Every level packs most.
   CHECK(fork_pack_threshold(levels, std::vector<double>{1.0, 0.9, 0.8, 0.7, 0.6, 0.55}) == 1.0);
 }
+
+TEST_CASE("calibrate.fresh: thread_create_fresh is the mean creation less the model's other parts",
+          "[real][calibrate]") {
+  using real::calib::FreshCreation;
+  // Parts: thread_create 10 us, stack_map 20, kstack_alloc 5 from the third
+  // creation of a child on, wake_ipi 8 for a start on the other CPU.
+  const std::vector<FreshCreation> samples{
+      {60e-6, 2, false},  // 60 - 10 - 20 = 30
+      {73e-6, 3, true},   // 73 - 10 - 20 - 5 - 8 = 30
+      {50e-6, 4, false},  // 50 - 35 = 15
+  };
+  const real::Measurement m = real::calib::fresh_creation_field(samples, 10e-6, 20e-6, 5e-6, 8e-6);
+  CHECK(m.field == "thread_create_fresh");
+  CHECK(m.median == Approx(25e-6));
+  // Creations the parts already cover give 0, never a negative cost.
+  CHECK(real::calib::fresh_creation_field({{20e-6, 2, false}}, 10e-6, 20e-6, 5e-6, 8e-6).median ==
+        0.0);
+}
+
+TEST_CASE("calibrate.fresh: forked children report each creation after the first",
+          "[real][calibrate]") {
+  const int cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const auto samples = real::calib::measure_fresh_creations(2, std::min(cpus, 2), 256 << 10);
+  REQUIRE(samples.size() == 12);  // six measured creations per child
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    CHECK(samples[i].index == 2 + static_cast<int>(i % 6));
+    CHECK(samples[i].cost > 0);
+  }
+}
