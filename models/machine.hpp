@@ -32,6 +32,12 @@ struct MachineProfile {
   // brought back before the sleeper runs there (a wake by another thread onto
   // an idle CPU costs wakeup_latency + idle_exit instead).
   Duration timer_idle_exit{};
+  // The sleeper's own CPU for a timed sleep beyond the switches the model
+  // charges (switch_cost, cache_refill): arming the hrtimer (on a PVM guest
+  // its clock-event reprogramming exits to the hypervisor) and cancelling
+  // it. Charged to a thread that blocks with a deadline, as overhead it runs
+  // when it runs next (Kernel::request_block).
+  Duration sleep_cost{};
   // What a timer's interrupt takes from the thread running on the CPU where
   // it fires (the interrupt, the expiry, the wake-up of the sleeper onto that
   // CPU's queue); timers whose soft expiry has passed come with it.

@@ -128,6 +128,9 @@ inline constexpr MachineField kMachineFields[] = {
     {"timer_idle_exit", &MachineProfile::timer_idle_exit, FieldPresence::from_default, kCostRange,
      "extra delay of a timed sleep whose timer fires on an idle CPU",
      "the same sleeps on that CPU left idle, minus timer_slack"},
+    {"sleep_cost", &MachineProfile::sleep_cost, FieldPresence::from_default, kCostRange,
+     "the sleeper's own CPU for a timed sleep beyond the switch the model charges (arming and cancelling the hrtimer)",
+     "1 ms clock_nanosleep on a CPU kept awake by a SCHED_IDLE spinner: the sleeper's CPU per sleep, median, less switch_cost and cache_refill"},
     {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
      "CPU a timer's interrupt takes from the thread running where it fires",
      "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "

@@ -178,7 +178,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wl);
   ms.push_back(ie);
   step("timer slack");
-  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale);
+  std::vector<double> sleep_cpu;
+  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale, &sleep_cpu);
   ms.push_back(slack);
   ms.push_back(timer_idle);
   step("timer interrupts on a busy CPU (1 of 3)");
@@ -277,6 +278,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     for (const auto& b : mapping) blocks.push_back(b[f]);
     ms.push_back(median_of_blocks(blocks));
   }
+  ms.push_back(sleep_cost_field(sleep_cpu, switch_cost, refill.median));
   // Less the parts the model charges besides, as this calibration measured them.
   ms.push_back(fresh_creation_field(fresh, create.median, field_value(ms, "stack_map"),
                                     kstack_alloc.median, wake_ipi.median));

@@ -98,7 +98,13 @@ Measurement measure_cache_hot_time();
 std::pair<Measurement, Measurement> measure_wake_latency(
     int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples);
+// With `awake_cpu`, also the sleeper's CPU per sleep on the awake CPU.
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples,
+                                                        std::vector<double>* awake_cpu = nullptr);
+// sleep_cost: the median of those less the switch the model charges a woken
+// thread (switch_cost, cache_refill), never negative.
+Measurement sleep_cost_field(const std::vector<double>& awake_cpu, double switch_cost,
+                             double cache_refill);
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 Measurement measure_wake_packing(int cpus, int wakes);

@@ -164,21 +164,26 @@ std::pair<Measurement, Measurement> measure_wake_latency(
 
 namespace {
 // Overshoots (seconds) of `n` 1 ms relative clock_nanosleeps on CPU `cpu`.
-void timer_overshoots(int cpu, int n, std::vector<double>& out) {
+void timer_overshoots(int cpu, int n, std::vector<double>& out,
+                      std::vector<double>* cpu_out = nullptr) {
   std::thread t([&] {
     pin_self(cpu);
     for (int i = 0; i < n; ++i) {
       const auto t0 = now_ns();
+      const auto c0 = thread_cpu_ns();
       timespec d{0, 1'000'000};
       clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
+      const auto c1 = thread_cpu_ns();
       out.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
+      if (cpu_out) cpu_out->push_back((c1 - c0) * 1e-9);
     }
   });
   t.join();
 }
 }  // namespace
 
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples) {
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples,
+                                                        std::vector<double>* awake_cpu) {
   // Alternating blocks, so that a change of the VM's speed during the
   // experiment lands in both halves: the sleeper's CPU kept awake by a
   // SCHED_IDLE spinner (which a woken normal thread preempts at once), then
@@ -189,7 +194,7 @@ std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples) {
   for (int b = 0; b < kBlocks; ++b) {
     {
       Spinner keep_awake(cpu, Spinner::Policy::idle);
-      timer_overshoots(cpu, samples / kBlocks, awake);
+      timer_overshoots(cpu, samples / kBlocks, awake, awake_cpu);
     }
     timer_overshoots(cpu, samples / kBlocks, idle);
   }
@@ -486,6 +491,15 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
                   "wake_ipi", {std::max(0.0, remote - local)},
                   fmt::format("the same for a thread on the idle CPU 1 ({:.3g} us), less the above",
                               remote * 1e6))};
+}
+
+Measurement sleep_cost_field(const std::vector<double>& awake_cpu, double switch_cost,
+                             double cache_refill) {
+  const double per_sleep = quantile(awake_cpu, 0.5);
+  return summarize("sleep_cost", {std::max(0.0, per_sleep - switch_cost - cache_refill)},
+                   fmt::format("the timer_slack sleeps on the awake CPU: the sleeper's CPU per "
+                               "sleep, median {} of {}, less switch_cost and cache_refill",
+                               format_seconds(per_sleep), awake_cpu.size()));
 }
 
 }  // namespace poolsim::real::calib

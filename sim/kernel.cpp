@@ -271,6 +271,8 @@ void Kernel::request_block(std::coroutine_handle<> h, WaitQueue* q, Duration dea
   if (deadline != Duration{kNever}) {
     const Duration at = std::max(deadline, now()) + m_.timer_slack;
     t.timer = engine_.at(at, &Kernel::on_timer, this, current_);
+    // Arming (and later cancelling) the hrtimer, run when it runs next.
+    t.overhead += m_.sleep_cost;
   }
 }
 

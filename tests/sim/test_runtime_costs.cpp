@@ -384,6 +384,18 @@ TEST_CASE("kernel.kstack: a creator pays kstack_alloc when its threads die on an
   CHECK(tpt(m1, w).counters.cpu_time - base1 == kN * Duration(10us));
 }
 
+TEST_CASE("kernel.sleep_cost: every timed sleep costs its sleeper sleep_cost",
+          "[mechanism][costs]") {
+  constexpr int kN = 50;
+  // A pool of one worker fed at 1 ms intervals: the submitter sleeps to each
+  // arrival after the first (a timed sleep), the worker waits untimed.
+  MachineProfile m = zero_machine(2);
+  const Workload w = spaced(kN);
+  const Duration base = sim::simulate(pool_scenario(m, 1), w).counters.cpu_time;
+  m.sleep_cost = 3us;
+  CHECK(sim::simulate(pool_scenario(m, 1), w).counters.cpu_time - base == (kN - 1) * Duration(3us));
+}
+
 TEST_CASE("kernel.fresh: a creation beyond the process's exits so far pays thread_create_fresh",
           "[mechanism][costs][stacks]") {
   constexpr int kN = 50;
