@@ -322,25 +322,26 @@ std::string remote_stream(int n) {
 // since the one before, and all but the first few map a new stack): the
 // entry CPU times in ns of those that started on another CPU than the one
 // their creator was on.
+// A stream probe that then stays blocked until `release` (a pool's worker).
+struct BlockedProbe {
+  StreamProbe probe;
+  std::atomic<bool>* release = nullptr;
+};
+void* blocked_probe_thread(void* arg) {
+  auto* a = static_cast<BlockedProbe*>(arg);
+  stream_probe_thread(&a->probe);
+  a->release->wait(false);
+  return nullptr;
+}
+
 std::string idle_stream(int n) {
-  std::vector<StreamProbe> probes(static_cast<std::size_t>(n));
+  std::vector<BlockedProbe> probes(static_cast<std::size_t>(n));
   std::vector<pthread_t> threads(static_cast<std::size_t>(n));
   std::atomic<bool> release{false};
-  struct Arg {
-    StreamProbe* probe;
-    std::atomic<bool>* release;
-  };
-  std::vector<Arg> args(static_cast<std::size_t>(n));
-  auto body = [](void* arg) -> void* {
-    auto* a = static_cast<Arg*>(arg);
-    stream_probe_thread(a->probe);
-    a->release->wait(false);
-    return nullptr;
-  };
   for (std::size_t i = 0; i < probes.size(); ++i) {
-    args[i] = {&probes[i], &release};
-    probes[i].creator_cpu = sched_getcpu();
-    if (pthread_create(&threads[i], nullptr, body, &args[i]) != 0) ::_exit(1);
+    probes[i].release = &release;
+    probes[i].probe.creator_cpu = sched_getcpu();
+    if (pthread_create(&threads[i], nullptr, blocked_probe_thread, &probes[i]) != 0) ::_exit(1);
     ::usleep(3000);
   }
   release = true;
@@ -348,7 +349,8 @@ std::string idle_stream(int n) {
   std::string out;
   for (std::size_t i = 0; i < probes.size(); ++i) {
     pthread_join(threads[i], nullptr);
-    if (probes[i].cpu != probes[i].creator_cpu) out += fmt::format("{} ", probes[i].entry_ns);
+    const StreamProbe& p = probes[i].probe;
+    if (p.cpu != p.creator_cpu) out += fmt::format("{} ", p.entry_ns);
   }
   return out;
 }
@@ -571,17 +573,6 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
 }
 
 namespace {
-struct FreshProbe {
-  std::atomic<int> cpu{-1};
-  std::atomic<bool>* release = nullptr;
-};
-void* fresh_probe_thread(void* arg) {
-  auto* p = static_cast<FreshProbe*>(arg);
-  p->cpu.store(sched_getcpu(), std::memory_order_release);
-  p->release->wait(false);
-  return nullptr;
-}
-
 // The forked child of measure_fresh_creations: writes "cost_ns remote" per
 // measured creation.
 [[noreturn]] void fresh_creation_child(int fd, int cpus, std::size_t stack) {
@@ -589,7 +580,7 @@ void* fresh_probe_thread(void* arg) {
   break_copy_on_write();
   unpin_self(cpus);
   std::atomic<bool> release{false};
-  std::vector<FreshProbe> probes(kMeasured + 1);
+  std::vector<BlockedProbe> probes(kMeasured + 1);
   std::vector<pthread_t> threads(kMeasured + 1);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -597,14 +588,15 @@ void* fresh_probe_thread(void* arg) {
   std::string out;
   for (std::size_t i = 0; i < probes.size(); ++i) {
     probes[i].release = &release;
-    const int creator_cpu = sched_getcpu();
+    StreamProbe& p = probes[i].probe;
+    p.creator_cpu = sched_getcpu();
     const auto c0 = thread_cpu_ns();
-    if (pthread_create(&threads[i], &attr, fresh_probe_thread, &probes[i]) != 0) ::_exit(1);
+    if (pthread_create(&threads[i], &attr, blocked_probe_thread, &probes[i]) != 0) ::_exit(1);
     const auto cost = thread_cpu_ns() - c0;
     // The first stands for the runner's sampler thread, made before the origin.
     ::usleep(i == 0 ? 2000 : 200);
-    while (probes[i].cpu.load(std::memory_order_acquire) < 0) ::usleep(50);
-    if (i > 0) out += fmt::format("{} {} ", cost, probes[i].cpu.load() != creator_cpu ? 1 : 0);
+    while (!p.done.load(std::memory_order_acquire)) ::usleep(50);
+    if (i > 0) out += fmt::format("{} {} ", cost, p.cpu != p.creator_cpu ? 1 : 0);
   }
   pthread_attr_destroy(&attr);
   release = true;
