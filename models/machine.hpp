@@ -139,6 +139,13 @@ struct MachineProfile {
   // sizes phases with it and checks the machine's speed against it
   // (real/speed_check.hpp); 0 = calibrate the loop in each run instead.
   Duration work_loop{};
+  // The kernel's page-table paths (real/speed_check.hpp, kernel_round_time):
+  // wall time of one round of mapping an 8 MiB thread stack with its guard
+  // page, touching its top two pages and unmapping it, median of 101 rounds.
+  // On this project's VMs these paths change speed by up to 2x while the
+  // work loop does not; the runner checks each repetition against it.
+  // 0 = not checked (the simulator does not read it).
+  Duration kernel_canary{};
   // CFS bandwidth: the runtime a CPU takes from its group's quota pool at a
   // time (/proc/sys/kernel/sched_cfs_bandwidth_slice_us, 5 ms by default;
   // sim/bandwidth.hpp).

@@ -256,6 +256,11 @@ inline constexpr MachineField kMachineFields[] = {
      "the 90th percentile speed of 1001 trials of ~55 us of the loop on the monotonic clock (its "
      "undisturbed "
      "speed), scaled to 2^20 iterations"},
+    {"kernel_canary", &MachineProfile::kernel_canary, FieldPresence::from_default, kCostRange,
+     "wall time of one round of the kernel's page-table paths: map an 8 MiB stack with its guard, "
+     "touch its top two pages, unmap it (0 = not checked)",
+     "median of the rounds taken before each calibration step (101 rounds each), read as the "
+     "runner reads it"},
     {"cfs_bandwidth_slice", &MachineProfile::cfs_bandwidth_slice, FieldPresence::from_default, kPeriodRange,
      "runtime a CPU takes from its group's quota pool at a time (CFS bandwidth slice)",
      "read from /proc/sys/kernel/sched_cfs_bandwidth_slice_us"},

@@ -184,8 +184,14 @@ struct SpeedCheck {
   bool during_sampled = false;  // false: no phase was long enough to be timed
   double phase_cpu = 0;         // the same phases' work per thread CPU time (OS noise included)
   double after = 0;             // canary loop right after it
-  std::int32_t attempts = 0;    // runs it took (1 = first try within the band)
-  bool disturbed = false;       // still outside the band after the last attempt
+  // The kernel's page-table paths (machine field kernel_canary) around it, as
+  // the profile's round time over the round time now (1 = as calibrated, 0.5
+  // = twice as slow); checked only when the profile has kernel_canary.
+  bool kernel_checked = false;
+  double kernel_before = 0;
+  double kernel_after = 0;
+  std::int32_t attempts = 0;  // runs it took (1 = first try within the band)
+  bool disturbed = false;     // still outside the band after the last attempt
 };
 
 struct RunResult {

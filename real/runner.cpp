@@ -640,7 +640,9 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
                       const std::string& label) {
   const RunOptions& ro = s.run;
   for (int attempt = 1;; ++attempt) {
-    const double before = wait_for_speed(ro.speed_band, ro.speed_wait, opt.note);
+    const Canaries canaries =
+        wait_for_speed(ro.speed_band, ro.speed_wait, s.machine.kernel_canary, opt.note);
+    const double before = canaries.loop;
     // The phases of this repetition are sized at the speed just measured: a
     // `cpu` phase of d is d of undisturbed work on the machine as it runs now
     // (this VM's speed drifts by a few percent between minutes, and under a
@@ -651,6 +653,11 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
     r.speed.measured = true;
     r.speed.before = before;
     r.speed.after = canary_speed();
+    if (s.machine.kernel_canary > Duration{0}) {
+      r.speed.kernel_checked = true;
+      r.speed.kernel_before = canaries.kernel;
+      r.speed.kernel_after = kernel_speed(s.machine.kernel_canary);
+    }
     r.speed.attempts = attempt;
     const bool in_band = within_band(r.speed, ro.speed_band);
     if (in_band && steady(r.speed, ro.speed_drift)) return r;

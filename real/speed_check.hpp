@@ -33,6 +33,17 @@
 //   One outside either is run again, up to run.speed_retries more times; if
 //   the last attempt still is, it is kept and marked `disturbed`, and no
 //   verdict is drawn from the run.
+// - The kernel's page-table paths have a canary of their own: on this
+//   project's VMs (Firecracker, a PVM guest) they change speed by up to 2x
+//   while the work loop does not (a map, touch and unmap of a thread stack:
+//   82.5 us, then 42.6-48.2 us minutes later, the loop steady within a few
+//   percent; 30-45% slower for ~15 s after a calibration), and thread
+//   creation, stack mapping and page faults are what the profile's thread
+//   costs measured. kernel_round_time() times such a round (the profile's
+//   kernel_canary is the same figure, taken by calibrate); the runner reads
+//   it before and after each repetition, as the profile's round over the
+//   round now, and holds it to the same band. A profile without
+//   kernel_canary is not checked this way.
 // Left out: a slowdown shorter than a repetition that hits no sampled phase
 // and neither canary goes unseen; a workload without `cpu` phases of 60 us or
 // more is checked by the two canaries only.
@@ -60,14 +71,33 @@ bool within_band(const SpeedCheck& s, double band);
 // sized at the one before).
 bool steady(const SpeedCheck& s, double drift);
 
-// Waits (sleeping 1 s between canaries) until the canary is within the band
-// or `limit` has passed; returns the last canary. `note` hears one line when
-// it starts waiting.
-double wait_for_speed(double band, Duration limit,
-                      const std::function<void(const std::string&)>& note);
+// The kernel's page-table paths now: the wall time of one round of mapping
+// an 8 MiB stack (PROT_NONE, then read-write above its guard page), writing
+// its top two pages and unmapping it; the median of 101 rounds after 10
+// untimed ones (about 5 ms here).
+Duration kernel_round_time();
+// The profile's round time over the round time now (1 = as calibrated, 0.5 =
+// the kernel's paths twice as slow); 0 when `profile_round` is 0.
+double kernel_speed(Duration profile_round);
+
+// Both canaries at one moment; `kernel` is 0 when not checked.
+struct Canaries {
+  double loop = 0;
+  double kernel = 0;
+};
+// Whether both lie within the band (the kernel's when checked).
+bool within_band(const Canaries& c, double band);
+
+// Waits (sleeping 1 s between canaries) until the canaries are within the
+// band or `limit` has passed; returns the last ones. The kernel's is read
+// only when `kernel_ref` (the profile's kernel_canary) is not 0. `note` hears
+// one line when it starts waiting.
+Canaries wait_for_speed(double band, Duration limit, Duration kernel_ref,
+                        const std::function<void(const std::string&)>& note);
 
 // "0.31x" style text of a speed figure, and a one-line account of a check
-// ("before 0.98x, during 0.31x, after 0.95x, 3 attempts").
+// ("before 0.98x, during 0.31x, after 0.95x, kernel paths 0.97x and 0.62x,
+// 3 attempts").
 std::string format_speed(double speed);
 std::string describe_speed(const SpeedCheck& s);
 

@@ -51,6 +51,13 @@ nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps) {
       e["phase_cpu"] = nullptr;
     }
     e["after"] = s.after;
+    if (s.kernel_checked) {
+      e["kernel_before"] = s.kernel_before;
+      e["kernel_after"] = s.kernel_after;
+    } else {
+      e["kernel_before"] = nullptr;
+      e["kernel_after"] = nullptr;
+    }
     e["attempts"] = s.attempts;
     e["disturbed"] = s.disturbed;
     arr.push_back(e);

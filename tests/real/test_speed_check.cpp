@@ -63,6 +63,52 @@ TEST_CASE("speed_check.band: 1 +- band, every figure of a check", "[real][speed]
   c.during_sampled = true;
   REQUIRE_FALSE(within_band(c, 0.25));
   REQUIRE(describe_speed(c) == "before 1.00x, during 0.30x, after 1.00x, 0 attempts");
+  // The kernel's paths count when the profile has a kernel_canary.
+  c.during = 1.0;
+  c.kernel_before = 1.0;
+  c.kernel_after = 0.6;
+  REQUIRE(within_band(c, 0.25));  // not checked
+  c.kernel_checked = true;
+  REQUIRE_FALSE(within_band(c, 0.25));
+  REQUIRE(describe_speed(c) ==
+          "before 1.00x, during 1.00x, after 1.00x, kernel paths 1.00x and 0.60x, 0 attempts");
+  c.kernel_after = 1.1;
+  REQUIRE(within_band(c, 0.25));
+  REQUIRE(within_band(Canaries{1.0, 0}, 0.25));  // kernel 0: not checked
+  REQUIRE_FALSE(within_band(Canaries{1.0, 0.7}, 0.25));
+  REQUIRE_FALSE(within_band(Canaries{0.7, 1.0}, 0.25));
+}
+
+TEST_CASE("speed_check.kernel: a stack map, touch and unmap round, against the profile's",
+          "[real][speed]") {
+  const Duration now = kernel_round_time();
+  REQUIRE(now > Duration{0});
+  REQUIRE(now < std::chrono::milliseconds(10));
+  REQUIRE(kernel_speed(Duration{0}) == 0);  // a profile without kernel_canary
+  // A profile whose round took a third of what it takes now reads the
+  // kernel's paths about 3x slow (the wide bound: they drift by 2x here).
+  const double third = kernel_speed(now / 3);
+  INFO("round " << format_duration(now) << ", a third of it reads " << third);
+  REQUIRE(third > 0);
+  REQUIRE(third < 0.7);
+}
+
+TEST_CASE(
+    "speed_check.runner: kernel paths three times slower than the profile's: retried, then "
+    "disturbed",
+    "[real][speed]") {
+  Scenario s = batch_of_40("100us", 2, 1);
+  s.machine.kernel_canary = kernel_round_time() / 3;
+  const Workload w = generate_workload(s);
+  const auto reps = run_scenario(s, w, RealOptions{});
+  REQUIRE(reps.size() == 1);
+  const SpeedCheck& c = reps[0].speed;
+  INFO(describe_speed(c));
+  REQUIRE(c.kernel_checked);
+  REQUIRE(c.attempts == 2);
+  REQUIRE(c.disturbed);
+  REQUIRE(c.kernel_before < 0.75);
+  REQUIRE(c.kernel_after < 0.75);
 }
 
 TEST_CASE(

@@ -42,6 +42,14 @@ TEST_CASE("speed_report: disturbed repetitions are left out, the others give the
   REQUIRE(j.size() == 3);
   REQUIRE(j[1]["disturbed"] == true);
   REQUIRE(j[1]["attempts"] == 3);
+  REQUIRE(j[0]["kernel_before"].is_null());  // a profile without kernel_canary
+  std::vector<RunResult> checked = {rep(false, 1)};
+  checked[0].speed.kernel_checked = true;
+  checked[0].speed.kernel_before = 0.9;
+  checked[0].speed.kernel_after = 1.1;
+  const auto k = speed_json(checked);
+  REQUIRE(k[0]["kernel_before"] == 0.9);
+  REQUIRE(k[0]["kernel_after"] == 1.1);
 }
 
 TEST_CASE("speed_report: with fewer than two undisturbed repetitions no verdict is drawn",
