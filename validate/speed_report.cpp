@@ -42,22 +42,15 @@ nlohmann::ordered_json speed_json(const std::vector<RunResult>& reps) {
   for (const RunResult& r : reps) {
     const SpeedCheck& s = r.speed;
     nlohmann::ordered_json e;
+    const auto or_null = [](bool known, double v) {
+      return known ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+    };
     e["before"] = s.before;
-    if (s.during_sampled) {
-      e["during"] = s.during;
-      e["phase_cpu"] = s.phase_cpu;
-    } else {
-      e["during"] = nullptr;
-      e["phase_cpu"] = nullptr;
-    }
+    e["during"] = or_null(s.during_sampled, s.during);
+    e["phase_cpu"] = or_null(s.during_sampled, s.phase_cpu);
     e["after"] = s.after;
-    if (s.kernel_checked) {
-      e["kernel_before"] = s.kernel_before;
-      e["kernel_after"] = s.kernel_after;
-    } else {
-      e["kernel_before"] = nullptr;
-      e["kernel_after"] = nullptr;
-    }
+    e["kernel_before"] = or_null(s.kernel_checked, s.kernel_before);
+    e["kernel_after"] = or_null(s.kernel_checked, s.kernel_after);
     e["attempts"] = s.attempts;
     e["disturbed"] = s.disturbed;
     arr.push_back(e);
