@@ -12,6 +12,7 @@
 #include <string>
 
 #include "real/calibrate_experiments.hpp"
+#include "real/runner.hpp"
 
 namespace poolsim::real::calib {
 
@@ -127,6 +128,7 @@ std::string forked_report(const std::function<void(int fd)>& child) {
   if (pid < 0) throw std::runtime_error("calibrate: fork failed");
   if (pid == 0) {
     ::close(p[0]);
+    map_file_pages();  // as the runner's child: code faulted in before anything is timed
     child(p[1]);
     ::_exit(1);  // the child functions exit themselves
   }

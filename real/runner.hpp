@@ -77,6 +77,16 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
 // untouched. Called by the runner's child first thing after fork.
 void break_copy_on_write();
 
+// In a forked child: maps every page of the private read-only file mappings
+// (the program's and its libraries' code and constants) into its page
+// tables (madvise MADV_POPULATE_READ). fork() does not copy those entries,
+// so without this each first execution of a code page after the fork
+// faults, about 20 us on this project's PVM guest (perf, 2026-12-04: three
+// such faults before the first hand-over of a run, one per page of the
+// carriers' first code), where the program a user runs faulted its code in
+// long before. Best effort. Returns the bytes populated.
+std::size_t map_file_pages();
+
 // The concurrency a scenario needs, checked against run.max_threads before
 // any repetition starts: the backend's thread bound plus the submitter, or
 // for thread-per-task an estimate of threads alive at once (closed: clients;
