@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -571,6 +573,36 @@ TEST_CASE("runner.cgroup_files: v2 writes cpu.max and reads throttled_usec, v1 i
   }
 }
 
+namespace {
+// Runs `body` in a forked child, which writes N counts to a pipe and exits
+// 0 when `body` returns true; returns the counts and the child's status
+// (WIFEXITED and WEXITSTATUS checked here).
+template <std::size_t N>
+std::array<std::size_t, N> counts_from_child(
+    const std::function<bool(std::array<std::size_t, N>&)>& body) {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::array<std::size_t, N> counts{};
+    const bool passed = body(counts);
+    const bool ok = write(pipefd[1], counts.data(), sizeof counts) == sizeof counts;
+    _exit(ok && passed ? 0 : 1);
+  }
+  close(pipefd[1]);
+  std::array<std::size_t, N> counts{};
+  const bool got = read(pipefd[0], counts.data(), sizeof counts) == sizeof counts;
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  REQUIRE(got);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  return counts;
+}
+}  // namespace
+
 TEST_CASE("runner.cow: a forked child owns the pages it shared with its parent before the run",
           "[real][runner]") {
   // 256 pages the parent wrote, then fork: the child shares them until it
@@ -592,29 +624,15 @@ TEST_CASE("runner.cow: a forked child owns the pages it shared with its parent b
     return n;
   };
   REQUIRE(exclusive_pages() == kPages);
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    std::size_t counts[2];
-    counts[0] = exclusive_pages();
+  // The child exits 0 when the contents are unchanged.
+  const auto counts = counts_from_child<2>([&](std::array<std::size_t, 2>& c) {
+    c[0] = exclusive_pages();
     break_copy_on_write();
-    counts[1] = exclusive_pages();
-    const bool ok = write(pipefd[1], counts, sizeof counts) == sizeof counts;
-    _exit(ok && std::all_of(buf.begin(), buf.end(), [](char c) { return c == 1; }) ? 0 : 1);
-  }
-  close(pipefd[1]);
-  std::size_t counts[2] = {0, 0};
-  const bool got = read(pipefd[0], counts, sizeof counts) == sizeof counts;
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  REQUIRE(got);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);  // and the contents are unchanged
-  CHECK(counts[0] == 0);            // shared with the parent after fork
-  CHECK(counts[1] == kPages);       // its own after break_copy_on_write
+    c[1] = exclusive_pages();
+    return std::all_of(buf.begin(), buf.end(), [](char ch) { return ch == 1; });
+  });
+  CHECK(counts[0] == 0);       // shared with the parent after fork
+  CHECK(counts[1] == kPages);  // its own after break_copy_on_write
 }
 
 TEST_CASE(
@@ -648,27 +666,13 @@ TEST_CASE(
     if (pm >= 0) close(pm);
     return std::pair<std::size_t, std::size_t>{present, total};
   };
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    std::size_t counts[4];
-    std::tie(counts[0], counts[1]) = code_pages();
+  // The child exits 0 when map_file_pages populated something.
+  const auto counts = counts_from_child<4>([&](std::array<std::size_t, 4>& c) {
+    std::tie(c[0], c[1]) = code_pages();
     const std::size_t bytes = map_file_pages();
-    std::tie(counts[2], counts[3]) = code_pages();
-    const bool ok = write(pipefd[1], counts, sizeof counts) == sizeof counts;
-    _exit(ok && bytes > 0 ? 0 : 1);
-  }
-  close(pipefd[1]);
-  std::size_t counts[4] = {0, 0, 0, 0};
-  const bool got = read(pipefd[0], counts, sizeof counts) == sizeof counts;
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  REQUIRE(got);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);  // it populated something
+    std::tie(c[2], c[3]) = code_pages();
+    return bytes > 0;
+  });
   INFO("code pages present: " << counts[0] << " of " << counts[1] << " after fork, " << counts[2]
                               << " of " << counts[3] << " after map_file_pages");
   REQUIRE(counts[1] > 0);
