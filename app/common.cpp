@@ -1,5 +1,7 @@
 #include "app/common.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
