@@ -67,6 +67,11 @@ struct MachineProfile {
   // The extra of a push or pop whose queue (lock word, deque) another CPU
   // touched last: its cache lines move to this CPU.
   Duration queue_handover_remote{};
+  // A task started on another CPU than the one its submitter handed it over
+  // on: the CPU the starting thread spends as the task's record and the
+  // runtime's per-task state come over from the other CPU's cache (sim
+  // Driver::execute; calibrate: the real event loop, 2 loops against 1).
+  Duration task_remote{};
   Duration yield_cost{};    // a sched_yield call that finds nothing else to run
   Duration arena_create{};  // a thread's first malloc when it maps a new malloc arena
   // Extra for arena_create while another CPU is busy (as stack_map_remote).

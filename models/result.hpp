@@ -49,7 +49,12 @@ struct TaskRecord {
   Duration cpu{};            // CPU time it consumed (0 where not measured)
   std::uint32_t worker = 0;  // OS thread (or carrier/loop) that started it
   TaskOutcome outcome = TaskOutcome::not_run;
+  // The CPU the submitting thread ran on when it handed the task over (-1:
+  // not submitted). A task started on another CPU pays machine.task_remote.
+  std::int16_t submit_cpu = -1;
 };
+// Tens of millions of records are kept in memory (docs/performance.md).
+static_assert(sizeof(TaskRecord) <= 48, "TaskRecord grew past 48 bytes");
 
 // How latency quantiles are computed (RecordSummary): exact keeps every
 // latency and sorts them; histogram streams them into a LogHistogram (a

@@ -92,6 +92,7 @@ struct ThreadSlot {
   std::vector<TraceSpan> spans;                     // filled only when tracing
   Duration task_cpu_start{};                        // CLOCK_THREAD_CPUTIME_ID at task_started
   std::uint32_t current_task = TraceSpan::kNoTask;  // task in progress (trace spans)
+  std::int64_t remote_starts = 0;  // tasks it started on another CPU than their submitter's
 };
 
 // How a runtime performs the steps whose meaning depends on the runtime.
@@ -251,6 +252,9 @@ class RunContext {
   OutcomeCounts outcomes() const;
   // Threads that ever registered (trace tracks), the submitter included.
   std::size_t thread_count_registered();
+  // Tasks started on another CPU than the one their submitter ran on when
+  // it handed them over (after stop()).
+  std::int64_t remote_starts();
 
  private:
   friend struct ThreadTrampoline;

@@ -27,6 +27,19 @@
 //   timer_arm       event loop of 1 loop, 1,000 closed clients: CPU per
 //                   request with `wait: 1ms` less without (a timer armed,
 //                   with 1,000 pending, and its completion dispatched).
+//   task_remote     event loop, 1,000 closed clients issuing `cpu: 1us`,
+//                   `wait: 1ms` requests: the CPU per task with 2 loops (on
+//                   both CPUs) less with 1, divided by the share of tasks
+//                   the 2-loop run started on another CPU than their
+//                   submitter's (the harness counts them:
+//                   RunContext::remote_starts). What a task's record and the
+//                   runtime's per-task state (Asio's handler, its timer)
+//                   cost to bring over from the other CPU's cache. With 1
+//                   loop the loop submits its clients' next tasks itself and
+//                   runs them on its own CPU; with 2, the round robin sends
+//                   about half to the other loop (2026-12-04: 1.57 us per
+//                   task against 2.43, 48% started remotely). The loops have
+//                   no shared queue: the figure holds no lock contention.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,8 +63,12 @@ namespace {
 // `count` tasks made of the single phase `phase` with the arrival `arrival`
 // (a YAML flow map), in this process (run_repetition, no sampler): one value
 // per run, after one warm-up run.
-std::vector<double> backend_cpu_per_task(const std::string& backend, const std::string& arrival,
-                                         const std::string& phase, int count, int trials) {
+struct BackendRun {
+  double cpu_per_task = 0;  // seconds
+  double remote_share = 0;  // tasks started on another CPU than their submitter's, per task
+};
+std::vector<BackendRun> backend_runs(const std::string& backend, const std::string& arrival,
+                                     const std::string& phase, int count, int trials) {
   const std::string yaml = fmt::format(
       "name: calibrate-runtime-costs\nseed: 1\nmachine: default\n"
       "workload:\n  arrival: {}\n  task:\n    - {}\n"
@@ -61,18 +78,60 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
   const Workload w = generate_workload(s);
   RealOptions opt;
   opt.sample_period = Duration{0};
-  std::vector<double> out;
+  std::vector<BackendRun> out;
   for (int t = 0; t <= trials; ++t) {
     const RunResult r = run_repetition(s, w, opt);
     std::int64_t done = 0;
     for (const TaskRecord& rec : r.records) done += rec.outcome == TaskOutcome::completed;
     if (done < count)
       throw std::runtime_error("calibrate: a runtime-cost run completed too few tasks");
-    if (t > 0) out.push_back(to_seconds(r.counters.cpu_time) / static_cast<double>(done));
+    const auto remote = r.extra.find("remote_starts");
+    const double n = static_cast<double>(done);
+    if (t > 0)
+      out.push_back({to_seconds(r.counters.cpu_time) / n,
+                     remote == r.extra.end() ? 0.0 : remote->second / n});
   }
   return out;
 }
+
+std::vector<double> backend_cpu_per_task(const std::string& backend, const std::string& arrival,
+                                         const std::string& phase, int count, int trials) {
+  std::vector<double> out;
+  for (const BackendRun& r : backend_runs(backend, arrival, phase, count, trials))
+    out.push_back(r.cpu_per_task);
+  return out;
+}
 }  // namespace
+
+// task_remote (see the header comment).
+Measurement measure_task_remote(int trials, int count, int cpus) {
+  if (cpus < 2) return summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU");
+  const std::string closed = fmt::format(
+      "{{kind: closed, clients: 1000, think: 0ms, duration: 60s, count: {}}}", count);
+  const std::string phases = "{cpu: 1us}\n    - {wait: 1ms}";
+  const auto one = backend_runs("{kind: event-loop, loops: 1}", closed, phases, count, trials);
+  const auto two = backend_runs("{kind: event-loop, loops: 2}", closed, phases, count, trials);
+  std::vector<double> per_start, c1, c2, share;
+  for (std::size_t k = 0; k < one.size() && k < two.size(); ++k) {
+    c1.push_back(one[k].cpu_per_task);
+    c2.push_back(two[k].cpu_per_task);
+    share.push_back(two[k].remote_share);
+    if (two[k].remote_share > 0.05)
+      per_start.push_back(std::max(0.0, two[k].cpu_per_task - one[k].cpu_per_task) /
+                          two[k].remote_share);
+  }
+  if (per_start.empty())
+    return summarize("task_remote", {0.0},
+                     "real event loop, 2 loops: no task started on another CPU than its "
+                     "submitter's");
+  return summarize(
+      "task_remote", per_start,
+      fmt::format("real event loop, 1000 closed clients, {} requests of 1 us and a 1 ms wait: CPU "
+                  "per task with 2 loops ({:.3g} us) less with 1 ({:.3g} us), per task started on "
+                  "another CPU than its submitter's ({:.0f}% of them)",
+                  count, quantile(c2, 0.5) * 1e6, quantile(c1, 0.5) * 1e6,
+                  quantile(share, 0.5) * 100));
+}
 
 // queue_handover_remote (see the header comment).
 Measurement measure_queue_handover_remote(int rounds, int cpus) {

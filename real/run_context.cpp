@@ -292,6 +292,7 @@ void RunContext::task_started(std::uint32_t task) {
   TaskRecord& r = records_[task];
   r.start = now();
   r.worker = slot->index;
+  if (r.submit_cpu >= 0 && sched_getcpu() != r.submit_cpu) ++slot->remote_starts;
   slot->current_task = task;
   if (opt_.per_task_cpu) slot->task_cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
@@ -419,6 +420,7 @@ void RunContext::ensure_started() {
 void RunContext::submit_now(std::uint32_t task, Duration intended) {
   records_[task].intended = intended;
   records_[task].submit = now();
+  records_[task].submit_cpu = static_cast<std::int16_t>(sched_getcpu());
   ensure_started();
   backend_->submit(task);
 }
@@ -533,6 +535,13 @@ Trace RunContext::collect_trace() {
 std::size_t RunContext::thread_count_registered() {
   std::lock_guard lk(slots_mu_);
   return n_slots_;
+}
+
+std::int64_t RunContext::remote_starts() {
+  std::lock_guard lk(slots_mu_);
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < n_slots_; ++i) n += slots_[i]->remote_starts;
+  return n;
 }
 
 // ---- failure ------------------------------------------------------------------

@@ -623,6 +623,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // thread-per-task run's peak lies mid-run; approximate, see above).
   r.counters.memory_peak = std::max<Bytes>({0, hwm - file_end - anon0, exact_before_stop - exact0});
   backend->report(r.extra);
+  r.extra["remote_starts"] = static_cast<double>(ctx.remote_starts());
   if (!ctx.resources().idle())
     ctx.fail("a permit of a bounded resource was still held (or awaited) at the end of the run");
   ctx.resources().report(s.resources, r.extra);

@@ -211,6 +211,7 @@ class Driver {
   OutcomeCounts outcomes_;
   // Little's law bookkeeping
   std::int64_t in_system_ = 0;
+  std::int64_t remote_starts_ = 0;  // tasks started on another CPU than their submitter's
   std::int64_t last_change_ = 0;
   long double area_ = 0;
   // closed clients

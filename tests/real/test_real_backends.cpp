@@ -1,9 +1,13 @@
 // Every thread backend runs every task exactly once, for batch, open
 // (poisson), closed arrivals and a small graph; graph order and closed-client
 // order hold.
+#include <sched.h>
+
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "real/affinity.hpp"
 #include "real_test_util.hpp"
 
 using namespace poolsim;
@@ -137,4 +141,33 @@ TEST_CASE("backends.trace: one track per OS thread, one task span per task", "[r
   REQUIRE(running >= 40 * 3);  // cpu + two lock holds per task
   REQUIRE(blocked >= 40 * 2);  // the wait and the wait inside the lock
   REQUIRE_FALSE(r.threads_series.empty());
+}
+
+TEST_CASE(
+    "backends.remote_starts: tasks started on another CPU than their submitter's are counted, "
+    "and none while the run has one CPU",
+    "[real][backends]") {
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: closed, clients: 100, think: 0ms, duration: 150ms}\n"
+      "  task:\n    - cpu: 5us\n    - wait: 200us\n"
+      "backend: {kind: event-loop, loops: 2}\n");
+  const Workload w = generate_workload(s);
+  const std::vector<int> cpus = allowed_cpus();
+  cpu_set_t saved;
+  REQUIRE(sched_getaffinity(0, sizeof saved, &saved) == 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus.front(), &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  const RunResult pinned = run_once(s, w);
+  REQUIRE(sched_setaffinity(0, sizeof saved, &saved) == 0);
+  REQUIRE(pinned.extra.count("remote_starts") == 1);
+  CHECK(pinned.extra.at("remote_starts") == 0);
+  if (cpus.size() < 2) return;
+  // Two CPU-bound loops on two CPUs, the round robin sending about half of
+  // each loop's clients' next tasks to the other loop (48% measured here).
+  const RunResult spread = run_once(s, w);
+  const double completed = static_cast<double>(count_outcome(spread, TaskOutcome::completed));
+  CHECK(spread.extra.at("remote_starts") > 0);
+  CHECK(spread.extra.at("remote_starts") <= completed);
 }

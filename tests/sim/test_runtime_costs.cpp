@@ -411,3 +411,35 @@ TEST_CASE("kernel.fresh: a creation beyond the process's exits so far pays threa
   CHECK(tpt(m, spaced_w).counters.cpu_time - base == Duration(30us));
   CHECK(sim::simulate(pool_scenario(m, 4), b).counters.cpu_time - pool_base == 4 * Duration(30us));
 }
+
+TEST_CASE(
+    "runtime_costs.task_remote: an event-loop task started on another CPU than its submitter's pays "
+    "task_remote once, counted as remote_starts, and none on one CPU",
+    "[runtime][costs]") {
+  // 2 loops on 2 CPUs, 200 tasks of 10 us from the submitter: the CPU beyond
+  // the tasks' work is exactly task_remote per remote start, the count the
+  // run reports; on one CPU nothing starts remotely. The thread runtimes
+  // count their remote starts and pay nothing for them.
+  constexpr int kN = 200;
+  const Workload w = batch(kN, 10us);
+  MachineProfile m = zero_machine(2);
+  const RunResult free = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
+  m.task_remote = 700ns;
+  const RunResult paid = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
+  const double remote = extra(paid, "remote_starts");
+  CHECK(extra(free, "remote_starts") > 0);
+  CHECK(remote > 0);
+  CHECK(remote <= kN);
+  CHECK(paid.counters.cpu_time - free.counters.cpu_time ==
+        static_cast<std::int64_t>(remote) * 700ns);
+  for (const BackendKind kind : {BackendKind::pool, BackendKind::work_stealing,
+                                 BackendKind::thread_per_task}) {
+    CAPTURE(std::string(to_string(kind)));
+    const RunResult r = sim::simulate(backend_scenario(m, kind, 2), w);
+    CHECK(extra(r, "remote_starts") > 0);
+    CHECK(r.counters.cpu_time == kN * 10us);
+  }
+  m.cores = 1;
+  const RunResult one = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
+  CHECK(extra(one, "remote_starts") == 0);
+}
