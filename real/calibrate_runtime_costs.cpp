@@ -106,8 +106,8 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
 // task_remote (see the header comment).
 Measurement measure_task_remote(int trials, int count, int cpus) {
   if (cpus < 2) return summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU");
-  const std::string closed = fmt::format(
-      "{{kind: closed, clients: 1000, think: 0ms, duration: 60s, count: {}}}", count);
+  const std::string closed =
+      fmt::format("{{kind: closed, clients: 1000, think: 0ms, duration: 60s, count: {}}}", count);
   const std::string phases = "{cpu: 1us}\n    - {wait: 1ms}";
   const auto one = backend_runs("{kind: event-loop, loops: 1}", closed, phases, count, trials);
   const auto two = backend_runs("{kind: event-loop, loops: 2}", closed, phases, count, trials);

@@ -182,8 +182,7 @@ Co Driver::execute(std::uint32_t task) {
   const std::int16_t from = record(task).submit_cpu;
   if (from >= 0 && k_.current_cpu() != from) {
     ++remote_starts_;
-    if (scenario_.backend.kind == BackendKind::event_loop &&
-        k_.machine().task_remote > Duration{0})
+    if (scenario_.backend.kind == BackendKind::event_loop && k_.machine().task_remote > Duration{0})
       co_await k_.compute(k_.machine().task_remote);
   }
   const std::uint32_t phases = phase_count(task);

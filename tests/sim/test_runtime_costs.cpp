@@ -413,7 +413,8 @@ TEST_CASE("kernel.fresh: a creation beyond the process's exits so far pays threa
 }
 
 TEST_CASE(
-    "runtime_costs.task_remote: an event-loop task started on another CPU than its submitter's pays "
+    "runtime_costs.task_remote: an event-loop task started on another CPU than its submitter's "
+    "pays "
     "task_remote once, counted as remote_starts, and none on one CPU",
     "[runtime][costs]") {
   // 2 loops on 2 CPUs, 200 tasks of 10 us from the submitter: the CPU beyond
@@ -432,8 +433,8 @@ TEST_CASE(
   CHECK(remote <= kN);
   CHECK(paid.counters.cpu_time - free.counters.cpu_time ==
         static_cast<std::int64_t>(remote) * 700ns);
-  for (const BackendKind kind : {BackendKind::pool, BackendKind::work_stealing,
-                                 BackendKind::thread_per_task}) {
+  for (const BackendKind kind :
+       {BackendKind::pool, BackendKind::work_stealing, BackendKind::thread_per_task}) {
     CAPTURE(std::string(to_string(kind)));
     const RunResult r = sim::simulate(backend_scenario(m, kind, 2), w);
     CHECK(extra(r, "remote_starts") > 0);
