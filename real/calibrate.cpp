@@ -270,7 +270,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000, cpus))
     ms.push_back(std::move(m));
-  ms.push_back(measure_task_remote(opt.quick ? 3 : 7, 20000, cpus));
+  for (Measurement& m : measure_remote_costs(opt.quick ? 3 : 7, 20000, cpus))
+    ms.push_back(std::move(m));
   step("a queue taken from the other CPU (3 of 3)");
   handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
   ms.push_back(median_of_blocks(handover_remote));

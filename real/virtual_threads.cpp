@@ -82,6 +82,8 @@
 // stack is freed. (Announcing the switches from this algorithm instead, in
 // pick_next, was tried first and hung: the switch happens later, inside
 // Boost.Fiber, after more code has run on the announced fiber.)
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/algo/algorithm.hpp>
@@ -256,7 +258,9 @@ class FiberOps final : public PhaseOps {
   void wait_releasing(RunContext& ctx, Duration d) override {
     (void)ctx;
     unmounts.fetch_add(1, std::memory_order_relaxed);
+    const int before = sched_getcpu();
     boost::this_fiber::sleep_for(std::chrono::nanoseconds(d.count()));
+    count_resume(before);
   }
   // wait_effect(virtual_threads, true): pinned, the carrier OS thread blocks.
   void wait_blocking(RunContext& ctx, Duration d, bool inside_lock) override {
@@ -277,7 +281,9 @@ class FiberOps final : public PhaseOps {
     bf::future<void> granted = w->promise.get_future();
     if (!table.acquire(r, w)) {
       unmounts.fetch_add(1, std::memory_order_relaxed);
+      const int before = sched_getcpu();
       granted.get();  // the fiber suspends; the carrier runs others
+      count_resume(before);
     }
     table.granted(r, RunContext::monotonic_now() - t0);
   }
@@ -289,7 +295,14 @@ class FiberOps final : public PhaseOps {
     pinned_ns.fetch_add((RunContext::monotonic_now() - t0).count(), std::memory_order_relaxed);
   }
 
+  // A resume on another CPU than the one the fiber unmounted on (its stack
+  // and the task's state come over): remote_resumes.
+  void count_resume(int before) {
+    if (sched_getcpu() != before) remote_resumes.fetch_add(1, std::memory_order_relaxed);
+  }
+
   std::atomic<std::int64_t> unmounts{0};
+  std::atomic<std::int64_t> remote_resumes{0};
   std::atomic<std::int64_t> pins{0};
   std::atomic<std::int64_t> pinned_ns{0};
 };
@@ -331,6 +344,8 @@ class VirtualThreads final : public Backend {
     extra["carriers"] = carriers_;
     extra["mounts"] = static_cast<double>(shared_.mounts);
     extra["unmounts"] = static_cast<double>(ops_.unmounts.load(std::memory_order_relaxed));
+    extra["remote_resumes"] =
+        static_cast<double>(ops_.remote_resumes.load(std::memory_order_relaxed));
     extra["pins"] = static_cast<double>(ops_.pins.load(std::memory_order_relaxed));
     extra["pinned_time"] = to_seconds(Duration{ops_.pinned_ns.load(std::memory_order_relaxed)});
     extra["virtual_threads_peak"] = static_cast<double>(shared_.fibers_peak);

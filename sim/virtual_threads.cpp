@@ -50,6 +50,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 
 #include "sim/driver.hpp"
 #include "sim/runtime.hpp"
@@ -90,6 +91,7 @@ class VirtualThreads final : public Runtime {
     extra["carriers"] = carriers_;
     extra["mounts"] = static_cast<double>(c.mounts);
     extra["unmounts"] = static_cast<double>(c.unmounts + c.parks);
+    extra["remote_resumes"] = static_cast<double>(remote_resumes_);
     extra["pins"] = static_cast<double>(c.pins);
     extra["pinned_time"] = to_seconds(Duration{c.pinned_ns});
     extra["virtual_threads_peak"] = static_cast<double>(c.peak);
@@ -117,10 +119,24 @@ class VirtualThreads final : public Runtime {
         // A new virtual thread: the intake pop, then its creation (the cost
         // of its first mount and its end included); a resumed one: the
         // remount.
-        co_await k_.compute(users_.started(task) ? m.fiber_switch
-                                                 : m.queue_handover + m.fiber_create);
+        const bool resumed = users_.started(task);
+        co_await k_.compute(resumed ? m.fiber_switch : m.queue_handover + m.fiber_create);
+        // A resume on another CPU than the unmount's: the fiber's stack and
+        // the task's state come over (fiber_remote; the real twin counts
+        // remote_resumes the same way, sched_getcpu around the suspension).
+        if (const auto it = unmounted_on_.find(task); resumed && it != unmounted_on_.end()) {
+          const bool remote = it->second != k_.current_cpu();
+          unmounted_on_.erase(it);
+          if (remote) {
+            ++remote_resumes_;
+            if (m.fiber_remote > Duration{0}) co_await k_.compute(m.fiber_remote);
+          }
+        }
         const bool ended = co_await users_.run(host, task);
-        if (!ended) co_await k_.compute(m.fiber_switch);  // the unmount
+        if (!ended) {
+          unmounted_on_[task] = static_cast<std::int16_t>(k_.current_cpu());
+          co_await k_.compute(m.fiber_switch);  // the unmount
+        }
         // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
         // tasks run, resume once from the event loop, in zero time.
         if (++since_unwind == kUnwindEvery) {
@@ -148,6 +164,9 @@ class VirtualThreads final : public Runtime {
   int idle_ = 0;
   bool started_ = false;
   std::int64_t parks_ = 0;
+  std::int64_t remote_resumes_ = 0;
+  // The CPU each unmounted virtual thread unmounted on, until it resumes.
+  std::unordered_map<std::uint32_t, std::int16_t> unmounted_on_;
   WaitQueue idle_q_;
 };
 

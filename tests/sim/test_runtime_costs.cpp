@@ -444,3 +444,29 @@ TEST_CASE(
   const RunResult one = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), w);
   CHECK(extra(one, "remote_starts") == 0);
 }
+
+TEST_CASE(
+    "runtime_costs.fiber_remote: a virtual thread started or resumed on another CPU pays "
+    "fiber_remote once each, counted as remote_starts and remote_resumes",
+    "[runtime][costs]") {
+  // 2 carriers on 2 CPUs, 200 tasks of 10 us, a 50 us wait and 10 us more:
+  // the CPU beyond the free run is exactly fiber_remote per remote start and
+  // remote resume; on one CPU there are none.
+  constexpr int kN = 200;
+  const Workload w = phased(kN, [](int) {
+    return std::vector<Phase>{cpu(10us), wait(50us), cpu(10us)};
+  });
+  MachineProfile m = zero_machine(2);
+  const RunResult free = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 2), w);
+  m.fiber_remote = 900ns;
+  const RunResult paid = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 2), w);
+  const double remote = extra(paid, "remote_starts") + extra(paid, "remote_resumes");
+  CHECK(extra(paid, "remote_resumes") > 0);
+  CHECK(remote <= 2 * kN);
+  CHECK(paid.counters.cpu_time - free.counters.cpu_time ==
+        static_cast<std::int64_t>(remote) * 900ns);
+  m.cores = 1;
+  const RunResult one = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 2), w);
+  CHECK(extra(one, "remote_starts") == 0);
+  CHECK(extra(one, "remote_resumes") == 0);
+}
