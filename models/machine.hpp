@@ -72,10 +72,6 @@ struct MachineProfile {
   // runtime's per-task state come over from the other CPU's cache (sim
   // Driver::execute; calibrate: the real event loop, 2 loops against 1).
   Duration task_remote{};
-  // The same for a virtual thread: started or resumed on another CPU than
-  // where it was submitted or unmounted (its stack and the task's state come
-  // over; calibrate: the real virtual threads, 2 carriers against 1).
-  Duration fiber_remote{};
   Duration yield_cost{};    // a sched_yield call that finds nothing else to run
   Duration arena_create{};  // a thread's first malloc when it maps a new malloc arena
   // Extra for arena_create while another CPU is busy (as stack_map_remote).

@@ -177,11 +177,6 @@ inline constexpr MachineField kMachineFields[] = {
      "record's and the runtime's per-task state's cache lines come over)",
      "the real event loop, 1,000 closed clients, 1 us requests and a 1 ms wait: CPU per task "
      "with 2 loops less with 1, per task started on another CPU than its submitter's"},
-    {"fiber_remote", &MachineProfile::fiber_remote, FieldPresence::from_default, kCostRange,
-     "the extra CPU of starting or resuming a virtual thread on another CPU than the one it was "
-     "submitted or unmounted on (its stack's and the task's state's cache lines come over)",
-     "the real virtual threads, 1,000 closed clients, 1 us requests and a 1 ms wait: CPU per task "
-     "with 2 carriers less with 1, per start or resume on another CPU"},
     {"stack_madvise", &MachineProfile::stack_madvise, FieldPresence::from_default, kCostRange,
      "the part of thread_exit that holds the mmap lock for reading: glibc's madvise of the "
      "dying thread's unused stack",

@@ -190,6 +190,15 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("timer interrupts on a busy CPU (1 of 3)");
   const int irq_bursts = 30 * scale, handover_rounds = opt.quick ? 5 : 15;
   std::vector<Measurement> timer_irq{measure_timer_irq(irq_bursts)}, handover_remote;
+  // task_remote: three blocks too (each 3 runs, 1 with --quick, of the
+  // event loop on 1 and on 2 loops): it moves with the minute on this VM
+  // (1.8-3.1 us in three calibrations within an hour, 2026-12-04).
+  std::vector<Measurement> task_remote;
+  const int remote_trials = opt.quick ? 1 : 3;
+  const auto remote_block = [&] {
+    unpin_self(cpus);
+    task_remote.push_back(measure_task_remote(remote_trials, 20000, cpus));
+  };
   // A lone spinner's preemptions, three blocks of a third of the noise
   // window each (a burst of kernel work, as in the minutes after a boot,
   // once read 30 switches in 1.5 s where the blocks around it read 2-4).
@@ -226,6 +235,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("a queue taken from the other CPU (1 of 3)");
   handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
   unpin_self(cpus);
+  step("a task's state taken from the other CPU (1 of 3)");
+  remote_block();
   step("kernel thread stacks");
   auto [kstack_cache, kstack_alloc] = measure_kernel_stacks(100 * scale);
   ms.push_back(kstack_cache);
@@ -250,6 +261,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("a queue taken from the other CPU (2 of 3)");
   handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
   unpin_self(cpus);
+  step("a task's state taken from the other CPU (2 of 3)");
+  remote_block();
   require_quiet(opt, "before the OS-noise step");
   step("OS noise (fixed work quanta on every CPU)");
   // The experiments above pinned this thread; the spinners take every CPU.
@@ -270,8 +283,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000, cpus))
     ms.push_back(std::move(m));
-  for (Measurement& m : measure_remote_costs(opt.quick ? 3 : 7, 20000, cpus))
-    ms.push_back(std::move(m));
+  step("a task's state taken from the other CPU (3 of 3)");
+  remote_block();
+  ms.push_back(median_of_blocks(task_remote));
   step("a queue taken from the other CPU (3 of 3)");
   handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
   ms.push_back(median_of_blocks(handover_remote));

@@ -153,9 +153,9 @@ Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, doub
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.
 Measurement measure_queue_handover_remote(int rounds, int cpus);
-// task_remote (event loop) and fiber_remote (virtual threads): the CPU per
-// task with 2 threads less with 1, per start or resume on another CPU.
-std::vector<Measurement> measure_remote_costs(int trials, int count, int cpus);
+// task_remote: the real event loop's CPU per task with 2 loops less with 1,
+// per task started on another CPU than its submitter's.
+Measurement measure_task_remote(int trials, int count, int cpus);
 
 // calibrate_memory.cpp. malloc_arena and malloc_arenas_per_cpu, `reps`
 // forked children; must run before any thread of calibrate's process

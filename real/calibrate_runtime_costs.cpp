@@ -40,10 +40,6 @@
 //                   about half to the other loop (2026-12-04: 1.57 us per
 //                   task against 2.43, 48% started remotely). The loops have
 //                   no shared queue: the figure holds no lock contention.
-//   fiber_remote    the same with virtual threads, 1 carrier against 2, per
-//                   start on another CPU than the submitter's and resume on
-//                   another CPU than the unmount's (the real twin counts
-//                   remote_resumes: sched_getcpu around the suspension).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -89,13 +85,11 @@ std::vector<BackendRun> backend_runs(const std::string& backend, const std::stri
     for (const TaskRecord& rec : r.records) done += rec.outcome == TaskOutcome::completed;
     if (done < count)
       throw std::runtime_error("calibrate: a runtime-cost run completed too few tasks");
-    // Starts on another CPU than the submitter's, and (virtual threads)
-    // resumes on another CPU than the unmount's.
-    double remote = 0;
-    for (const char* key : {"remote_starts", "remote_resumes"})
-      if (const auto it = r.extra.find(key); it != r.extra.end()) remote += it->second;
+    const auto remote = r.extra.find("remote_starts");
     const double n = static_cast<double>(done);
-    if (t > 0) out.push_back({to_seconds(r.counters.cpu_time) / n, remote / n});
+    if (t > 0)
+      out.push_back({to_seconds(r.counters.cpu_time) / n,
+                     remote == r.extra.end() ? 0.0 : remote->second / n});
   }
   return out;
 }
@@ -107,54 +101,37 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
     out.push_back(r.cpu_per_task);
   return out;
 }
+
 }  // namespace
 
-namespace {
-// The extra CPU per remote start or resume of a runtime: 1,000 closed
-// clients issuing `cpu: 1us`, `wait: 1ms` requests on `one` (1 thread) and
-// `two` (2 threads on both CPUs); the 2-thread run's CPU per task less the
-// 1-thread run's, divided by its remote starts and resumes per task.
-Measurement remote_cost(MachineFieldName field, const std::string& one_spec,
-                        const std::string& two_spec, const char* runtime, const char* threads,
-                        int trials, int count) {
+// task_remote (see the header comment).
+Measurement measure_task_remote(int trials, int count, int cpus) {
+  if (cpus < 2) return summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU");
   const std::string closed =
       fmt::format("{{kind: closed, clients: 1000, think: 0ms, duration: 60s, count: {}}}", count);
   const std::string phases = "{cpu: 1us}\n    - {wait: 1ms}";
-  const auto one = backend_runs(one_spec, closed, phases, count, trials);
-  const auto two = backend_runs(two_spec, closed, phases, count, trials);
-  std::vector<double> per_remote, c1, c2, share;
+  const auto one = backend_runs("{kind: event-loop, loops: 1}", closed, phases, count, trials);
+  const auto two = backend_runs("{kind: event-loop, loops: 2}", closed, phases, count, trials);
+  std::vector<double> per_start, c1, c2, share;
   for (std::size_t k = 0; k < one.size() && k < two.size(); ++k) {
     c1.push_back(one[k].cpu_per_task);
     c2.push_back(two[k].cpu_per_task);
     share.push_back(two[k].remote_share);
     if (two[k].remote_share > 0.05)
-      per_remote.push_back(std::max(0.0, two[k].cpu_per_task - one[k].cpu_per_task) /
-                           two[k].remote_share);
+      per_start.push_back(std::max(0.0, two[k].cpu_per_task - one[k].cpu_per_task) /
+                          two[k].remote_share);
   }
-  if (per_remote.empty())
-    return summarize(
-        field, {0.0},
-        fmt::format("real {}, 2 {}: nothing started or resumed on another CPU", runtime, threads));
+  if (per_start.empty())
+    return summarize("task_remote", {0.0},
+                     "real event loop, 2 loops: no task started on another CPU than its "
+                     "submitter's");
   return summarize(
-      field, per_remote,
-      fmt::format("real {}, 1000 closed clients, {} requests of 1 us and a 1 ms wait: CPU per "
-                  "task with 2 {} ({:.3g} us) less with 1 ({:.3g} us), per start or resume on "
-                  "another CPU than the submitter's or the unmount's ({:.2f} a task)",
-                  runtime, count, threads, quantile(c2, 0.5) * 1e6, quantile(c1, 0.5) * 1e6,
-                  quantile(share, 0.5)));
-}
-}  // namespace
-
-// task_remote and fiber_remote (see the header comment).
-std::vector<Measurement> measure_remote_costs(int trials, int count, int cpus) {
-  if (cpus < 2)
-    return {summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU"),
-            summarize("fiber_remote", {0.0}, "one CPU: no task starts on another CPU")};
-  return {remote_cost("task_remote", "{kind: event-loop, loops: 1}", "{kind: event-loop, loops: 2}",
-                      "event loop", "loops", trials, count),
-          remote_cost("fiber_remote", "{kind: virtual-threads, carriers: 1}",
-                      "{kind: virtual-threads, carriers: 2}", "virtual threads", "carriers", trials,
-                      count)};
+      "task_remote", per_start,
+      fmt::format("real event loop, 1000 closed clients, {} requests of 1 us and a 1 ms wait: CPU "
+                  "per task with 2 loops ({:.3g} us) less with 1 ({:.3g} us), per task started on "
+                  "another CPU than its submitter's ({:.0f}% of them)",
+                  count, quantile(c2, 0.5) * 1e6, quantile(c1, 0.5) * 1e6,
+                  quantile(share, 0.5) * 100));
 }
 
 // queue_handover_remote (see the header comment).

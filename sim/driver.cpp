@@ -176,20 +176,15 @@ Co Driver::execute(std::uint32_t task) {
   // Started on another CPU than its submitter's: counted in every runtime,
   // as the real harness counts it (RunContext::task_started). The event
   // loop pays machine.task_remote for it (its Asio handler, allocated by the
-  // poster, and its record come over; measured on the real loop), virtual
-  // threads fiber_remote (as for a remote resume, sim/virtual_threads.cpp);
-  // the other runtimes' cost of it is not measured, and the real pool's
-  // extra on two CPUs is not in its remote starts (11% of its tasks), so
-  // they pay none.
+  // poster, and its record come over; measured on the real loop). The
+  // other runtimes pay none: the real pool's and virtual threads' extra on
+  // two CPUs is their shared queue's, not their remote starts' (docs/
+  // simulator.md, "a task started on another CPU").
   const std::int16_t from = record(task).submit_cpu;
   if (from >= 0 && k_.current_cpu() != from) {
     ++remote_starts_;
-    const MachineProfile& m = k_.machine();
-    const BackendKind kind = scenario_.backend.kind;
-    const Duration cost = kind == BackendKind::event_loop        ? m.task_remote
-                          : kind == BackendKind::virtual_threads ? m.fiber_remote
-                                                                 : Duration{0};
-    if (cost > Duration{0}) co_await k_.compute(cost);
+    if (scenario_.backend.kind == BackendKind::event_loop && k_.machine().task_remote > Duration{0})
+      co_await k_.compute(k_.machine().task_remote);
   }
   const std::uint32_t phases = phase_count(task);
   for (std::uint32_t i = 0; i < phases; ++i) {

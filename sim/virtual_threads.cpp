@@ -30,12 +30,16 @@
 // called by the first hand-over.
 // Counters (RunResult::extra): carriers, mounts (first starts included),
 // unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
-// blocked by them), virtual_threads_peak (alive at once), carrier_parks.
+// blocked by them), virtual_threads_peak (alive at once), carrier_parks,
+// remote_resumes (resumes on another CPU than the unmount's).
 // Runtime costs (CPU of the thread that does the work): queue_handover on
 // the submitter per intake push and on the carrier per intake pop;
 // fiber_create on the carrier when a virtual thread starts (its creation,
 // first mount and end, as calibrate measures them together); fiber_switch on
-// the carrier per unmount and per remount (yield, the shared ready queue).
+// the carrier per unmount and per remount (yield, the shared ready queue);
+// remote_resumes counts the remounts on another CPU than the unmount's
+// (charged nothing: the real carriers' extra on two CPUs is their shared
+// queue's; docs/simulator.md).
 // Left out: the carrier pool's compensation for some pinning blocking calls
 // (it grows up to 256 in JDK 21, not for synchronized, which is what is
 // modelled); the separate unparker timer thread (the timer queues the virtual
@@ -121,16 +125,11 @@ class VirtualThreads final : public Runtime {
         // remount.
         const bool resumed = users_.started(task);
         co_await k_.compute(resumed ? m.fiber_switch : m.queue_handover + m.fiber_create);
-        // A resume on another CPU than the unmount's: the fiber's stack and
-        // the task's state come over (fiber_remote; the real twin counts
-        // remote_resumes the same way, sched_getcpu around the suspension).
+        // A resume on another CPU than the unmount's, counted as the real
+        // twin counts it (sched_getcpu around the suspension).
         if (const auto it = unmounted_on_.find(task); resumed && it != unmounted_on_.end()) {
-          const bool remote = it->second != k_.current_cpu();
+          if (it->second != k_.current_cpu()) ++remote_resumes_;
           unmounted_on_.erase(it);
-          if (remote) {
-            ++remote_resumes_;
-            if (m.fiber_remote > Duration{0}) co_await k_.compute(m.fiber_remote);
-          }
         }
         const bool ended = co_await users_.run(host, task);
         if (!ended) {
