@@ -174,17 +174,13 @@ Co Driver::execute(std::uint32_t task) {
   k_.set_task(task);
   const Duration cpu0 = k_.thread_cpu_time(self);
   // Started on another CPU than its submitter's: counted in every runtime,
-  // as the real harness counts it (RunContext::task_started). The event
-  // loop pays machine.task_remote for it (its Asio handler, allocated by the
-  // poster, and its record come over; measured on the real loop). The
-  // other runtimes pay none: the real pool's and virtual threads' extra on
-  // two CPUs is their shared queue's, not their remote starts' (docs/
-  // simulator.md, "a task started on another CPU").
+  // as the real harness counts it (RunContext::task_started), and paid
+  // what the runtime says it costs (Runtime::remote_start_cost).
   const std::int16_t from = record(task).submit_cpu;
   if (from >= 0 && k_.current_cpu() != from) {
     ++remote_starts_;
-    if (scenario_.backend.kind == BackendKind::event_loop && k_.machine().task_remote > Duration{0})
-      co_await k_.compute(k_.machine().task_remote);
+    if (const Duration cost = rt_->remote_start_cost(); cost > Duration{0})
+      co_await k_.compute(cost);
   }
   const std::uint32_t phases = phase_count(task);
   for (std::uint32_t i = 0; i < phases; ++i) {

@@ -49,6 +49,10 @@ class Runtime {
   // (the twin of real::Backend::report; counting in the runtime's own fields
   // avoids a map update per event).
   virtual void report(std::map<std::string, double>& extra) const { (void)extra; }
+  // CPU the starting thread spends on a task that starts on another CPU
+  // than its submitter's (Driver::execute counts those in every runtime).
+  // None unless the runtime measured one: the event loop's task_remote.
+  virtual Duration remote_start_cost() const { return Duration{0}; }
 };
 
 std::unique_ptr<Runtime> make_thread_per_task(const SimContext& ctx);
