@@ -3,6 +3,7 @@
 // and after a repetition, and such a repetition is retried and then marked
 // disturbed. A wrong rate stands in for a slowed vCPU: both make the loop
 // run at a fraction of the speed its phases were sized with.
+#include <algorithm>
 #include <string>
 
 #include "real/cpu_work.hpp"
@@ -79,9 +80,22 @@ TEST_CASE("speed_check.band: 1 +- band, every figure of a check", "[real][speed]
   REQUIRE_FALSE(within_band(Canaries{0.7, 1.0}, 0.25));
 }
 
+namespace {
+
+// The fastest of three medians: one median alone read 168 us in a CI run
+// where the next read 56 us (the paths warm up after an idle spell), and a
+// third of a slow reference is not a third of the speed.
+Duration fastest_kernel_round() {
+  Duration t = kernel_round_time();
+  for (int i = 0; i < 2; ++i) t = std::min(t, kernel_round_time());
+  return t;
+}
+
+}  // namespace
+
 TEST_CASE("speed_check.kernel: a stack map, touch and unmap round, against the profile's",
           "[real][speed]") {
-  const Duration now = kernel_round_time();
+  const Duration now = fastest_kernel_round();
   REQUIRE(now > Duration{0});
   REQUIRE(now < std::chrono::milliseconds(10));
   REQUIRE(kernel_speed(Duration{0}) == 0);  // a profile without kernel_canary
@@ -98,7 +112,7 @@ TEST_CASE(
     "disturbed",
     "[real][speed]") {
   Scenario s = batch_of_40("100us", 2, 1);
-  s.machine.kernel_canary = kernel_round_time() / 3;
+  s.machine.kernel_canary = fastest_kernel_round() / 3;
   const Workload w = generate_workload(s);
   const auto reps = run_scenario(s, w, RealOptions{});
   REQUIRE(reps.size() == 1);
