@@ -102,6 +102,11 @@ struct MachineProfile {
   // timer wake counts the timer's CPU (the sleeper's last) as w. 0 =
   // mainline Linux (an idle CPU is preferred).
   double wake_pack_util = 0;
+  // Proportional newidle balance (the scheduler feature NI_RANDOM, Linux
+  // 6.18.5 and 6.19 on): a CPU going idle balances only with a probability
+  // that follows the recent success of its newidle balances. 1 = on, 0 = off
+  // (a newly idle CPU always tries to pull).
+  double newidle_random = 0;
   // The same for a new thread (wake_up_new_task): kept on its creator's CPU
   // while that CPU's utilization is below fork_pack_util and nothing is
   // queued there, even when another CPU is idle; else the mainline choice

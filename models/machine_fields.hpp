@@ -228,6 +228,11 @@ inline constexpr MachineField kMachineFields[] = {
      "when nothing is queued there (0 = mainline: an idle CPU first)",
      "where most new threads stop starting on their creator's CPU as a load thread keeps it "
      "0-90% busy"},
+    {"newidle_random", &MachineProfile::newidle_random, FieldPresence::from_default,
+     kFractionRange,
+     "1: a CPU going idle pulls a queued thread only as often as its recent newidle balances "
+     "succeeded (NI_RANDOM, Linux 6.18.5 and 6.19 on); 0: it always tries",
+     "the scheduler feature from debugfs (sched/features), else the kernel's version"},
     {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
      "the waker's thread CPU time across one FUTEX_WAKE of a thread on its own CPU"},

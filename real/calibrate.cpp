@@ -220,6 +220,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(refill);
   ms.push_back(migrate);
   ms.push_back(measure_cache_hot_time());
+  ms.push_back(measure_newidle_random());
   step("thread stacks");
   auto [reserve, touch] = measure_stacks(3 * scale);
   ms.push_back(reserve);

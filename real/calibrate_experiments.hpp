@@ -93,6 +93,8 @@ Measurement measure_switch(int batches, int round_trips);
 std::pair<Measurement, Measurement> measure_spin_costs(int batches);
 std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
 Measurement measure_cache_hot_time();
+// newidle_random: NI_RANDOM from debugfs, else from the kernel's version.
+Measurement measure_newidle_random();
 
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(

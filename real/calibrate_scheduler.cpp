@@ -22,6 +22,11 @@
 //                   (sched/migration_cost_ns) or, before 5.13, procfs; where
 //                   neither is readable (this VM: debugfs is locked down),
 //                   the kernel's default, 0.5 ms (kernel/sched/fair.c).
+//   newidle_random  the scheduler feature NI_RANDOM (proportional newidle
+//                   balance) from debugfs (sched/features); where that is
+//                   not readable (this VM), the kernel's version: on from
+//                   6.19 and in 6.18 from 6.18.5 (the stable backport of
+//                   "sched/fair: Proportional newidle balance").
 //   yield_cost      a thread alone on CPU 0: its CPU time per sched_yield,
 //                   median of batches of 2,000 calls.
 //   tbb_pause       oneTBB's prolonged_pause as scheduler_common.h describes
@@ -372,6 +377,30 @@ Measurement measure_cache_hot_time() {
   return summarize("cache_hot_time", {500e-6},
                    "sysctl_sched_migration_cost not readable (debugfs, procfs): the kernel's "
                    "default, 0.5 ms");
+}
+
+// Is NI_RANDOM on in this kernel (see the header comment)?
+Measurement measure_newidle_random() {
+  std::ifstream f("/sys/kernel/debug/sched/features");
+  std::string features;
+  if (std::getline(f, features)) {
+    const bool off = features.find("NO_NI_RANDOM") != std::string::npos;
+    const bool on = !off && features.find("NI_RANDOM") != std::string::npos;
+    return summarize("newidle_random", {on ? 1.0 : 0.0},
+                     fmt::format("the scheduler feature {} in debugfs sched/features",
+                                 on    ? "NI_RANDOM"
+                                 : off ? "NO_NI_RANDOM"
+                                       : "NI_RANDOM absent"));
+  }
+  struct utsname u {};
+  uname(&u);
+  int major = 0, minor = 0, patch = 0;
+  std::sscanf(u.release, "%d.%d.%d", &major, &minor, &patch);
+  const bool on = major > 6 || (major == 6 && (minor >= 19 || (minor == 18 && patch >= 5)));
+  return summarize("newidle_random", {on ? 1.0 : 0.0},
+                   fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} the "
+                               "proportional newidle balance (6.18.5 and 6.19 on)",
+                               major, minor, patch, on ? "has" : "predates"));
 }
 
 }  // namespace poolsim::real::calib

@@ -17,6 +17,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
       noise_(machine, opt.seed,
              limits.cpuset.empty() ? std::max(1, machine.cores)
                                    : static_cast<int>(limits.cpuset.size())),
+      newidle_rng_(Rng::derive(opt.seed, 0x6e6577696466ULL)),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
   set_thread_stack(0);
@@ -636,7 +637,10 @@ void Kernel::reindex(Cpu& c) {
   }
   POOLSIM_ASSERT(load_idx_.level_of(idx) == load && pull_idx_.level_of(idx) == pull,
                  "a CPU's index levels are its load and queue length");
-  if (pullable) nohz_kick();
+  if (pullable) {
+    rd_overloaded_ = true;  // add_nr_running: a second runnable thread here
+    nohz_kick();
+  }
 }
 
 double Kernel::cpu_util(int cpu) {
@@ -1108,6 +1112,7 @@ void Kernel::nohz_kick() {
 void Kernel::on_nohz_balance(void* self, std::uint64_t) {
   auto& k = *static_cast<Kernel*>(self);
   k.nohz_ev_ = {};
+  k.rd_overloaded_ = !k.pull_idx_.empty();  // update_sd_lb_stats at the root domain
   // Every idle CPU in turn, from CPU 0, while a queue holds a waiting thread.
   for (int from = 0; from < k.cpu_count() && !k.pull_idx_.empty();) {
     const int j = k.load_idx_.first_from(0, from);
@@ -1118,6 +1123,24 @@ void Kernel::on_nohz_balance(void* self, std::uint64_t) {
     if (k.pull(c, true)) k.start_on(c, k.rq_pop_min(c));
   }
   if (!k.pull_idx_.empty()) k.nohz_kick();
+}
+
+// sched_balance_newidle: a CPU going idle tries to pull a queued thread,
+// unless the root domain is not overloaded; with the proportional newidle
+// balance (machine.newidle_random) only as often as its recent balances
+// succeeded (sim/newidle.hpp). Each balance that runs rewrites the
+// overloaded flag (update_sd_lb_stats at the root domain). Left out: the
+// skip when the CPU's average idle time is below the domain's newidle cost
+// (avg_idle, max_newidle_lb_cost).
+bool Kernel::newidle_balance(Cpu& c) {
+  if (!rd_overloaded_) return false;
+  const bool proportional = m_.newidle_random > 0;
+  std::uint32_t weight = 1;
+  if (proportional && !c.newidle.roll(newidle_rng_, weight)) return false;
+  rd_overloaded_ = !pull_idx_.empty();
+  const bool pulled = pull(c);
+  if (proportional) c.newidle.record(pulled ? weight : 0);
+  return pulled;
 }
 
 bool Kernel::pull(Cpu& c, bool periodic) {
@@ -1443,7 +1466,7 @@ void Kernel::pick_next(Cpu& c) {
   if (c.foreign) return;  // the neighbour holds it: the queue waits for the group's turn
   // A CPU with neighbour threads never goes idle (no newidle pull): the
   // neighbour runs when the scenario has nothing there.
-  if (rq_empty(c) && (c.neighbours > 0 || !pull(c))) {
+  if (rq_empty(c) && (c.neighbours > 0 || !newidle_balance(c))) {
     expire_delayed(c);  // going idle: the last pick dequeues every delayed entity
     group_idle(c);
     return;

@@ -215,12 +215,14 @@
 
 #include "models/machine.hpp"
 #include "models/result.hpp"
+#include "models/rng.hpp"
 #include "models/scenario.hpp"
 #include "sim/bandwidth.hpp"
 #include "sim/co.hpp"
 #include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
 #include "sim/group_share.hpp"
+#include "sim/newidle.hpp"
 #include "sim/noise.hpp"
 #include "sim/run_queue.hpp"
 #include "sim/step_series.hpp"
@@ -642,6 +644,9 @@ class Kernel {
     // sd->nr_balance_failed of this CPU's domain: its periodic idle
     // balances that found only a cache-hot thread to pull (balance_idle).
     int lb_failed = 0;
+    // The success statistics of this CPU's newidle balances (the
+    // proportional newidle balance, machine.newidle_random; sim/newidle.hpp).
+    NewidleStats newidle;
     Duration span_start{0};  // trace: current running span on this CPU
     int load_level = -1;     // its level in load_idx_ (reindex)
     int pull_level = -1;     // its level in pull_idx_, -1: absent
@@ -703,6 +708,7 @@ class Kernel {
   // cache-hot one (it ran within cache_hot_time) only after more than
   // kCacheNiceTries periodic attempts failed (`periodic`: counts them).
   bool pull(Cpu& c, bool periodic = false);
+  bool newidle_balance(Cpu& c);
   // The nohz idle balance (balance_idle): armed when a busy CPU has a
   // queued thread while another CPU is idle.
   void nohz_kick();
@@ -806,6 +812,11 @@ class Kernel {
   LevelIndex load_idx_;
   // Non-idle CPUs with queued threads, by queue length (idle pulls).
   LevelIndex pull_idx_;
+  // The root domain's overloaded flag (rd->overloaded): set when a CPU gets
+  // a second runnable thread, rewritten by each balance that runs. A newly
+  // idle CPU does not balance while it is clear.
+  bool rd_overloaded_ = false;
+  Rng newidle_rng_;  // sched_rng(): the proportional newidle balance's dice
   std::vector<Thread> threads_;
   ThreadId current_ = kNoThread;
   int exec_cpu_ = -1;

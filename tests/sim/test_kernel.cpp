@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "sim/newidle.hpp"
 #include "sim_fixtures.hpp"
 
 using namespace poolsim;
@@ -557,4 +558,59 @@ TEST_CASE(
     if (cold.trace.tracks[sp.track].name == "cpu 1" && sp.kind == SpanKind::running)
       cold_first = std::min(cold_first, sp.begin);
   CHECK(cold_first == Duration(4ms + 10us));
+}
+
+TEST_CASE(
+    "kernel.newidle: the proportional newidle balance runs as often as its balances would "
+    "succeed, and skips count as failures",
+    "[mechanism]") {
+  // The estimator alone (sim/newidle.hpp), fed balances that would pull with
+  // probability p: the share of calls that run follows p (the kernel's
+  // integer weights pull it below p when p is high), and with p = 0 it
+  // falls to the die's floor, 2 in 1024.
+  const auto share_run = [](double p, std::uint64_t seed) {
+    Rng rng(seed), outcome(seed + 100);
+    sim::NewidleStats st;
+    int runs = 0;
+    constexpr int kCalls = 200000;
+    for (int i = 0; i < kCalls; ++i) {
+      std::uint32_t weight = 0;
+      if (!st.roll(rng, weight)) continue;
+      ++runs;
+      st.record(outcome.uniform() < p ? weight : 0);
+    }
+    return static_cast<double>(runs) / kCalls;
+  };
+  CHECK(share_run(0.0, 1) < 0.005);
+  CHECK(share_run(0.02, 1) < 0.06);
+  const double mid = share_run(0.3, 1);
+  CHECK(mid > 0.27);
+  CHECK(mid < 0.33);
+  CHECK(share_run(0.9, 1) > 0.7);
+  // In the kernel: three CPU-bound threads made at once on 2 CPUs, no tick
+  // (no periodic balance). When CPU 1's thread ends, CPU 1 is newly idle
+  // with a thread queued on CPU 0: without the feature it always pulls it;
+  // with it, at the domain's first call (50% success as sd_init sets it),
+  // 514 times in 1024, and a skipped pull leaves both on CPU 0 (makespan
+  // 11 ms instead of 8.25).
+  MachineProfile m = zero_machine(2, 1ms, 0ns);
+  const auto pulled = [](const Scenario& s) {
+    Duration last{0};
+    for (const TaskRecord& t : sim::simulate(s, batch(3, 5500us)).records)
+      last = std::max(last, t.end);
+    REQUIRE((last == Duration(11ms) || last < Duration(9ms)));
+    return last < Duration(9ms);
+  };
+  int pulled_off = 0, pulled_on = 0;
+  constexpr int kSeeds = 100;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    Scenario s = tpt_scenario(m);
+    s.seed = static_cast<std::uint64_t>(seed);
+    if (pulled(s)) ++pulled_off;
+    s.machine.newidle_random = 1;
+    if (pulled(s)) ++pulled_on;
+  }
+  CHECK(pulled_off == kSeeds);
+  CHECK(pulled_on > 35);
+  CHECK(pulled_on < 65);
 }
