@@ -1133,6 +1133,8 @@ void Kernel::on_nohz_balance(void* self, std::uint64_t) {
 // skip when the CPU's average idle time is below the domain's newidle cost
 // (avg_idle, max_newidle_lb_cost).
 bool Kernel::newidle_balance(Cpu& c) {
+  POOLSIM_ASSERT(rd_overloaded_ || pull_idx_.empty(),
+                 "the overloaded flag is clear while a CPU has a thread queued behind another");
   if (!rd_overloaded_) return false;
   const bool proportional = m_.newidle_random > 0;
   std::uint32_t weight = 1;

@@ -111,7 +111,10 @@
 // - A thread preempted by throttling restarts with a fresh slice
 //   (simplified: the kernel keeps its deadline).
 // - Idle balancing: a CPU that goes idle pulls one queued thread from the
-//   CPU with the longest queue (newidle_balance), paying `migration_cost`.
+//   CPU with the longest queue (newidle_balance), paying `migration_cost`;
+//   with machine.newidle_random only as often as its recent newidle
+//   balances succeeded (the proportional newidle balance, sim/newidle.hpp),
+//   and never while the root domain's overloaded flag is clear.
 //   The pulled thread takes its lag relative to V along (update_entity_lag
 //   at the dequeue, clamped to a slice plus a tick; place_entity at the
 //   enqueue, which drops it on the empty queue of the puller) and keeps its
