@@ -57,15 +57,16 @@ std::vector<fs::path> golden_scenarios() {
 
 TEST_CASE(
     "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
-    "resources and a pool on a machine with interrupt costs",
+    "resources, a pool on a machine with interrupt costs and one with the proportional newidle "
+    "balance",
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
   CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "graph", "injecting-pool",
-                                          "pool-io", "pool", "quota", "resources-virtual-threads",
-                                          "resources", "tbb", "thread-per-task", "virtual-threads",
-                                          "work-stealing"});
+                                          "newidle", "pool-io", "pool", "quota",
+                                          "resources-virtual-threads", "resources", "tbb",
+                                          "thread-per-task", "virtual-threads", "work-stealing"});
 }
 
 TEST_CASE(
