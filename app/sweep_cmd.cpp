@@ -185,10 +185,12 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
                   "Simulate every point with N seeds (seed, seed+1, ...): each metric is the "
                   "mean, with its 95% CI in the table, CSV, JSON and HTML")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--draws", f->draws,
-                  "Predict each point as the mean of N simulations that differ only in the "
-                  "machine's draw (OS noise, a quota's period phase), as validate does (default: "
-                  "8 with --measure, else 1)")
+  cmd->add_option(
+         "--draws", f->draws,
+         "Predict each point as the mean of N simulations that differ only in the "
+         "machine's draw (OS noise, a quota's period phase, the newidle balance's dice), as "
+         "validate does (default: "
+         "8 with --measure, else 1)")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
   cmd->add_option(

@@ -75,7 +75,7 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
       ->type_name("DIR");
   cmd->add_option("--draws", flags->draws,
                   "Predict the mean of N simulations that differ only in the machine's draw: OS "
-                  "noise and a quota's period phase (1 without either)")
+                  "noise, a quota's period phase and the newidle balance's dice (1 without any)")
       ->capture_default_str()
       ->type_name("N");
   add_common_flags(cmd, flags->common);
@@ -125,7 +125,7 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
         if (!cf.quiet && prediction.draws > 1)
           std::cout << "predicted: the mean of " << prediction.draws
                     << " simulations that differ only in the machine's draw (noise, period "
-                       "phase)\n";
+                       "phase, newidle dice)\n";
         if (!cf.quiet) std::cout << "\n";
         std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
                   << validate::speed_lines(measured)

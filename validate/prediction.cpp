@@ -15,7 +15,12 @@ namespace poolsim::validate {
 int draws_for(const Scenario& s, const Workload& w, int requested) {
   if (requested < 1)
     throw std::invalid_argument("--draws must be at least 1, got " + std::to_string(requested));
-  if ((sim::noise_share(s.machine) <= 0 && !s.limits.cpus) || w.streamed()) return 1;
+  // A draw changes the noise streams, a quota's period phase and the
+  // proportional newidle balance's dice; with none of them every draw is
+  // the same run.
+  const bool drawn =
+      sim::noise_share(s.machine) > 0 || s.limits.cpus || s.machine.newidle_random > 0;
+  if (!drawn || w.streamed()) return 1;
   return requested;
 }
 

@@ -13,12 +13,13 @@
 //     p99 by +-15% (docs/containers.md).
 // The validator compares the measured mean over run.reps repetitions, so it
 // predicts the mean too: `draws` simulations of the same workload that
-// differ only in the draw (SimOptions::draw 0 .. draws-1: noise streams from
-// (seed, k), phase frac(k * 0.618...)), each metric averaged as summarize()
+// differ only in the draw (SimOptions::draw 0 .. draws-1: noise streams and
+// the newidle balance's dice from (seed, k), phase frac(k * 0.618...)), each
+// metric averaged as summarize()
 // averages the repetitions. Draw 0 is the run `simulate` makes; its records
 // and trace feed the report's charts.
-//   - Without noise and without a quota every draw is the same run: one is
-//     made.
+//   - Without noise, a quota or the proportional newidle balance every draw
+//     is the same run: one is made.
 //   - A streamed workload cannot be shared between runs: one is made.
 //   - The draws run on `jobs` threads (usable_workers() when 0), each
 //     writing its own slot, so the result does not depend on `jobs`.

@@ -53,6 +53,11 @@ TEST_CASE("prediction: without noise and quota one draw, the plain simulation", 
   CHECK(p.draws == 1);
   CHECK(p.metrics.values == compute_metrics(sim::simulate(s, w)).values);
   CHECK_THROWS_AS(draws_for(s, w, 0), std::invalid_argument);
+  // The proportional newidle balance's dice differ between draws: all of
+  // them are made.
+  Scenario ni = s;
+  ni.machine.newidle_random = 1;
+  CHECK(draws_for(ni, w, 8) == 8);
 }
 
 TEST_CASE(
