@@ -166,8 +166,16 @@ TEST_CASE(
   if (cpus.size() < 2) return;
   // Two CPU-bound loops on two CPUs, the round robin sending about half of
   // each loop's clients' next tasks to the other loop (48% measured here).
-  const RunResult spread = run_once(s, w);
-  const double completed = static_cast<double>(count_outcome(spread, TaskOutcome::completed));
-  CHECK(spread.extra.at("remote_starts") > 0);
-  CHECK(spread.extra.at("remote_starts") <= completed);
+  // Where the loops run is the kernel's choice: with the other CPU taken (a
+  // test beside this one in CI) both can share one CPU for a whole run and
+  // start nothing remotely, so up to ten runs are made; every one counts at
+  // most its completed tasks.
+  double remote = 0;
+  for (int attempt = 0; attempt < 10 && remote == 0; ++attempt) {
+    const RunResult spread = run_once(s, w);
+    const double completed = static_cast<double>(count_outcome(spread, TaskOutcome::completed));
+    remote = spread.extra.at("remote_starts");
+    CHECK(remote <= completed);
+  }
+  CHECK(remote > 0);
 }
