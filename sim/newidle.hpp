@@ -5,8 +5,10 @@
 // A CPU going idle balances only if a 1024-sided die shows at most
 // 1 + newidle_ratio, the domain's recent successes per 1024 calls. A skipped
 // call counts as a failure; a balance that pulled a thread counts
-// 1024 / (1 + ratio) successes (the inverse of the chance it ran), so the
-// ratio estimates the chance a balance would pull, whether or not it ran.
+// 1024 / (1 + ratio) successes (the inverse of the chance it ran, in
+// integers), so the ratio follows the chance a balance would pull, whether
+// or not it ran (below it where that chance is high: the weight rounds down
+// to 1 once the ratio passes 682; tests/sim/test_kernel.cpp, kernel.newidle).
 // Calls and successes are halved when calls reach 1024, and the ratio is the
 // successes then. sd_init starts them at 50%.
 #pragma once
