@@ -8,7 +8,7 @@
 // 1024 / (1 + ratio) successes (the inverse of the chance it ran, in
 // integers), so the ratio follows the chance a balance would pull, whether
 // or not it ran (below it where that chance is high: the weight rounds down
-// to 1 once the ratio passes 682; tests/sim/test_kernel.cpp, kernel.newidle).
+// to 1 once the ratio reaches 682; tests/sim/test_kernel.cpp, kernel.newidle).
 // Calls and successes are halved when calls reach 1024, and the ratio is the
 // successes then. sd_init starts them at 50%.
 #pragma once
