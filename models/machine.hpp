@@ -106,7 +106,7 @@ struct MachineProfile {
   // 6.18.5 and 6.19 on): a CPU going idle balances only with a probability
   // that follows the recent success of its newidle balances. 1 = on, 0 = off
   // (a newly idle CPU always tries to pull).
-  double newidle_random = 0;
+  int newidle_random = 0;
   // The same for a new thread (wake_up_new_task): kept on its creator's CPU
   // while that CPU's utilization is below fork_pack_util and nothing is
   // queued there, even when another CPU is idle; else the mainline choice

@@ -78,6 +78,8 @@ inline constexpr FieldRange kFractionRange{0, 1};
 // - slots of a per-CPU cache (kstack_cache): 0 to 1024 (the kernel's is 2);
 //   also malloc arenas per CPU (glibc's is 8 on 64-bit).
 inline constexpr FieldRange kSlotRange{0, 1024};
+// - a switch (newidle_random): 0 (off) or 1 (on).
+inline constexpr FieldRange kSwitchRange{0, 1};
 
 struct MachineField {
   using Member = std::variant<int MachineProfile::*, Duration MachineProfile::*,
@@ -228,8 +230,7 @@ inline constexpr MachineField kMachineFields[] = {
      "when nothing is queued there (0 = mainline: an idle CPU first)",
      "where most new threads stop starting on their creator's CPU as a load thread keeps it "
      "0-90% busy"},
-    {"newidle_random", &MachineProfile::newidle_random, FieldPresence::from_default,
-     kFractionRange,
+    {"newidle_random", &MachineProfile::newidle_random, FieldPresence::from_default, kSwitchRange,
      "1: a CPU going idle pulls a queued thread only as often as its recent newidle balances "
      "succeeded (NI_RANDOM, Linux 6.18.5 and 6.19 on); 0: it always tries",
      "the scheduler feature from debugfs (sched/features), else the kernel's version"},

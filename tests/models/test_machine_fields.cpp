@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -33,8 +34,8 @@ MachineProfile distinct_profile() {
     const MachineField& f = kMachineFields[i];
     const double k = static_cast<double>(i + 1);
     switch (f.kind()) {
-      case FieldKind::count:
-        set_machine_field_si(f, m, 2 + k);
+      case FieldKind::count:  // a switch (range 0 to 1) holds 1
+        set_machine_field_si(f, m, std::min(2 + k, f.range.max));
         break;
       case FieldKind::duration:  // inside the range: the periods start at 100 us
         set_machine_field_si(f, m, f.range.min + k * 1.001e-6);

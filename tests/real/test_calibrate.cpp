@@ -36,8 +36,8 @@ std::vector<real::Measurement> one_per_field() {
     real::Measurement m;
     m.field = std::string(f.name);
     switch (f.kind()) {
-      case FieldKind::count:
-        m.median = 2;
+      case FieldKind::count:  // a switch (range 0 to 1) takes 1
+        m.median = std::min(2.0, f.range.max);
         break;
       case FieldKind::duration:  // above the field's least value (the periods: 100 us)
         m.median = f.range.min + v * 1e-6;
