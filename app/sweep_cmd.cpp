@@ -189,8 +189,7 @@ void register_sweep(CLI::App& app, std::function<int()>& action) {
          "--draws", f->draws,
          "Predict each point as the mean of N simulations that differ only in the "
          "machine's draw (OS noise, a quota's period phase, the newidle balance's dice), as "
-         "validate does (default: "
-         "8 with --measure, else 1)")
+         "validate does (default: 8 with --measure, else 1)")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
   cmd->add_option(

@@ -80,6 +80,23 @@ long long read_jiffies() {
   return -1;
 }
 
+// The running kernel's version from uname: major, minor, patch.
+struct KernelVersion {
+  int major = 0, minor = 0, patch = 0;
+  bool at_least(int ma, int mi, int pa = 0) const {
+    if (major != ma) return major > ma;
+    if (minor != mi) return minor > mi;
+    return patch >= pa;
+  }
+};
+KernelVersion kernel_version() {
+  struct utsname u {};
+  uname(&u);
+  KernelVersion v;
+  std::sscanf(u.release, "%d.%d.%d", &v.major, &v.minor, &v.patch);
+  return v;
+}
+
 int config_hz() {
   struct utsname u {};
   uname(&u);
@@ -206,12 +223,9 @@ Measurement measure_slice(double tick, double seconds, int cpus) {
     }
   }
   if (base == 0) {
-    struct utsname u {};
-    uname(&u);
-    int major = 0, minor = 0;
-    std::sscanf(u.release, "%d.%d", &major, &minor);
-    base = (major > 6 || (major == 6 && minor >= 15)) ? 0.70e-3 : 0.75e-3;
-    method = fmt::format("kernel {}.{} default base slice {} ms", major, minor, base * 1e3);
+    const KernelVersion k = kernel_version();
+    base = k.at_least(6, 15) ? 0.70e-3 : 0.75e-3;
+    method = fmt::format("kernel {}.{} default base slice {} ms", k.major, k.minor, base * 1e3);
   }
   const int factor = 1 + static_cast<int>(std::floor(std::log2(std::min(cpus, 8))));
   double slice = base * factor;
@@ -392,15 +406,12 @@ Measurement measure_newidle_random() {
                                  : off ? "NO_NI_RANDOM"
                                        : "NI_RANDOM absent"));
   }
-  struct utsname u {};
-  uname(&u);
-  int major = 0, minor = 0, patch = 0;
-  std::sscanf(u.release, "%d.%d.%d", &major, &minor, &patch);
-  const bool on = major > 6 || (major == 6 && (minor >= 19 || (minor == 18 && patch >= 5)));
+  const KernelVersion k = kernel_version();
+  const bool on = k.at_least(6, 19) || (k.major == 6 && k.minor == 18 && k.patch >= 5);
   return summarize("newidle_random", {on ? 1.0 : 0.0},
                    fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} the "
                                "proportional newidle balance (6.18.5 and 6.19 on)",
-                               major, minor, patch, on ? "has" : "predates"));
+                               k.major, k.minor, k.patch, on ? "has" : "predates"));
 }
 
 }  // namespace poolsim::real::calib

@@ -84,6 +84,10 @@ bool can_stream(const Scenario& s) {
   return k != BackendKind::virtual_threads && k != BackendKind::event_loop;
 }
 
+bool draws_differ(const Scenario& s) {
+  return noise_share(s.machine) > 0 || s.limits.cpus.has_value() || s.machine.newidle_random > 0;
+}
+
 std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw) {
   // A stream number no other derivation uses (workload streams are small,
   // the noise's own per-CPU streams start at 2^48).

@@ -44,10 +44,16 @@ struct SimOptions {
   // run's start (sim/bandwidth.hpp). 0 is the scenario seed's own noise and
   // phase 0 (what `simulate` prints); draw k > 0 takes its noise from a seed
   // derived from (seed, k) and the phase draw_phase(k). The workload and the
-  // runtimes' own random choices stay the same. validate predicts the mean
-  // of draws 0 .. N-1 (validate/prediction.hpp).
+  // runtimes' own random choices stay the same. The kernel's proportional
+  // newidle balance (machine.newidle_random) throws its dice from the same
+  // seed. validate predicts the mean of draws 0 .. N-1
+  // (validate/prediction.hpp).
   std::uint64_t draw = 0;
 };
+
+// Whether draws of `s` differ at all: OS noise, a quota's period phase or
+// the newidle balance's dice. Without any, every draw is draw 0.
+bool draws_differ(const Scenario& s);
 
 // The seed the kernel's noise streams derive from in draw `draw` of `seed`.
 std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw);

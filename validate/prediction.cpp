@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/noise.hpp"
 #include "validate/replications.hpp"
 #include "validate/worker_pool.hpp"
 
@@ -15,12 +14,7 @@ namespace poolsim::validate {
 int draws_for(const Scenario& s, const Workload& w, int requested) {
   if (requested < 1)
     throw std::invalid_argument("--draws must be at least 1, got " + std::to_string(requested));
-  // A draw changes the noise streams, a quota's period phase and the
-  // proportional newidle balance's dice; with none of them every draw is
-  // the same run.
-  const bool drawn =
-      sim::noise_share(s.machine) > 0 || s.limits.cpus || s.machine.newidle_random > 0;
-  if (!drawn || w.streamed()) return 1;
+  if (!sim::draws_differ(s) || w.streamed()) return 1;
   return requested;
 }
 
