@@ -663,6 +663,8 @@ struct GroupStats {
 // sd_init (kernel/sched/topology.c): a domain's imbalance_pct, 117 for the
 // one domain of CPUs without SMT siblings that the model has.
 constexpr double kImbalancePct = 117;
+// glibc's default guard (pthread_attr_t guardsize): one page, 4 KiB on x86-64.
+constexpr Bytes kStackGuard = 4096;
 GroupStats group_stats(std::size_t nr, double util_sum, double runnable, double load) {
   const double util = std::min(util_sum, 1.0);  // cpu_util_without: at most the capacity
   GroupStats g{GroupType::has_spare, nr == 0, util, load};
@@ -1375,6 +1377,9 @@ void Kernel::complete_op(Cpu& c) {
   }
   Thread& t = threads_[id];
   if (t.top.done()) {
+    // The exit system call clears the thread's tid first (do_exit ->
+    // exit_mm_release): its queued stack is free before the rest of the exit.
+    free_queued_stack(t);
     t.op = Op::exit;
     t.work = std::max(Duration{0}, m_.thread_exit - t.exit_paid);
     t.task = kNoTask;
@@ -1528,7 +1533,9 @@ bool Kernel::other_cpu_busy(int self) const {
 
 void Kernel::set_thread_stack(Bytes size) {
   const Bytes s = size > 0 ? size : m_.stack_reserve;
-  stack_slots_ = s > 0 ? m_.stack_cache / s : 0;
+  // A cached block is the stack and its guard (allocate_stack adds
+  // attr->guardsize, one page by default, to the requested size).
+  stack_slots_ = s > 0 ? m_.stack_cache / (s + kStackGuard) : 0;
 }
 
 bool Kernel::take_cached_stack() {
@@ -1540,11 +1547,20 @@ bool Kernel::take_cached_stack() {
   return false;
 }
 
-bool Kernel::release_stack() {
+int Kernel::release_stack() {
   Thread& t = threads_[current_];
   POOLSIM_ASSERT(!t.stack_released, "a thread's stack released twice");
   t.stack_released = true;
-  return return_stack();
+  t.stack_queued = true;
+  ++stacks_dying_;
+  // __nptl_free_stacks: free blocks only, until the cache is under its size.
+  int unmaps = 0;
+  while (stacks_cached_ + stacks_dying_ > stack_slots_ && stacks_cached_ > 0) {
+    --stacks_cached_;
+    ++stacks_unmapped_;
+    ++unmaps;
+  }
+  return unmaps;
 }
 
 void Kernel::body_ended() {
@@ -1555,13 +1571,22 @@ void Kernel::body_ended() {
   threads_series_.set(now(), live_);
 }
 
-bool Kernel::return_stack() {
-  if (stacks_cached_ < stack_slots_) {
-    ++stacks_cached_;
-    return true;
+void Kernel::free_queued_stack(Thread& t) {
+  if (!t.stack_queued) return;
+  POOLSIM_ASSERT(stacks_dying_ > 0, "a queued stack the cache does not count");
+  t.stack_queued = false;
+  --stacks_dying_;
+  ++stacks_cached_;
+}
+
+void Kernel::return_stack() {
+  // At the exit itself (the tid is cleared): queued free, and the cache
+  // trimmed as __nptl_free_stacks does (free blocks, until under its size).
+  ++stacks_cached_;
+  while (stacks_cached_ + stacks_dying_ > stack_slots_ && stacks_cached_ > 0) {
+    --stacks_cached_;
+    ++stacks_unmapped_;
   }
-  ++stacks_unmapped_;
-  return false;
 }
 
 void Kernel::do_exit(Cpu& c) {
@@ -1589,6 +1614,7 @@ void Kernel::do_exit(Cpu& c) {
   if (id != 0) {
     // Its stack back to glibc's cache (a full cache unmaps it; only thread
     // per task, which releases its threads' stacks itself, charges that).
+    free_queued_stack(t);
     if (!t.stack_released) return_stack();
     memory_release(m_.stack_touch + t.stack_extra);
     --arena_threads_;  // its arena goes to glibc's free list, still mapped

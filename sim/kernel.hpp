@@ -476,19 +476,25 @@ class Kernel {
 
   // ---- glibc's stack cache (nptl/nptl-stack.c) ------------------------------
   // The process's: a thread's stack goes back to it at the thread's exit
-  // while the cache has room (machine.stack_cache bytes: stack_cache / the
-  // runtime's stack size stacks, set_thread_stack), else it is unmapped; a
-  // creation takes a cached stack if there is one, else maps a new one. It
-  // starts empty, as in a new process, so every runtime's first threads map
-  // theirs (the creator computes stack_map, in spawn). Thread per task, whose
-  // creations and exits contend for the mmap lock, drives it itself.
+  // (queue_stack), and a creation takes a cached stack if one is free, else
+  // maps a new one. A cached stack is free once its thread has exited: the
+  // kernel clears the thread's tid at its exit (CLONE_CHILD_CLEARTID), and
+  // get_cached_stack and __nptl_free_stacks skip a stack whose tid is set.
+  // The cache holds machine.stack_cache bytes of blocks (a block: the
+  // runtime's stack size and its guard page, set_thread_stack); a queueing
+  // that takes it over unmaps free blocks, oldest first, until it is under
+  // again or none is free (the cache then stays over its size). It starts
+  // empty, as in a new process, so every runtime's first threads map
+  // theirs (the creator computes stack_map, in spawn). Thread per task,
+  // whose creations and exits contend for the mmap lock, drives it itself.
   void set_thread_stack(Bytes size);
-  // True: a cached stack was taken. False: the caller maps one (counted).
+  // True: a free cached stack was taken. False: the caller maps one (counted).
   bool take_cached_stack();
-  // The current thread's stack back to the cache at its exit. True: kept;
-  // false: the cache is full and the caller unmaps it (counted). Either way
-  // the exit does not return it again.
-  bool release_stack();
+  // The current thread's stack into the cache at its exit path
+  // (__nptl_deallocate_stack), not free until the thread exits. Returns how
+  // many free stacks the caller unmaps to bring the cache under its size
+  // (counted; 0 when it has room or no stack is free). Once per thread.
+  int release_stack();
   // The current thread's body has ended as its real twin counts it: it
   // leaves the live-thread count (threads_peak, the threads series) now,
   // before the exit path its runtime models after it (the real runner
@@ -599,6 +605,7 @@ class Kernel {
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
     bool stack_released = false;    // its stack went back already (release_stack)
+    bool stack_queued = false;      // in the cache, reusable once its exit clears the tid
     bool counted_out = false;       // left the live count before its exit (body_ended)
     bool new_arena = false;         // its first malloc maps an arena (arena_on_thread_start)
     WaitQueue* wq = nullptr;
@@ -675,9 +682,12 @@ class Kernel {
   // And a stack from the process's stack cache, or stack_map (src = cache;
   // `fresh` says which).
   Duration creation_cost(StackSource src, bool& fresh);
-  // A stack back to glibc's cache while it has room (true), else unmapped
-  // (false); counted either way. release_stack and an exit's own return.
-  bool return_stack();
+  // An exiting thread's stack back to glibc's cache, free at once (the exit
+  // clears the tid); free blocks over the cache's size unmapped (counted).
+  // The exit of a thread whose runtime did not release its stack itself.
+  void return_stack();
+  // Its stack, queued by release_stack, becomes free: its exit cleared the tid.
+  void free_queued_stack(Thread& t);
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
@@ -830,7 +840,9 @@ class Kernel {
   Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
   Bytes worker_stack_each_ = 0, worker_stack_left_ = 0;  // set_worker_stack
   std::int64_t stack_slots_ = 0;  // stacks the cache holds (set_thread_stack)
-  std::int64_t stacks_cached_ = 0, stacks_mapped_ = 0, stacks_unmapped_ = 0;
+  // stacks_cached_: free cached stacks; stacks_dying_: cached stacks whose
+  // threads have not exited yet (release_stack), not reusable.
+  std::int64_t stacks_cached_ = 0, stacks_dying_ = 0, stacks_mapped_ = 0, stacks_unmapped_ = 0;
   std::int64_t exits_unreused_ = 0;  // exits whose memory no creation took yet
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)

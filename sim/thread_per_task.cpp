@@ -9,14 +9,18 @@
 // stack_touch toward memory_peak while it lives, and the first ones to run
 // pool_stack more in all, at most worker_stack each (the dynamic linker's
 // lazy binding: a function is bound once per process).
-// Stacks (glibc's stack cache, nptl/nptl-stack.c): the stacks of ended
+// Stacks (glibc's stack cache, nptl/nptl-stack.c): the stacks of ending
 // threads are kept, up to machine.stack_cache bytes, and a new thread takes
-// one if any is free. A creation that finds the cache empty maps a stack:
-// the creator computes machine.stack_map more (and stack_map_remote while
-// another CPU runs a thread of the process). A thread that ends with the
-// cache full unmaps its stack: it computes machine.stack_unmap more, plus
-// machine.tlb_shootdown when the scenario has several CPUs (munmap then
-// interrupts the other CPUs the process runs on). The cache starts empty,
+// one if any is free: a stack is free once its thread has exited (the
+// kernel clears its tid), not while the thread that queued it still runs its
+// exit path. A creation that finds no free stack maps one: the creator
+// computes machine.stack_map more (and stack_map_remote while another CPU
+// runs a thread of the process), and takes the cache lock a second time to
+// list it. A thread whose queued stack takes the cache over its size unmaps
+// free stacks until it is under again (none if none is free): each costs
+// machine.stack_unmap, plus machine.tlb_shootdown when the scenario has
+// several CPUs (munmap then interrupts the other CPUs the process runs
+// on). The cache starts empty,
 // as in a new process. The mapping and unmapping hold the process's mmap lock
 // for writing, and every dying thread first releases its unused stack
 // (glibc's advise_stack_range: madvise, machine.stack_madvise) holding it
@@ -70,6 +74,10 @@ class ThreadPerTask final : public Runtime {
       co_await k_.compute(k_.stack_map_cost());
       mm_.write_unlock();
       k_.leave_syscall();
+      // allocate_stack puts the new stack on the list of stacks in use,
+      // under the stack cache lock again.
+      if (!stack_lock_.try_lock()) co_await stack_lock_.lock_slow();
+      if (stack_lock_.unlock()) co_await stack_lock_.wake();
     }
     co_await k_.spawn(body(task), "thread",
                       cached ? Kernel::StackSource::cached : Kernel::StackSource::mapped);
@@ -97,9 +105,9 @@ class ThreadPerTask final : public Runtime {
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
     // __nptl_deallocate_stack, under glibc's stack cache lock: queue_stack
     // puts the stack in the cache and, with the cache over its size,
-    // __nptl_free_stacks unmaps one, still holding that lock.
+    // __nptl_free_stacks unmaps free ones, still holding that lock.
     if (!stack_lock_.try_lock()) co_await stack_lock_.lock_slow();
-    if (!k_.release_stack()) {
+    for (int unmaps = k_.release_stack(); unmaps > 0; --unmaps) {
       k_.enter_syscall();
       if (!mm_.try_write()) co_await mm_.write_slow();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));

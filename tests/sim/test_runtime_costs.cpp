@@ -213,7 +213,7 @@ RunResult tpt(const MachineProfile& m, const Workload& w) {
 }
 }  // namespace
 
-TEST_CASE("stack_cache: without a cache every thread maps and unmaps its stack",
+TEST_CASE("stack_cache: without a cache threads map and unmap their stacks, CPU as counted",
           "[runtime][costs][stacks]") {
   constexpr int kN = 200;
   const Workload w = batch(kN, 5us);
@@ -236,12 +236,21 @@ TEST_CASE("stack_cache: without a cache every thread maps and unmaps its stack",
   // Two CPUs: every munmap also shoots down the other CPU's TLB, and a
   // writer that finds the mmap lock held spins (sim/mmap_lock.hpp) on CPU
   // time of its own, counted apart.
+  // A queued stack is not free while its thread still runs its exit path,
+  // so with two CPUs a creation sometimes finds the previous thread's stack
+  // free in the cache even at size 0 (glibc's queue_stack adds it
+  // unconditionally; only the next queueing trims free ones): the CPU is
+  // bounded by the maps and unmaps counted.
   const RunResult two = tpt(stack_machine(2, 0), w);
   const auto spin =
       std::chrono::round<Duration>(std::chrono::duration<double>(extra(two, "mmap_lock_spin")));
+  const auto maps = static_cast<int>(extra(two, "stacks_mapped"));
+  const auto unmaps = static_cast<int>(extra(two, "stacks_unmapped"));
   CHECK(spin > Duration{0});
-  CHECK(two.counters.cpu_time - base2 - spin <= kN * (10us + 4us + 20us));
-  CHECK(two.counters.cpu_time - base2 - spin >= kN * 10us + (kN - 2) * (4us + 20us));
+  CHECK(maps <= kN);
+  CHECK(unmaps <= maps);
+  CHECK(two.counters.cpu_time - base2 - spin <= maps * 10us + unmaps * (4us + 20us));
+  CHECK(two.counters.cpu_time - base2 - spin >= maps * 10us + (unmaps - 2) * (4us + 20us));
 }
 
 TEST_CASE(
@@ -261,7 +270,11 @@ TEST_CASE(
   MachineProfile m = stack_machine(1, 0);
   m.thread_create = 5us;
   const RunResult r = tpt(m, batch(kN, 5us));
-  CHECK(extra(r, "stacks_mapped") == kN);
+  // Nearly every stack mapped: glibc queues an exiting thread's stack even
+  // in a cache of size 0 and trims it at the next exit, so a creation just
+  // after an exit may take it.
+  CHECK(extra(r, "stacks_mapped") <= kN);
+  CHECK(extra(r, "stacks_mapped") >= kN * 9 / 10);
   CHECK(r.counters.switches_involuntary > 0);  // the creator's slice ended, more than once
   CHECK(r.counters.switches_voluntary <= 1);   // the submitter's last wait at most
 }
@@ -278,15 +291,38 @@ TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][co
   CHECK(extra(big, "stacks_unmapped") == 0);
   CHECK(extra(big, "stacks_mapped") >= 1);
   CHECK(extra(big, "stacks_mapped") < kN / 2);
-  // glibc's default, five 8 MiB stacks: the cache holds at most five free
-  // stacks, and there are fewer maps than without it. (Mapped - unmapped
-  // also counts the stacks of threads still on their way out at the end.)
+  // glibc's default, 40 MiB: five 8 MiB stacks, but a cached block is the
+  // stack and its guard page, so it keeps four; there are fewer maps than
+  // without it. (Mapped - unmapped also counts the stacks of threads still
+  // on their way out at the end.)
   const RunResult five = tpt(stack_machine(2, 5 * stack), w);
-  CHECK(extra(five, "stacks_cached") <= 5);
+  CHECK(extra(five, "stacks_cached") <= 4);
   CHECK(extra(five, "stacks_mapped") - extra(five, "stacks_unmapped") >=
         extra(five, "stacks_cached"));
   CHECK(extra(five, "stacks_mapped") < kN);
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
+}
+
+TEST_CASE("stack_cache: 40 MiB keeps four 8 MiB stacks, as glibc's does",
+          "[runtime][costs][stacks]") {
+  // Three rounds of six threads of 1 ms, 10 ms apart: all six of a round are
+  // alive together, and all have exited before the next round. The first
+  // round maps six; their exits leave four in the cache (8 MiB + a 4 KiB
+  // guard each: five would be over 40 MiB) and unmap two; each later round
+  // takes the four and maps two. Measured with glibc 2.41 on this machine
+  // (2026-12-04): a C program creating and joining three rounds of six
+  // threads with 8 MiB stacks makes 10 mmap and 6 munmap calls of 8 MiB +
+  // 4 KiB (`perf stat -e syscalls:sys_enter_mmap --filter 'len == 0x801000'`).
+  std::vector<Duration> at;
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 6; ++i) at.push_back(round * Duration(10ms));
+  const Workload w = make_workload(ArrivalKind::periodic, at, std::vector<Duration>(18, 1ms));
+  // The simulated run ends when the last task completes: the last thread's
+  // exit (its stack's return, an unmap) is not in it.
+  const RunResult r = tpt(stack_machine(2, 40 * 1024 * 1024), w);
+  CHECK(extra(r, "stacks_mapped") == 10);
+  CHECK(extra(r, "stacks_unmapped") == 5);
+  CHECK(extra(r, "stacks_cached") == 3);
 }
 
 TEST_CASE("stack_cache: every runtime's threads map their stacks in a new process",
