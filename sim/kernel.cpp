@@ -1612,8 +1612,9 @@ void Kernel::do_exit(Cpu& c) {
     threads_series_.set(now(), live_);
   }
   if (id != 0) {
-    // Its stack back to glibc's cache (a full cache unmaps it; only thread
-    // per task, which releases its threads' stacks itself, charges that).
+    // Its stack back to glibc's cache, or, queued already, free now (a cache
+    // over its size unmaps free stacks; only thread per task, which
+    // releases its threads' stacks itself, charges that).
     free_queued_stack(t);
     if (!t.stack_released) return_stack();
     memory_release(m_.stack_touch + t.stack_extra);
