@@ -310,9 +310,10 @@ TEST_CASE("stack_cache: 40 MiB keeps four 8 MiB stacks, as glibc's does",
   // round maps six; their exits leave four in the cache (8 MiB + a 4 KiB
   // guard each: five would be over 40 MiB) and unmap two; each later round
   // takes the four and maps two. Measured with glibc 2.41 on this machine
-  // (2026-12-04): a C program creating and joining three rounds of six
-  // threads with 8 MiB stacks makes 10 mmap and 6 munmap calls of 8 MiB +
-  // 4 KiB (`perf stat -e syscalls:sys_enter_mmap --filter 'len == 0x801000'`).
+  // (2026-12-04): bench/probes/stack_cache.cpp, creating and joining three
+  // rounds of six threads with 8 MiB stacks, makes 10 mmap and 6 munmap
+  // calls of 8 MiB + 4 KiB (`perf stat -e syscalls:sys_enter_mmap --filter
+  // 'len == 0x801000'`).
   std::vector<Duration> at;
   for (int round = 0; round < 3; ++round)
     for (int i = 0; i < 6; ++i) at.push_back(round * Duration(10ms));
