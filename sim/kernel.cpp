@@ -1553,6 +1553,10 @@ int Kernel::release_stack() {
   t.stack_released = true;
   t.stack_queued = true;
   ++stacks_dying_;
+  return trim_stack_cache();
+}
+
+int Kernel::trim_stack_cache() {
   // __nptl_free_stacks: free blocks only, until the cache is under its size.
   int unmaps = 0;
   while (stacks_cached_ + stacks_dying_ > stack_slots_ && stacks_cached_ > 0) {
@@ -1581,12 +1585,9 @@ void Kernel::free_queued_stack(Thread& t) {
 
 void Kernel::return_stack() {
   // At the exit itself (the tid is cleared): queued free, and the cache
-  // trimmed as __nptl_free_stacks does (free blocks, until under its size).
+  // trimmed (the unmaps are not charged: see do_exit).
   ++stacks_cached_;
-  while (stacks_cached_ + stacks_dying_ > stack_slots_ && stacks_cached_ > 0) {
-    --stacks_cached_;
-    ++stacks_unmapped_;
-  }
+  trim_stack_cache();
 }
 
 void Kernel::do_exit(Cpu& c) {
@@ -1612,10 +1613,11 @@ void Kernel::do_exit(Cpu& c) {
     threads_series_.set(now(), live_);
   }
   if (id != 0) {
-    // Its stack back to glibc's cache, or, queued already, free now (a cache
-    // over its size unmaps free stacks; only thread per task, which
-    // releases its threads' stacks itself, charges that).
-    free_queued_stack(t);
+    // Its stack back to glibc's cache (a cache over its size unmaps free
+    // stacks; only thread per task, which releases its threads' stacks
+    // itself, charges that). A stack it queued itself was freed when its
+    // body ended (complete_op), the start of the exit.
+    POOLSIM_ASSERT(!t.stack_queued, "an exiting thread's queued stack still counted as in use");
     if (!t.stack_released) return_stack();
     memory_release(m_.stack_touch + t.stack_extra);
     --arena_threads_;  // its arena goes to glibc's free list, still mapped

@@ -688,6 +688,9 @@ class Kernel {
   void return_stack();
   // Its stack, queued by release_stack, becomes free: its exit cleared the tid.
   void free_queued_stack(Thread& t);
+  // __nptl_free_stacks: free cached stacks unmapped while the cache is over
+  // its size (counted); returns how many.
+  int trim_stack_cache();
   void request_block(std::coroutine_handle<> h, WaitQueue* q, Duration deadline);
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
