@@ -22,9 +22,15 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
                       "configure without POOLSIM_PGO for ${CMAKE_CXX_COMPILER_ID}")
 endif()
 if(POOLSIM_PGO STREQUAL "generate")
-  # single: the training runs are single-threaded simulations; the counters
-  # of real-backend threads may race, which only blurs their profile.
-  add_compile_options(-fprofile-generate -fprofile-update=single "-fprofile-dir=${POOLSIM_PGO_DIR}")
+  # prefer-atomic: a training simulation runs its replications on one
+  # thread per CPU (validate/worker_pool.cpp), so the same counters are
+  # incremented from several threads. With -fprofile-update=single those
+  # increments race, and a lost one can leave a value profile larger than
+  # its block's count, which -fprofile-use rejects as a hard error
+  # ("corrupted value profile: divmod profile counter ... inconsistent with
+  # basic-block count", seen on a fresh 2-CPU machine). Atomic updates cost
+  # the instrumented training a few seconds and make the profile exact.
+  add_compile_options(-fprofile-generate -fprofile-update=prefer-atomic "-fprofile-dir=${POOLSIM_PGO_DIR}")
   add_link_options(-fprofile-generate)
 elseif(POOLSIM_PGO STREQUAL "use")
   # partial-training: code the training never ran (the real backends,
