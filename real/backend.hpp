@@ -236,6 +236,18 @@ class RunContext {
   // nothing); call on the submitter thread before Backend::stop().
   void ensure_started();
   void set_origin_now();
+  // The anonymous memory (bytes) at the moments the live-thread count first
+  // reached a new high, read from on (memory_probe_start); 0 if never read.
+  // A thread-per-task run's peak lies mid-run, while threads live, and
+  // VmHWM, the only other record of it, follows approximate per-CPU RSS
+  // counters (off by up to a batch of pages per CPU); so each new high of
+  // live threads reads the exact anonymous count (/proc/self/statm, summed
+  // counters since Linux 6.16) from the new thread once its stack and arena
+  // are touched. At most one read per new high, and above 256 threads one
+  // per 1/64 of growth, so a run of N threads reads it at most
+  // 256 + 64 ln(N / 256) times.
+  void memory_probe_start() { probe_on_.store(true, std::memory_order_release); }
+  Bytes memory_probe_peak() const { return probe_peak_.load(std::memory_order_acquire); }
   // Records the submit time (and `intended`, the task's intended arrival)
   // and hands the task to the backend.
   void submit_now(std::uint32_t task, Duration intended);
@@ -291,6 +303,10 @@ class RunContext {
 
   std::atomic<int> live_threads_{0};
   std::atomic<int> peak_threads_{0};
+  void probe_memory_at_new_high();  // see memory_probe_peak
+  std::atomic<bool> probe_on_{false};
+  std::atomic<int> probe_live_{0};
+  std::atomic<Bytes> probe_peak_{0};
   std::atomic<int> running_{0};
 
   // The threads' bookkeeping. Made before the memory baseline for as many

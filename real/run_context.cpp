@@ -17,6 +17,7 @@
 //    the submitter at the end of the arrivals);
 //  - live_threads_ counts OS threads from just before pthread_create to the
 //    end of the thread's body (the submitter included, the sampler not).
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -163,6 +164,38 @@ void RunContext::thread_entered() {
   }
 }
 
+namespace {
+// Anonymous bytes of this process, from /proc/self/statm (resident less
+// shared, in pages): read with plain system calls into a stack buffer, so
+// the probe allocates nothing; 0 if it cannot be read.
+Bytes statm_anon_bytes() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned long long size = 0, resident = 0, shared = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || resident < shared)
+    return 0;
+  return static_cast<Bytes>((resident - shared) *
+                            static_cast<unsigned long long>(sysconf(_SC_PAGESIZE)));
+}
+}  // namespace
+
+void RunContext::probe_memory_at_new_high() {
+  if (!probe_on_.load(std::memory_order_acquire)) return;
+  const int live = live_threads_.load(std::memory_order_relaxed);
+  int last = probe_live_.load(std::memory_order_relaxed);
+  if (live <= last || (last > 256 && live < last + last / 64)) return;
+  if (!probe_live_.compare_exchange_strong(last, live, std::memory_order_relaxed)) return;
+  const Bytes anon = statm_anon_bytes();
+  Bytes peak = probe_peak_.load(std::memory_order_relaxed);
+  while (anon > peak && !probe_peak_.compare_exchange_weak(peak, anon, std::memory_order_acq_rel)) {
+  }
+}
+
 void RunContext::thread_left() { live_threads_.fetch_sub(1, std::memory_order_relaxed); }
 
 ThreadSlot& RunContext::register_current_thread(std::string name) {
@@ -170,6 +203,7 @@ ThreadSlot& RunContext::register_current_thread(std::string name) {
   thread_entered();
   ThreadSlot& s = new_slot(std::move(name));
   tl_slot = &s;
+  probe_memory_at_new_high();
   return s;
 }
 
@@ -203,6 +237,7 @@ struct ThreadTrampoline {
       std::snprintf(short_name, sizeof short_name, "%s", slot.name.c_str());
       pthread_setname_np(pthread_self(), short_name);
     }
+    self->ctx->probe_memory_at_new_high();
     self->body();
     tl_slot = nullptr;
     self->ctx->thread_left();

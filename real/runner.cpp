@@ -21,15 +21,20 @@
 //    minus the sampler thread's own RUSAGE_THREAD;
 //  - threads_peak: RunContext's live-thread peak (submitter included,
 //    sampler excluded), counted around pthread_create and thread bodies;
-//  - memory_peak: anonymous memory only (stacks, heap), the larger of two
-//    readings: the anonymous pages counted from the page tables
+//  - memory_peak: anonymous memory only (stacks, heap), the largest of three
+//    readings, all taken while the workload runs (the backend's stop, which
+//    joins its threads, is teardown: an event loop's threads touched one
+//    more page there): the anonymous pages counted from the page tables
 //    (smaps_rollup) when every task is final but before the backend stops
 //    (its threads' stacks still mapped), less the same count at the
-//    baseline; and VmHWM at the end (for a peak that lies mid-run, as
-//    thread-per-task's; approximate) less
-//    the file-backed and shmem pages then mapped (RssFile, RssShmem: code
-//    of the libraries faulted in for the first time in the child, ~0.7 MiB
-//    here), minus RssAnon at the baseline. Both baselines are taken after the
+//    baseline; the exact anonymous count at each new high of live threads
+//    (RunContext::memory_probe_peak: a thread-per-task run's peak lies
+//    mid-run, while its threads live) less RssAnon at the baseline; and
+//    VmHWM read at the same point as the first (approximate: it follows
+//    per-CPU RSS counters) less the file-backed and shmem pages then mapped
+//    (RssFile, RssShmem: code of the libraries faulted in for the first
+//    time in the child, ~0.7 MiB here), minus RssAnon at the baseline. Both
+//    baselines are taken after the
 //    sampler thread exists (it is the harness's first thread: the one-time
 //    cost of a process's first extra thread, ~130 KiB here, and the
 //    sampler's reserved series are not the workload's) and after a reset
@@ -584,6 +589,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // delayed the first hand-over by as much.
   const Usage u0 = usage(RUSAGE_SELF);
   ctx.set_origin_now();
+  ctx.memory_probe_start();
   sampler.begin();
   start_speed_probe();
   ctx.drive_arrivals();
@@ -595,6 +601,12 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // CPU (a pool of 16 workers: 88 KiB by VmHWM and RssAnon, 204 KiB by the
   // page tables).
   const Bytes exact_before_stop = exact_anon();
+  const Bytes hwm = status_kib("VmHWM:");
+  // File-backed pages (library code and data faulted in for the first time
+  // in this child, 16 pages per fault with fault-around) only grow during a
+  // run and are no part of what the workload costs: the anonymous peak is
+  // the high-water mark less the file and shmem pages mapped then.
+  const Bytes file_mapped = status_kib("RssFile:") + status_kib("RssShmem:");
   ctx.ensure_started();
   backend->stop();
   const WorkSample probe = stop_speed_probe();
@@ -603,12 +615,6 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   while (ctx.live_threads() > 1) std::this_thread::sleep_for(std::chrono::microseconds(50));
   sampler.finish();
   const Usage u1 = usage(RUSAGE_SELF);
-  const Bytes hwm = status_kib("VmHWM:");
-  // File-backed pages (library code and data faulted in for the first time
-  // in this child, 16 pages per fault with fault-around) only grow during a
-  // run and are no part of what the workload costs: the anonymous peak is
-  // the high-water mark less the file and shmem pages mapped at the end.
-  const Bytes file_end = status_kib("RssFile:") + status_kib("RssShmem:");
 
   RunResult r;
   r.mode = "measured";
@@ -618,10 +624,13 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.switches_involuntary = u1.involuntary - u0.involuntary - sampler.own.involuntary;
   r.counters.cpu_time = u1.cpu - u0.cpu - sampler.own.cpu;
   r.counters.threads_peak = ctx.peak_threads();
-  // The larger of the exact count before the join (pools, loops, carriers:
-  // their memory only grows during a run) and the high-water mark (a
-  // thread-per-task run's peak lies mid-run; approximate, see above).
-  r.counters.memory_peak = std::max<Bytes>({0, hwm - file_end - anon0, exact_before_stop - exact0});
+  // The largest of the exact count before the join (pools, loops, carriers:
+  // their memory only grows during a run), the exact count at the new highs
+  // of live threads and the high-water mark (a thread-per-task run's peak
+  // lies mid-run; see above).
+  const Bytes probed = ctx.memory_probe_peak() > 0 ? ctx.memory_probe_peak() - anon0 : 0;
+  r.counters.memory_peak =
+      std::max<Bytes>({0, hwm - file_mapped - anon0, exact_before_stop - exact0, probed});
   backend->report(r.extra);
   r.extra["remote_starts"] = static_cast<double>(ctx.remote_starts());
   if (!ctx.resources().idle())
