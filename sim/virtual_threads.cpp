@@ -112,6 +112,7 @@ class VirtualThreads final : public Runtime {
   Co carrier(int i) {
     UserThreads::Host& host = *hosts_[static_cast<std::size_t>(i)];
     int since_unwind = 0;
+    bool woken_for_nothing = false;
     for (;;) {
       std::deque<std::uint32_t>* from = !ready_.empty()    ? &ready_
                                         : !intake_.empty() ? &intake_
@@ -119,6 +120,13 @@ class VirtualThreads final : public Runtime {
       if (from != nullptr) {
         const std::uint32_t task = from->front();
         from->pop_front();
+        // The real twin's carrier makes the virtual thread ready in the
+        // shared queue before it mounts it (a new fiber posted by its
+        // launcher, a resumed one moved there by its dispatcher), and
+        // awakened() wakes an idle carrier for it; this carrier takes it
+        // first, so that carrier finds nothing (unless more is queued) and
+        // sleeps again (CarrierAlgorithm, real/virtual_threads.cpp).
+        if (idle_ > 0) k_.notify_one(idle_q_);
         const MachineProfile& m = k_.machine();
         // A new virtual thread: the intake pop, then its creation (the cost
         // of its first mount and its end included); a resumed one: the
@@ -144,10 +152,13 @@ class VirtualThreads final : public Runtime {
         }
         continue;
       }
-      ++parks_;
+      // A wake that finds nothing waits again within the same park, as the
+      // real carrier's condition wait does (carrier_parks counts parks).
+      if (!woken_for_nothing) ++parks_;
       ++idle_;
       co_await k_.wait(idle_q_);
       --idle_;
+      woken_for_nothing = ready_.empty() && intake_.empty();
     }
   }
 
