@@ -238,6 +238,7 @@ class RunContext {
   void set_origin_now();
   // The anonymous memory (bytes) at the moments the live-thread count first
   // reached a new high, read from on (memory_probe_start); 0 if never read.
+  // Counted are threads that have started, not those about to be created.
   // A thread-per-task run's peak lies mid-run, while threads live, and
   // VmHWM, the only other record of it, follows approximate per-CPU RSS
   // counters (off by up to a batch of pages per CPU); so each new high of
@@ -303,7 +304,11 @@ class RunContext {
 
   std::atomic<int> live_threads_{0};
   std::atomic<int> peak_threads_{0};
-  void probe_memory_at_new_high();  // see memory_probe_peak
+  // Once per thread start (a runtime's thread, a registered or re-entering
+  // library thread): counts it in threads_started_ (thread_left uncounts it) and
+  // reads the memory at a new high of started threads (memory_probe_peak).
+  void probe_memory_at_new_high();
+  std::atomic<int> threads_started_{0};
   std::atomic<bool> probe_on_{false};
   std::atomic<int> probe_live_{0};
   std::atomic<Bytes> probe_peak_{0};

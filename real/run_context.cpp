@@ -185,8 +185,11 @@ Bytes statm_anon_bytes() {
 }  // namespace
 
 void RunContext::probe_memory_at_new_high() {
+  // Threads that have started (their stacks and arenas touched), not those
+  // counted live from just before pthread_create: a burst of creations
+  // would otherwise read its high before most of its threads ran.
+  const int live = threads_started_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!probe_on_.load(std::memory_order_acquire)) return;
-  const int live = live_threads_.load(std::memory_order_relaxed);
   int last = probe_live_.load(std::memory_order_relaxed);
   if (live <= last || (last > 256 && live < last + last / 64)) return;
   if (!probe_live_.compare_exchange_strong(last, live, std::memory_order_relaxed)) return;
@@ -196,7 +199,10 @@ void RunContext::probe_memory_at_new_high() {
   }
 }
 
-void RunContext::thread_left() { live_threads_.fetch_sub(1, std::memory_order_relaxed); }
+void RunContext::thread_left() {
+  live_threads_.fetch_sub(1, std::memory_order_relaxed);
+  threads_started_.fetch_sub(1, std::memory_order_relaxed);
+}
 
 ThreadSlot& RunContext::register_current_thread(std::string name) {
   first_malloc();
@@ -210,6 +216,7 @@ ThreadSlot& RunContext::register_current_thread(std::string name) {
 void RunContext::reenter_current_thread(ThreadSlot& slot) {
   thread_entered();
   tl_slot = &slot;
+  probe_memory_at_new_high();
 }
 
 void RunContext::unregister_current_thread() {
