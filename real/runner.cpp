@@ -27,7 +27,7 @@
 //    more page there): the anonymous pages counted from the page tables
 //    (smaps_rollup) when every task is final but before the backend stops
 //    (its threads' stacks still mapped), less the same count at the
-//    baseline; the exact anonymous count at each new high of live threads
+//    baseline; the exact anonymous count at each new high of started threads
 //    (RunContext::memory_probe_peak: a thread-per-task run's peak lies
 //    mid-run, while its threads live) less RssAnon at the baseline; and
 //    VmHWM read at the same point as the first (approximate: it follows
