@@ -236,17 +236,16 @@ class RunContext {
   // nothing); call on the submitter thread before Backend::stop().
   void ensure_started();
   void set_origin_now();
-  // The anonymous memory (bytes) at the moments the live-thread count first
-  // reached a new high, read from on (memory_probe_start); 0 if never read.
-  // Counted are threads that have started, not those about to be created.
-  // A thread-per-task run's peak lies mid-run, while threads live, and
-  // VmHWM, the only other record of it, follows approximate per-CPU RSS
-  // counters (off by up to a batch of pages per CPU); so each new high of
-  // live threads reads the exact anonymous count (/proc/self/statm, summed
-  // counters since Linux 6.16) from the new thread once its stack and arena
-  // are touched. At most one read per new high, and above 256 threads one
-  // per 1/64 of growth, so a run of N threads reads it at most
-  // 256 + 64 ln(N / 256) times.
+  // The anonymous memory (bytes) at the moments the count of started
+  // threads (their stacks and arenas touched; not those about to be
+  // created) first reached a new high, read from on (memory_probe_start); 0
+  // if never read. A thread-per-task run's peak lies mid-run, while threads
+  // live, and VmHWM, the only other record of it, follows approximate
+  // per-CPU RSS counters (off by up to a batch of pages per CPU); so the
+  // thread that makes each new high reads the exact anonymous count
+  // (/proc/self/statm, summed counters since Linux 6.16). At most one read per new high, and above
+  // 256 threads one per 1/64 of growth, so a run of N threads reads it at most 256 + 64 ln(N / 256)
+  // times.
   void memory_probe_start() { probe_on_.store(true, std::memory_order_release); }
   Bytes memory_probe_peak() const { return probe_peak_.load(std::memory_order_acquire); }
   // Records the submit time (and `intended`, the task's intended arrival)
@@ -310,7 +309,7 @@ class RunContext {
   void probe_memory_at_new_high();
   std::atomic<int> threads_started_{0};
   std::atomic<bool> probe_on_{false};
-  std::atomic<int> probe_live_{0};
+  std::atomic<int> probe_started_{0};  // the started threads at the last read
   std::atomic<Bytes> probe_peak_{0};
   std::atomic<int> running_{0};
 

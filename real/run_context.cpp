@@ -156,12 +156,18 @@ ThreadSlot& RunContext::new_slot(std::string name) {
   return *slot;
 }
 
-void RunContext::thread_entered() {
-  const int now_live = live_threads_.fetch_add(1, std::memory_order_relaxed) + 1;
-  int peak = peak_threads_.load(std::memory_order_relaxed);
-  while (now_live > peak &&
-         !peak_threads_.compare_exchange_weak(peak, now_live, std::memory_order_relaxed)) {
+namespace {
+// An atomic maximum: raises `peak` to `value` unless it is already higher.
+template <class T>
+void raise_to(std::atomic<T>& peak, T value) {
+  T seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_acq_rel)) {
   }
+}
+}  // namespace
+
+void RunContext::thread_entered() {
+  raise_to(peak_threads_, live_threads_.fetch_add(1, std::memory_order_relaxed) + 1);
 }
 
 namespace {
@@ -188,15 +194,12 @@ void RunContext::probe_memory_at_new_high() {
   // Threads that have started (their stacks and arenas touched), not those
   // counted live from just before pthread_create: a burst of creations
   // would otherwise read its high before most of its threads ran.
-  const int live = threads_started_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int started = threads_started_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!probe_on_.load(std::memory_order_acquire)) return;
-  int last = probe_live_.load(std::memory_order_relaxed);
-  if (live <= last || (last > 256 && live < last + last / 64)) return;
-  if (!probe_live_.compare_exchange_strong(last, live, std::memory_order_relaxed)) return;
-  const Bytes anon = statm_anon_bytes();
-  Bytes peak = probe_peak_.load(std::memory_order_relaxed);
-  while (anon > peak && !probe_peak_.compare_exchange_weak(peak, anon, std::memory_order_acq_rel)) {
-  }
+  int last = probe_started_.load(std::memory_order_relaxed);
+  if (started <= last || (last > 256 && started < last + last / 64)) return;
+  if (!probe_started_.compare_exchange_strong(last, started, std::memory_order_relaxed)) return;
+  raise_to(probe_peak_, statm_anon_bytes());
 }
 
 void RunContext::thread_left() {

@@ -626,7 +626,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   r.counters.threads_peak = ctx.peak_threads();
   // The largest of the exact count before the join (pools, loops, carriers:
   // their memory only grows during a run), the exact count at the new highs
-  // of live threads and the high-water mark (a thread-per-task run's peak
+  // of started threads and the high-water mark (a thread-per-task run's peak
   // lies mid-run; see above).
   const Bytes probed = ctx.memory_probe_peak() > 0 ? ctx.memory_probe_peak() - anon0 : 0;
   r.counters.memory_peak =

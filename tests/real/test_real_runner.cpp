@@ -743,7 +743,7 @@ TEST_CASE(
   // 24 threads alive at once for 60 ms, then gone: glibc's cache keeps four
   // of their stacks, so the count before the join sees four and VmHWM
   // (approximate per-CPU counters: up to a batch of pages per CPU) can miss
-  // the rest. The exact count read at each new high of live threads sees
+  // the rest. The exact count read at each new high of started threads sees
   // every stack: each new thread has touched at least its top page (struct
   // pthread, static TLS) and its first frames.
   const Scenario s = scenario(
