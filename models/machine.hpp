@@ -144,6 +144,18 @@ struct MachineProfile {
   // without IRQ and steal time accounting charges all of it (this VM: 1);
   // its group's quota is charged either way (the CPU stays busy).
   double noise_charged = 0;
+  // Kernel work thread exits leave behind (sim/exit_work.hpp, docs/simulator.md
+  // "Kernel work after thread exits"): each exit queues its task's and
+  // stack's freeing behind an RCU grace period (delayed_put_task_struct,
+  // call_rcu). Exits start a grace period when none runs, and exits during
+  // one start the next at its end; the grace-period kthread (rcu_preempt)
+  // runs every rcu_gp_interval of its rcu_gp_length (beyond its runs
+  // without exits). Each run on a CPU that runs a thread preempts it for
+  // kthread_run plus two switches. rcu_gp_length 0 = off (idealised
+  // machines, profiles calibrated before these fields).
+  Duration rcu_gp_length{};
+  Duration rcu_gp_interval{};
+  Duration kthread_run{};
   // The work loop that executes `cpu` phases on hardware (real/cpu_work.hpp):
   // thread CPU time of kWorkLoopUnits (2^20) iterations. The real runner
   // sizes phases with it and checks the machine's speed against it

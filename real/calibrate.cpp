@@ -269,6 +269,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   // The experiments above pinned this thread; the spinners take every CPU.
   unpin_self(cpus);
   for (Measurement& m : measure_noise(noise_window)) ms.push_back(std::move(m));
+  step("kernel threads' work after thread exits (spinners on every CPU)");
+  for (Measurement& m : measure_exit_work(cpus)) ms.push_back(std::move(m));
   preempt_idle_block("a lone spinner's preemptions (3 of 3)");
   if (!preempt_idle.empty()) ms.push_back(median_of_blocks(preempt_idle));
   {  // CFS bandwidth slice: a kernel setting, read (5 ms where the file is absent)

@@ -12,6 +12,7 @@
 //                                stack_unmap, tlb_shootdown
 //   calibrate_runtime_costs.cpp  queue_handover, fiber_create, fiber_switch,
 //                                timer_arm
+//   calibrate_exits.cpp          rcu_gp_length, rcu_gp_interval, kthread_run
 //   calibrate_memory.cpp         malloc_arena, malloc_arenas_per_cpu,
 //                                runtime_touch, fiber_touch, loop_task_touch,
 //                                tbb_arena, tbb_worker, tbb_task,
@@ -33,6 +34,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -125,6 +127,33 @@ std::vector<Measurement> measure_noise(Duration window);
 // One block of noise_preempt_idle: a lone spinner for `window`, the other
 // CPUs idle (the calibration takes the median of three, spread out).
 Measurement measure_noise_preempt_idle(Duration window);
+
+// calibrate_exits.cpp: the kernel work thread exits leave behind
+// (sim/exit_work.hpp): rcu_gp_length, rcu_gp_interval, kthread_run.
+// Spinners on every CPU; about 2.2 s.
+enum class KthreadClass { rcu_gp, kworker, other };
+// rcu_preempt / rcu_sched, kworker/..., anything else.
+KthreadClass kthread_class(std::string_view comm);
+// One /proc/<pid>/stat line: true for a kernel thread (PF_KTHREAD), its
+// name in `comm`.
+bool parse_kthread_stat(std::string_view stat, std::string& comm);
+// Runs and CPU nanoseconds (schedstat) summed over each class's threads.
+struct KthreadRuns {
+  double gp_runs = 0, gp_ns = 0, kw_runs = 0, kw_ns = 0;
+  KthreadRuns operator-(const KthreadRuns& o) const {
+    return {gp_runs - o.gp_runs, gp_ns - o.gp_ns, kw_runs - o.kw_runs, kw_ns - o.kw_ns};
+  }
+};
+KthreadRuns read_kthread_runs();
+// What the three phases counted (calibrate_exits.cpp's design comment).
+struct ExitWorkPhases {
+  KthreadRuns base, sparse, batch;
+  double base_s = 0, sparse_s = 0, batch_s = 0;
+  int sparse_exits = 0, batches = 0, batch_size = 0;
+  double batch_vfrees = 0;  // the batches' kernel stacks beyond the CPU's cache (reported)
+};
+std::vector<Measurement> exit_work_fields(const ExitWorkPhases& p);
+std::vector<Measurement> measure_exit_work(int cpus);
 
 std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost);
 std::pair<Measurement, Measurement> measure_stacks(int rounds);

@@ -20,6 +20,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
       newidle_rng_(Rng::derive(opt.seed, 0x6e6577696466ULL)),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
+  xw_.on = ExitWork::enabled(m_);
   set_thread_stack(0);
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
   if (m_.tick < Duration{0}) throw std::invalid_argument("machine.tick must not be negative");
@@ -1595,6 +1596,9 @@ void Kernel::do_exit(Cpu& c) {
   // finish_task_switch -> put_task_stack: the dead thread's kernel stack goes
   // to this CPU's cache while it has room (else vfree).
   if (c.kstacks < m_.kstack_cache) ++c.kstacks;
+  // Its task freed after an RCU grace period: the kernel's threads' work
+  // (sim/exit_work.hpp).
+  if (id != 0) exit_work_note();
   ++exits_unreused_;  // its task's memory, for the next creation
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);
@@ -1791,6 +1795,9 @@ void Kernel::finish(RunResult& r) {
     k.burst_periods = st.nr_bursts;
     k.burst_time = st.burst_time;
   }
+  // Kernel threads' runs after exits that took a CPU from a thread (only
+  // with the mechanism on: sim/exit_work.hpp).
+  if (xw_.on) r.extra["exit_kthread_preemptions"] = static_cast<double>(xw_.runs);
   r.threads_series = threads_series_.take();
   r.runnable_series = runnable_series_.take();
   if (trace_) r.trace = std::move(tr_);

@@ -169,6 +169,10 @@
 //   (Cpu::stall_until) no thread on it progresses (account and arm skip the
 //   stall), its slice end moves by as much, and an interruption that was a
 //   switch to another task counts as the thread's involuntary switch.
+// - Kernel work after thread exits (sim/exit_work.hpp; profile rcu_gp_length,
+//   rcu_gp_interval, kthread_run): exits start RCU grace periods, whose
+//   kthread's runs on a CPU running a thread stall it as noise does and
+//   count as its involuntary switches.
 // - limits.cpuset: only the listed CPUs exist for the scenario.
 // - Memory (memory_peak, as the real runner measures it: anonymous memory
 //   added after the main thread started): stack_touch per live thread other
@@ -224,6 +228,7 @@
 #include "sim/co.hpp"
 #include "sim/cpu_mask.hpp"
 #include "sim/engine.hpp"
+#include "sim/exit_work.hpp"
 #include "sim/group_share.hpp"
 #include "sim/newidle.hpp"
 #include "sim/noise.hpp"
@@ -702,6 +707,15 @@ class Kernel {
   static void on_timer(void* self, std::uint64_t thread);
   static void on_bandwidth(void* self, int cpu, bool throttle);
   static void on_noise(void* self, std::uint64_t cpu);
+  // Kernel work after exits (sim/exit_work.hpp; exit_work.cpp): an exit
+  // queues its task's freeing behind a grace period; the grace period's
+  // kthread runs and its end; a kernel thread's run taking CPU `cpu` from
+  // the thread running there, if any.
+  void exit_work_note();
+  void exit_work_start_gp();
+  static void on_gp_run(void* self, std::uint64_t);
+  static void on_gp_end(void* self, std::uint64_t);
+  void kthread_takes(int cpu);
   void timer_interrupt(Cpu& tc, int dest);
   static void on_group_share(void* self, int cpu, bool run);
   static int group_runnable_on(const void* self, int cpu);
@@ -823,6 +837,7 @@ class Kernel {
   int running_cpus_ = 0;           // CPUs in CpuState::running (set_cpu_state)
   MachineProfile m_;
   NoiseSource noise_;
+  ExitWork xw_;  // kernel work after exits (sim/exit_work.hpp)
   std::vector<Cpu> cpus_;
   // CPUs by load (queued + current): level 0 is the idle mask.
   LevelIndex load_idx_;

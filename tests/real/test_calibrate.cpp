@@ -285,3 +285,64 @@ TEST_CASE("calibrate.fresh: forked children report each creation after the first
     CHECK(samples[i].cost > 0);
   }
 }
+
+TEST_CASE("calibrate.exits: /proc/<pid>/stat lines name kernel threads by their PF_KTHREAD flag",
+          "[real][calibrate]") {
+  using real::calib::KthreadClass;
+  std::string comm;
+  // flags 0x208040 (PF_KTHREAD | PF_WQ_WORKER | ...), a name with a '/'.
+  CHECK(real::calib::parse_kthread_stat(
+      "35 (kworker/u8:1-kvfree_rcu_reclaim) I 2 0 0 0 -1 2129984 0 0 0 0 0 1 0 0", comm));
+  CHECK(comm == "kworker/u8:1-kvfree_rcu_reclaim");
+  CHECK(real::calib::kthread_class(comm) == KthreadClass::kworker);
+  CHECK(real::calib::parse_kthread_stat("15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0", comm));
+  CHECK(real::calib::kthread_class(comm) == KthreadClass::rcu_gp);
+  // A process whose name holds a parenthesis and a space: the last ')' ends
+  // it; flags 4194560 without PF_KTHREAD.
+  CHECK_FALSE(real::calib::parse_kthread_stat("812 (a) b (c) S 1 812 812 0 -1 4194560 0 0", comm));
+  CHECK(comm == "a) b (c");
+  CHECK(real::calib::kthread_class("ksoftirqd/0") == KthreadClass::other);
+  CHECK(real::calib::kthread_class("rcu_sched") == KthreadClass::rcu_gp);
+  CHECK_FALSE(real::calib::parse_kthread_stat("garbage", comm));
+}
+
+TEST_CASE(
+    "calibrate.exits: the grace period's runs, interval and run cost beyond the rates without "
+    "exits",
+    "[real][calibrate]") {
+  real::calib::ExitWorkPhases p;
+  p.base = {5, 50'000, 4, 0};  // 0.5 s: 10 kthread runs a second of 10 us
+  p.base_s = 0.5;
+  p.sparse = {33, 0, 0, 0};  // 0.9 s: 9 of its own, 6 exits x 4
+  p.sparse_s = 0.9;
+  p.sparse_exits = 6;
+  p.batch = {96, 780'000, 0, 0};  // 0.6 s: 6 of its own, 90 more of 8 us
+  p.batch_s = 0.6;
+  p.batches = 120;
+  p.batch_size = 4;
+  const std::vector<real::Measurement> ms = real::calib::exit_work_fields(p);
+  REQUIRE(ms.size() == 3);
+  CHECK(ms[0].field == "rcu_gp_length");
+  CHECK(ms[0].median == Approx(4 * 0.6 / 90));
+  CHECK(ms[1].field == "rcu_gp_interval");
+  CHECK(ms[1].median == Approx(0.6 / 90));
+  CHECK(ms[2].field == "kthread_run");
+  CHECK(ms[2].median == Approx(8e-6));
+  // No extra runs in the batches: no interval, no length (the mechanism off).
+  p.batch = {6, 60'000, 0, 0};
+  for (const real::Measurement& m : real::calib::exit_work_fields(p)) CHECK(m.median == 0.0);
+}
+
+TEST_CASE("calibrate.exits: the kernel's RCU grace-period thread is found and has run",
+          "[real][calibrate]") {
+  // Inside a container that hides the host's kernel threads, /proc has none.
+  std::ifstream kthreadd("/proc/2/stat");
+  std::string line, comm;
+  if (!std::getline(kthreadd, line) || !real::calib::parse_kthread_stat(line, comm)) {
+    WARN("no kernel threads visible in /proc: not checked");
+    return;
+  }
+  const real::calib::KthreadRuns k = real::calib::read_kthread_runs();
+  CHECK(k.gp_runs > 0);
+  CHECK(k.gp_ns > 0);
+}

@@ -57,14 +57,14 @@ std::vector<fs::path> golden_scenarios() {
 
 TEST_CASE(
     "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
-    "resources, a pool on a machine with interrupt costs and one with the proportional newidle "
-    "balance",
+    "resources, a pool on a machine with interrupt costs, one with the proportional newidle "
+    "balance and threads whose exits leave kernel work",
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
-  CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "graph", "injecting-pool",
-                                          "newidle", "pool-io", "pool", "quota",
+  CHECK(names == std::vector<std::string>{"asio-pool", "event-loop", "exit-work", "graph",
+                                          "injecting-pool", "newidle", "pool-io", "pool", "quota",
                                           "resources-virtual-threads", "resources", "tbb",
                                           "thread-per-task", "virtual-threads", "work-stealing"});
 }
