@@ -124,8 +124,8 @@ void register_validate(CLI::App& app, std::function<int()>& action) {
                     << printable(s.machine.name) << "' (" << s.machine.cores << " cores)\n";
         if (!cf.quiet && prediction.draws > 1)
           std::cout << "predicted: the mean of " << prediction.draws
-                    << " simulations that differ only in the machine's draw (noise, period "
-                       "phase, newidle dice)\n";
+                    << " simulations that differ only in the machine's draw (noise, tick and "
+                       "period phases, newidle dice)\n";
         if (!cf.quiet) std::cout << "\n";
         std::cout << validate::comparison_table(cmp) << validate::warnings_text(warnings)
                   << validate::speed_lines(measured)

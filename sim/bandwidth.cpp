@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/tick_grid.hpp"
+
 namespace poolsim::sim {
 
 Bandwidth::Bandwidth(Engine& engine, const BandwidthParams& p, int cpus, Hook hook, void* ctx)
@@ -77,7 +79,7 @@ void Bandwidth::arm_check(int cpu) {
   engine_.cancel(c.check);
   std::int64_t at = c.since.count() + std::max<std::int64_t>(0, c.remaining.count());
   const std::int64_t tick = p_.tick.count();
-  if (tick > 0) at = (at + tick - 1) / tick * tick;
+  if (tick > 0) at = tick_grid_ceil(Duration{at}, p_.tick, p_.tick_offset).count();
   c.check = engine_.at_lane(lane0_ + static_cast<std::uint32_t>(cpu), at, &Bandwidth::on_check,
                             this, static_cast<std::uint64_t>(cpu));
 }

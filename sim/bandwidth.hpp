@@ -93,11 +93,12 @@ inline constexpr Duration kMinBandwidthExpiration =
     std::chrono::milliseconds(2);  // min_bandwidth_expiration
 
 struct BandwidthParams {
-  Duration quota{};   // runtime per period (limits.cpus * period)
-  Duration period{};  // limits.period
-  Duration burst{};   // limits.burst: how much unused quota may accumulate
-  Duration slice{};   // machine cfs_bandwidth_slice (sched_cfs_bandwidth_slice_us)
-  Duration tick{};    // machine tick: when a running CPU accounts; 0 = continuously
+  Duration quota{};        // runtime per period (limits.cpus * period)
+  Duration period{};       // limits.period
+  Duration burst{};        // limits.burst: how much unused quota may accumulate
+  Duration slice{};        // machine cfs_bandwidth_slice (sched_cfs_bandwidth_slice_us)
+  Duration tick{};         // machine tick: when a running CPU accounts; 0 = continuously
+  Duration tick_offset{};  // the ticks fall at tick_offset + k x tick (sim/tick_grid.hpp)
   // How far into a period the group's timer already was when the run
   // started, in [0, period): the grid's phase against the workload, which
   // on a machine is whatever the moment of the group's set-up made it.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/tick_grid.hpp"
+
 namespace poolsim::sim {
 
 namespace {
@@ -73,7 +75,7 @@ void GroupShare::charge(Cpu& c) {
       if (tick <= 0) {
         while (c.vn >= c.dn) c.dn += vslice(c.wn);
       } else {
-        const Duration last{now.count() / tick * tick};
+        const Duration last = tick_grid_floor(now, p_.tick, p_.tick_offset);
         if (last >= from) {
           const Duration v_last = v0 + (last - from) * kNice0Load / c.wn;
           if (v_last >= c.dn) c.dn = v_last + vslice(c.wn);
@@ -128,7 +130,7 @@ void GroupShare::arm(int cpu) {
   std::int64_t at = engine_.now().count() +
                     std::max<std::int64_t>(0, (left.count() * w + kNice0Load - 1) / kNice0Load);
   const std::int64_t tick = p_.tick.count();
-  if (tick > 0) at = (at + tick - 1) / tick * tick;
+  if (tick > 0) at = tick_grid_ceil(Duration{at}, p_.tick, p_.tick_offset).count();
   c.ev = engine_.at_lane(lane0_ + static_cast<std::uint32_t>(cpu), at, &GroupShare::on_tick, this,
                          static_cast<std::uint64_t>(cpu));
 }

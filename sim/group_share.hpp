@@ -67,6 +67,7 @@ struct GroupShareParams {
   int neighbour_threads = 1;    // its CPU-bound threads
   Duration slice{};             // machine slice (the base slice)
   Duration tick{};              // machine tick; 0 = decisions at the deadline itself
+  Duration tick_offset{};       // the ticks fall at tick_offset + k x tick (sim/tick_grid.hpp)
 };
 
 class GroupShare {

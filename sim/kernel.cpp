@@ -20,6 +20,11 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
       newidle_rng_(Rng::derive(opt.seed, 0x6e6577696466ULL)),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
+  if (m_.tick > Duration{0})
+    tick_offset_ =
+        std::min(m_.tick - Duration{1},
+                 Duration{static_cast<std::int64_t>(std::clamp(opt.tick_phase, 0.0, 1.0) *
+                                                    static_cast<double>(m_.tick.count()))});
   xw_.on = ExitWork::enabled(m_);
   set_thread_stack(0);
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
@@ -38,8 +43,9 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));  // c.ev, one per CPU
   if (noise_.on()) noise_lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));
   if (limits.neighbour) {
-    const GroupShareParams gp{limits.shares, limits.neighbour->shares, limits.neighbour->threads,
-                              m_.slice, m_.tick};
+    const GroupShareParams gp{
+        limits.shares, limits.neighbour->shares, limits.neighbour->threads, m_.slice, m_.tick,
+        tick_offset_};
     gs_ = std::make_unique<GroupShare>(engine_, gp, cpu_count(), &Kernel::on_group_share,
                                        &Kernel::group_runnable_on, this);
     for (int i = 0; i < cpu_count(); ++i) {
@@ -55,6 +61,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
         limits.burst,
         m_.cfs_bandwidth_slice,
         m_.tick,
+        tick_offset_,
         std::min(limits.period - Duration{1},
                  Duration{static_cast<std::int64_t>(opt.period_phase *
                                                     static_cast<double>(limits.period.count()))})};
@@ -919,8 +926,7 @@ void Kernel::note_update(Cpu& c) {
 Duration Kernel::stale_avg_vruntime(const Cpu& c) const {
   if (!has_curr(c)) return avg_vruntime(c);
   const Duration v = threads_[c.curr].vruntime;
-  const Duration tick = m_.tick;
-  const Duration last_tick = tick > Duration{0} ? (now() / tick) * tick : now();
+  const Duration last_tick = last_tick_at(now());
   const Duration stale =
       last_tick <= c.upd_at ? c.upd_v : std::max(c.upd_v, v - (now() - last_tick));
   return avg_vruntime_with(c, std::min(stale, v));
@@ -1107,7 +1113,7 @@ constexpr int kCacheNiceTries = 1;
 // (tick 0, the idealised tickless model): no periodic balance.
 void Kernel::nohz_kick() {
   if (m_.tick <= Duration{0} || engine_.pending(nohz_ev_) || load_idx_.first_from(0, 0) < 0) return;
-  const Duration next_tick = (now() / m_.tick + 1) * m_.tick;
+  const Duration next_tick = last_tick_at(now()) + m_.tick;
   nohz_ev_ =
       engine_.at(next_tick + m_.wakeup_latency + m_.idle_exit, &Kernel::on_nohz_balance, this, 0);
 }
@@ -1210,7 +1216,13 @@ bool Kernel::pull(Cpu& c, bool periodic) {
 Duration Kernel::round_to_tick(Duration t) const {
   const Duration tick = m_.tick;
   if (tick <= Duration{0}) return t;
-  return ((t + tick - Duration{1}) / tick) * tick;
+  return tick_grid_ceil(t, tick, tick_offset_);
+}
+
+Duration Kernel::last_tick_at(Duration t) const {
+  const Duration tick = m_.tick;
+  if (tick <= Duration{0}) return t;
+  return tick_grid_floor(t, tick, tick_offset_);
 }
 
 void Kernel::account(Cpu& c) {

@@ -234,6 +234,7 @@
 #include "sim/noise.hpp"
 #include "sim/run_queue.hpp"
 #include "sim/step_series.hpp"
+#include "sim/tick_grid.hpp"
 
 namespace poolsim::sim {
 
@@ -309,6 +310,10 @@ struct KernelOptions {
   // The CFS period grid's phase against the run's start, as a fraction of
   // the period in [0, 1) (BandwidthParams::phase).
   double period_phase = 0;
+  // The scheduler tick's phase against the run's start, as a fraction of
+  // the tick in [0, 1): the ticks fall at phase x tick + k x tick. On a
+  // machine the run starts at an arbitrary point between two ticks.
+  double tick_phase = 0;
 };
 
 class Kernel {
@@ -322,6 +327,8 @@ class Kernel {
   Engine& engine() { return engine_; }
   Duration now() const { return engine_.now(); }
   const MachineProfile& machine() const { return m_; }
+  // The first tick after t = 0 (the ticks fall at tick_offset() + k x tick).
+  Duration tick_offset() const { return tick_offset_; }
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
   // What mapping a new stack costs the current thread now: stack_map, plus
   // stack_map_remote while another CPU is busy (a thread of the process or
@@ -725,7 +732,10 @@ class Kernel {
   void update_min_vruntime(Cpu& c);
   void arm(Cpu& c);
   void refresh_slice(Cpu& c);
+  // The first tick at or after `t`; the last at or before it (tick_offset_
+  // + k x tick; `t` itself without a tick).
   Duration round_to_tick(Duration t) const;
+  Duration last_tick_at(Duration t) const;
   bool yield_switches(Cpu& c);
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
@@ -833,6 +843,7 @@ class Kernel {
   Engine& engine_;
   EventId nohz_ev_;                // the next nohz idle balance (nohz_kick)
   std::uint32_t lane0_ = 0;        // the engine's lane of CPU 0 (CPU i's event: lane0_ + i)
+  Duration tick_offset_{0};        // the first tick after t = 0 (KernelOptions::tick_phase), < tick
   std::uint32_t noise_lane0_ = 0;  // the same for the CPUs' noise_ev (with noise on)
   int running_cpus_ = 0;           // CPUs in CpuState::running (set_cpu_state)
   MachineProfile m_;

@@ -135,10 +135,13 @@ class MmapLock {
     return true;
   }
   // time_after(jiffies, waiter->timeout), timeout = jiffies + 1 at the
-  // queueing: two tick boundaries passed (4 ms where the profile has no tick).
+  // queueing: two tick boundaries passed (4 ms where the profile has no
+  // tick), the ticks at the kernel's phase (Kernel::tick_offset).
   bool timed_out(const Waiter& w) const {
-    const std::int64_t jiffy = k_.machine().tick.count() > 0 ? k_.machine().tick.count() : 4000000;
-    return k_.now().count() / jiffy > w.since.count() / jiffy + 1;
+    const bool ticks = k_.machine().tick.count() > 0;
+    const Duration jiffy = ticks ? k_.machine().tick : Duration{4000000};
+    const Duration off = ticks ? k_.tick_offset() : Duration{0};
+    return tick_grid_floor(k_.now(), jiffy, off) > tick_grid_floor(w.since, jiffy, off) + jiffy;
   }
   // rwsem_mark_wake(RWSEM_WAKE_ANY) once nobody holds the lock: the first
   // writer woken, or every queued reader granted.

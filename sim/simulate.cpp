@@ -95,6 +95,12 @@ std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw) {
   return draw == 0 ? seed : Rng::derive(seed, kNoiseDrawBase + draw).next();
 }
 
+double draw_tick_phase(std::uint64_t draw) {
+  constexpr double kSilver = 0.4142135623730950;  // sqrt(2) - 1
+  const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * kSilver;
+  return x - std::floor(x);
+}
+
 double draw_phase(std::uint64_t draw) {
   constexpr double kGolden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
   const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * kGolden;
@@ -106,7 +112,8 @@ RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) 
     throw std::logic_error("sim::simulate: this scenario cannot run from a task stream");
   Engine engine;
   Kernel kernel(engine, s.machine, s.limits,
-                KernelOptions{opt.trace, noise_seed(s.seed, opt.draw), draw_phase(opt.draw)});
+                KernelOptions{opt.trace, noise_seed(s.seed, opt.draw), draw_phase(opt.draw),
+                              draw_tick_phase(opt.draw)});
   kernel.set_thread_stack(s.backend.stack);
   Driver driver(kernel, s, w, DriverOptions{opt.records, opt.quantiles});
   const SimContext ctx{kernel, driver, s, w};

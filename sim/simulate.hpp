@@ -52,7 +52,8 @@ struct SimOptions {
 };
 
 // Whether draws of `s` differ at all: OS noise, a quota's period phase or
-// the newidle balance's dice. Without any, every draw is draw 0.
+// the newidle balance's dice. Without any, every draw is draw 0 (whose
+// tick phase is 0 too: an idealised machine's ticks start with the run).
 bool draws_differ(const Scenario& s);
 
 // The seed the kernel's noise streams derive from in draw `draw` of `seed`.
@@ -61,6 +62,10 @@ std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw);
 // golden-ratio (Weyl) sequence frac(k * 0.618...), so that the first N draws
 // of any N spread evenly over the period (0, 0.618, 0.236, 0.854, ...).
 double draw_phase(std::uint64_t draw);
+// The tick's phase in draw `draw`, a fraction of the tick: frac(k x
+// (sqrt(2) - 1)), another Weyl sequence (0, 0.414, 0.828, 0.243, ...), so
+// that it does not move in step with the period's phase.
+double draw_tick_phase(std::uint64_t draw);
 
 // A run that passed its event budget (Scenario::run.max_events): thrown by
 // simulate(), exit 3 in the CLI.

@@ -614,3 +614,24 @@ TEST_CASE(
   CHECK(pulled_on > 35);
   CHECK(pulled_on < 65);
 }
+
+TEST_CASE("kernel.tick_phase: a draw's ticks fall at its phase of the tick plus whole ticks",
+          "[sim][kernel][tick]") {
+  // One CPU, 3 ms slices, a 4 ms tick, two CPU-bound workers: the first
+  // worker's first slice is half a slice (a new thread's deadline,
+  // PLACE_DEADLINE_INITIAL), so the second starts at the first tick after
+  // 1.5 ms. Draw 0's ticks fall at 4 ms steps from the start: 4 ms. Draw
+  // 1's are shifted by its phase, frac(sqrt(2) - 1) of a tick: 1,656,854 ns.
+  const Scenario s = pool_scenario(zero_machine(1, 3ms, 4ms), 2);
+  const Workload w = batch(2, 10ms);
+  sim::SimOptions o;
+  const RunResult r0 = sim::simulate(s, w, o);
+  CHECK(r0.records[1].start == 4ms);
+  o.draw = 1;
+  const RunResult r1 = sim::simulate(s, w, o);
+  CHECK(sim::draw_tick_phase(1) == Approx(0.41421356));
+  CHECK(r1.records[1].start == Duration{1'656'854});
+  // Then 4 ms turns from there; the work is the same: both end by 20 ms.
+  CHECK(makespan(r0) == Approx(0.020));
+  CHECK(makespan(r1) == Approx(0.020));
+}
