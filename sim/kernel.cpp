@@ -426,10 +426,14 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
   // on the waker's CPU while that CPU is lightly used and nothing is queued
-  // there, even when another CPU is idle. A timer wake counts the CPU whose
-  // timer fired (the sleeper's last) as its waker's.
+  // there, instead of waking the idle CPU the thread would go to; a thread
+  // whose CPU is busy is left there (the packing spares an idle CPU, or
+  // nothing). A timer wake counts the CPU whose timer fired (the sleeper's
+  // last) as its waker's.
   const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
-  if (!t.delayed && pack_cpu >= 0 && c != pack_cpu && packs_wakes_onto(pack_cpu)) c = pack_cpu;
+  if (!t.delayed && pack_cpu >= 0 && c != pack_cpu &&
+      cpu_idle(cpus_[static_cast<std::size_t>(c)]) && packs_wakes_onto(pack_cpu))
+    c = pack_cpu;
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
   if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
