@@ -222,8 +222,9 @@ inline constexpr MachineField kMachineFields[] = {
      "extra for mapping a new stack while another CPU is busy (creator)",
      "the stack_map pairs while a thread of the process spins on CPU 1, minus stack_map"},
     {"wake_pack_util", &MachineProfile::wake_pack_util, FieldPresence::from_default, kFractionRange,
-     "the waker's CPU utilization below which a woken thread is kept on the waker's CPU, "
-     "when nothing is queued there (a timer wake: the timer's CPU; 0 = mainline)",
+     "the waker's CPU utilization below which a woken thread that would wake an idle CPU is "
+     "kept on the waker's CPU, when nothing is queued there (a timer wake: the timer's CPU; 0 = "
+     "mainline)",
      "where most wakes stop running on the waker's CPU as a load thread keeps it 0-90% busy"},
     {"fork_pack_util", &MachineProfile::fork_pack_util, FieldPresence::from_default, kFractionRange,
      "the creator's CPU utilization below which a new thread starts on the creator's CPU, "

@@ -344,16 +344,22 @@ TEST_CASE(
   // Each thread's ThreadSlot (~100 bytes) was allocated as the thread
   // started, in its malloc arena, and kept: 3,000 of these tasks read
   // 376 KiB against 72 KiB for 200 (2026-12-02).
-  const auto peak = [](int count) {
-    return memory_peak_of(poisson_run(count, "{cpu: 20us}", "{kind: thread-per-task}"));
-  };
-  const long long brief = peak(200), long_run = peak(3000);
-  INFO("memory_peak 200 tasks " << brief << " B, 3000 tasks " << long_run << " B");
+  const RunResult b = poisson_run(200, "{cpu: 20us}", "{kind: thread-per-task}");
+  const RunResult l = poisson_run(3000, "{cpu: 20us}", "{kind: thread-per-task}");
+  const long long brief = memory_peak_of(b), long_run = memory_peak_of(l);
+  // memory_peak is read at the peak of live threads (runner.memory above):
+  // on a loaded machine more of the long run's threads may be alive at once,
+  // each with its touched stack; at most 24 KiB each is allowed for them.
+  const long long more_alive =
+      std::max<long long>(0, l.counters.threads_peak - b.counters.threads_peak);
+  INFO("memory_peak 200 tasks " << brief << " B (" << b.counters.threads_peak
+                                << " threads alive at most), 3000 tasks " << long_run << " B ("
+                                << l.counters.threads_peak << ")");
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   return;  // quarantined frees grow the heap with the tasks (see above)
 #endif
   // 2,800 more threads at ~100 bytes each would add ~270 KiB.
-  REQUIRE(long_run - brief < 96 * 1024);
+  REQUIRE(long_run - brief < 96 * 1024 + more_alive * 24 * 1024);
 }
 
 TEST_CASE(
