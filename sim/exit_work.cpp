@@ -42,11 +42,9 @@ void Kernel::on_gp_run(void* self, std::uint64_t) {
   if (cpu < 0) return;  // on a CPU outside the cpuset: nothing of the scenario's there
   if (k.cpus_[static_cast<std::size_t>(cpu)].state != CpuState::running) return;
   if (k.machine_cpu_idle(cpu) && !k.packs_wakes_onto(cpu)) {
-    int to = -1;  // no idle CPU of the scenario's: one outside its cpuset
-    for (std::size_t i = 0; i < k.cpus_.size() && to < 0; ++i)
-      if (static_cast<int>(i) != cpu && k.cpus_[i].state == CpuState::idle && !k.cpus_[i].foreign)
-        to = static_cast<int>(i);
-    k.xw_.gp_cpu = to;
+    // An idle CPU of the scenario's (the load index's idle level, as wake-up
+    // placement finds one), else one outside its cpuset (-1).
+    k.xw_.gp_cpu = k.load_idx_.first_from(0, (cpu + 1) % k.cpu_count());
     return;
   }
   k.kthread_takes(cpu);
@@ -69,14 +67,8 @@ void Kernel::kthread_takes(int idx) {
   Cpu& c = cpus_[static_cast<std::size_t>(idx)];
   if (c.state != CpuState::running) return;
   account(c);
-  const Duration stolen = m_.kthread_run + 2 * m_.switch_cost;
-  const Duration from = std::max(now(), c.stall_until);
-  c.stall_until = from + stolen;
-  c.slice_end += stolen;
-  c.protect_end += stolen;
-  ++threads_[c.curr].nivcsw;
   ++xw_.runs;
-  arm(c);
+  stall(c, m_.kthread_run + 2 * m_.switch_cost, true);
 }
 
 }  // namespace poolsim::sim

@@ -595,14 +595,22 @@ void Kernel::on_noise(void* self, std::uint64_t arg) {
   // every CPU were busy (noise_preempt).
   const bool spared = k.machine_cpu_idle(idx) && !k.packs_wakes_onto(idx);
   const Interruption i = k.noise_.draw(idx, spared);
-  const Duration from = std::max(k.now(), c.stall_until);
-  c.stall_until = from + i.stolen;
-  c.slice_end += i.stolen;
-  c.protect_end += i.stolen;
-  if (i.preempts) ++k.threads_[c.curr].nivcsw;
-  k.arm(c);
+  k.stall(c, i.stolen, i.preempts);
   c.noise_ev = k.engine_.after_lane(k.noise_lane0_ + static_cast<std::uint32_t>(idx),
                                     k.noise_.next_gap(idx), &Kernel::on_noise, self, arg);
+}
+
+// Something else takes running CPU `c` for `stolen` (accounted up to now):
+// no thread there progresses meanwhile, its slice and protection end that
+// much later, and `preempts` (a switch to another task) counts as the
+// running thread's involuntary switch.
+void Kernel::stall(Cpu& c, Duration stolen, bool preempts) {
+  const Duration from = std::max(now(), c.stall_until);
+  c.stall_until = from + stolen;
+  c.slice_end += stolen;
+  c.protect_end += stolen;
+  if (preempts) ++threads_[c.curr].nivcsw;
+  arm(c);
 }
 
 // The interrupt of a sleeper's timer on CPU `tc` (the sleeper's last),

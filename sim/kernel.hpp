@@ -723,6 +723,9 @@ class Kernel {
   static void on_gp_run(void* self, std::uint64_t);
   static void on_gp_end(void* self, std::uint64_t);
   void kthread_takes(int cpu);
+  // OS noise and kernel threads: CPU `c`'s running thread stalls for
+  // `stolen`, an involuntary switch when `preempts` (call after account()).
+  void stall(Cpu& c, Duration stolen, bool preempts);
   void timer_interrupt(Cpu& tc, int dest);
   static void on_group_share(void* self, int cpu, bool run);
   static int group_runnable_on(const void* self, int cpu);

@@ -95,17 +95,21 @@ std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw) {
   return draw == 0 ? seed : Rng::derive(seed, kNoiseDrawBase + draw).next();
 }
 
-double draw_tick_phase(std::uint64_t draw) {
-  constexpr double kSilver = 0.4142135623730950;  // sqrt(2) - 1
-  const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * kSilver;
+namespace {
+// frac(draw x alpha): a Weyl sequence, whose first N terms spread evenly.
+double weyl(std::uint64_t draw, double alpha) {
+  const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * alpha;
   return x - std::floor(x);
 }
+}  // namespace
+
+double draw_tick_phase(std::uint64_t draw) {
+  return weyl(draw, 0.4142135623730950);
+}  // sqrt(2) - 1
 
 double draw_phase(std::uint64_t draw) {
-  constexpr double kGolden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
-  const double x = static_cast<double>(draw % (std::uint64_t{1} << 32)) * kGolden;
-  return x - std::floor(x);
-}
+  return weyl(draw, 0.6180339887498949);
+}  // (sqrt(5) - 1) / 2
 
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
   if (w.streamed() && !can_stream(s))
