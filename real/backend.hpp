@@ -255,6 +255,9 @@ class RunContext {
   void schedule_submit(std::uint32_t task, Duration due);
   // Drives the arrivals until every task is finalized (real/submitter.cpp).
   void drive_arrivals();
+  // Before the origin: brings into the cache the runner's own state of the
+  // tasks handed over at t = 0 (real/submitter.cpp).
+  void warm_first_wave();
   bool all_done() const;
   std::vector<TaskRecord>& records() { return records_; }
   // Snapshot of the slots' spans and names into a Trace (after stop()).
@@ -291,6 +294,7 @@ class RunContext {
   Duration origin_{};
 
   std::vector<TaskRecord> records_;
+  unsigned warm_sink_ = 0;  // keeps warm_first_wave's reads
   std::unique_ptr<std::mutex[]> locks_;
   ResourceTable resources_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;  // finalized once

@@ -588,6 +588,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // walks the child's threads and took 33-167 us here, which at the origin
   // delayed the first hand-over by as much.
   const Usage u0 = usage(RUSAGE_SELF);
+  ctx.warm_first_wave();
   ctx.set_origin_now();
   ctx.memory_probe_start();
   sampler.begin();
