@@ -246,6 +246,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   for (Measurement& m : measure_thread_start(10 * scale, cpus)) ms.push_back(std::move(m));
   step("creations no exit made room for");
   const std::vector<FreshCreation> fresh = measure_fresh_creations(10 * scale, cpus, reserve_bytes);
+  step("the run's first creation");
+  ms.push_back(measure_first_creation(12 * scale));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   ms.push_back(measure_fork_packing(cpus, 60 * scale));

@@ -174,12 +174,21 @@ struct FreshCreation {
   bool remote = false;
 };
 std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double reserve);
-// thread_create_fresh from those: the mean over creations of the cost less
-// the model's other parts of it (thread_create, stack_map, kstack_alloc from
-// the third creation of the child on, the creator's CPU caching two kernel
-// stacks, wake_ipi for a start on the other, idle, CPU).
+// thread_create_fresh from those: each creation's cost less the model's
+// other parts of it (thread_create, stack_map, kstack_alloc from the third
+// creation of the child on, the creator's CPU caching two kernel stacks,
+// wake_ipi for a start on the other, idle, CPU), the mean over the
+// creations after each child's first measured one (that one is the run's
+// first, thread_create_first's); never negative.
 Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,
                                  double stack_map, double kstack_alloc, double wake_ipi);
+// thread_create_first: the runner itself (run_scenario: forked children,
+// their sampler, the origin) runs the real pool of 2 workers on CPU 0 alone
+// (limits.cpuset), a batch of 3 empty tasks: the submitter's first two
+// hand-overs each create a worker, which cannot run before the submitter
+// is done, so the gaps between the hand-overs are the two creations. Per
+// repetition the first gap less the second; the mean of `reps`.
+Measurement measure_first_creation(int reps);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.

@@ -104,6 +104,37 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
 
 }  // namespace
 
+// thread_create_first (real/calibrate_experiments.hpp).
+Measurement measure_first_creation(int reps) {
+  const std::string yaml = fmt::format(
+      "name: calibrate-first-creation\nseed: 1\nmachine: default\nlimits: {{cpuset: \"0\"}}\n"
+      "workload:\n  arrival: {{kind: batch, count: 3}}\n  task:\n    - {{cpu: 0ns}}\n"
+      "backend: {{kind: pool, threads: 2}}\nrun: {{reps: {}, warmup: 1, timeout: 60s}}\n",
+      reps);
+  const Scenario s = load_scenario_text(yaml, "<calibrate>");
+  const Workload w = generate_workload(s);
+  RealOptions opt;
+  opt.sample_series = false;
+  std::vector<double> extra, first, second;
+  for (const RunResult& r : run_scenario(s, w, opt)) {
+    std::vector<double> at;
+    for (const TaskRecord& rec : r.records) at.push_back(to_seconds(rec.submit));
+    std::sort(at.begin(), at.end());
+    if (at.size() < 3) continue;
+    first.push_back(at[1] - at[0]);
+    second.push_back(at[2] - at[1]);
+    extra.push_back(first.back() - second.back());
+  }
+  if (extra.empty()) throw std::runtime_error("calibrate: the first-creation runs failed");
+  return summarize(
+      "thread_create_first", {std::max(0.0, mean_of(extra))},
+      fmt::format("the runner (forked children, their sampler, the origin), the real pool of 2 "
+                  "workers on CPU 0 alone, 3 empty tasks at once: the first hand-over's creation "
+                  "(median {}) less the second's (median {}), mean of {} repetitions (median {})",
+                  format_seconds(quantile(first, 0.5)), format_seconds(quantile(second, 0.5)),
+                  extra.size(), format_seconds(quantile(extra, 0.5))));
+}
+
 // task_remote (see the header comment).
 Measurement measure_task_remote(int trials, int count, int cpus) {
   if (cpus < 2) return summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU");

@@ -630,25 +630,27 @@ std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double 
 Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,
                                  double stack_map, double kstack_alloc, double wake_ipi) {
   std::vector<double> extra;
-  int remote = 0;
+  int remote = 0, later = 0;
   for (const FreshCreation& f : samples) {
+    if (f.index <= 2) continue;  // the run's first: thread_create_first
     const double parts = thread_create + stack_map + (f.index >= 3 ? kstack_alloc : 0.0) +
                          (f.remote ? wake_ipi : 0.0);
     extra.push_back(f.cost - parts);
     remote += f.remote ? 1 : 0;
+    ++later;
   }
+  if (extra.empty()) return summarize("thread_create_fresh", {0.0}, "no later creation measured");
   // The mean: the model charges it once per creation, and a runtime's start
   // adds them up; a negative mean (the parts already cover it) is 0.
   const double mean = mean_of(extra);
   return summarize(
       "thread_create_fresh", {std::max(0.0, mean)},
       fmt::format("forked children as the runner's: {} creations 200 us apart of threads kept "
-                  "blocked, none exited ({} started on the other CPU), the creator's CPU less "
-                  "thread_create, stack_map, kstack_alloc (3rd on) and wake_ipi (other CPU): "
-                  "mean {} (median {}, p10 {}, p90 {})",
-                  samples.size(), remote, format_seconds(mean),
-                  format_seconds(quantile(extra, 0.5)), format_seconds(quantile(extra, 0.1)),
-                  format_seconds(quantile(extra, 0.9))));
+                  "blocked, none exited, after each child's first measured one ({} started on "
+                  "the other CPU), the creator's CPU less thread_create, stack_map, kstack_alloc "
+                  "(3rd on) and wake_ipi (other CPU): mean {} (median {}, p10 {}, p90 {})",
+                  later, remote, format_seconds(mean), format_seconds(quantile(extra, 0.5)),
+                  format_seconds(quantile(extra, 0.1)), format_seconds(quantile(extra, 0.9))));
 }
 
 }  // namespace poolsim::real::calib

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "models/assert.hpp"
 
@@ -1510,6 +1511,7 @@ Duration Kernel::creation_cost(StackSource src, bool& fresh) {
   Duration cost = m_.thread_create;
   if (exec_cpu_ < 0) return cost;  // the process's first thread: made before t = 0
   Cpu& c = cpus_[exec_cpu_];
+  if (!std::exchange(created_, true)) cost += m_.thread_create_first;
   // Memory an exit freed is what the next creation takes; beyond the exits
   // so far, the new thread's task, kernel stack and page tables are new
   // pages (MachineProfile::thread_create_fresh).

@@ -876,6 +876,7 @@ class Kernel {
   // threads have not exited yet (release_stack), not reusable.
   std::int64_t stacks_cached_ = 0, stacks_dying_ = 0, stacks_mapped_ = 0, stacks_unmapped_ = 0;
   std::int64_t exits_unreused_ = 0;  // exits whose memory no creation took yet
+  bool created_ = false;             // the run made a thread (thread_create_first paid)
   int arena_threads_ = 0;  // live threads but the main one, each attached to a malloc arena
   int arenas_ = 0;         // malloc arenas mapped besides the main one (never unmapped)
   int active_ = 0;         // runnable + running + throttled threads

@@ -449,6 +449,26 @@ TEST_CASE("kernel.fresh: a creation beyond the process's exits so far pays threa
   CHECK(sim::simulate(pool_scenario(m, 4), b).counters.cpu_time - pool_base == 4 * Duration(30us));
 }
 
+TEST_CASE("kernel.first_creation: the run's first creation alone pays thread_create_first",
+          "[mechanism][costs][stacks]") {
+  MachineProfile m = zero_machine(2);
+  // A pool of 4 (four creations in the run) and a thread per task whose
+  // threads each die before the next is made (fifty): one first either way.
+  const Workload b = batch(40, 50us);
+  const Workload spaced_w = spaced(50);
+  const Duration pool_base = sim::simulate(pool_scenario(m, 4), b).counters.cpu_time;
+  const Duration tpt_base = tpt(m, spaced_w).counters.cpu_time;
+  m.thread_create_first = 25us;
+  CHECK(sim::simulate(pool_scenario(m, 4), b).counters.cpu_time - pool_base == Duration(25us));
+  CHECK(tpt(m, spaced_w).counters.cpu_time - tpt_base == Duration(25us));
+  // The first hand-over waits for it: the first task starts 25 us later.
+  m.thread_create_first = Duration{0};
+  const RunResult before = sim::simulate(pool_scenario(m, 1), batch(2, 50us));
+  m.thread_create_first = 25us;
+  const RunResult after = sim::simulate(pool_scenario(m, 1), batch(2, 50us));
+  CHECK(after.records[0].start - before.records[0].start == Duration(25us));
+}
+
 TEST_CASE(
     "runtime_costs.task_remote: an event-loop task started on another CPU than its submitter's "
     "pays "
