@@ -567,15 +567,22 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) void break_copy_o
   close(pm);
 }
 
+namespace {
+ContextOptions context_options(const Scenario& s, const RealOptions& opt, const Backend& backend,
+                               int fail_fd) {
+  ContextOptions co;
+  co.trace = opt.trace;
+  co.per_task_cpu = opt.task_cpu && backend.per_task_cpu();
+  co.max_threads = s.run.max_threads;
+  co.fail_fd = fail_fd;
+  return co;
+}
+}  // namespace
+
 RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
                          int fail_fd) {
   std::unique_ptr<Backend> backend = make_backend(s.backend);
-  ContextOptions co;
-  co.trace = opt.trace;
-  co.per_task_cpu = opt.task_cpu && backend->per_task_cpu();
-  co.max_threads = s.run.max_threads;
-  co.fail_fd = fail_fd;
-  RunContext ctx(s, w, co);
+  RunContext ctx(s, w, context_options(s, opt, *backend, fail_fd));
   ctx.register_current_thread("submitter");
   ctx.attach(backend.get());
 
