@@ -95,6 +95,24 @@ std::uint32_t closed_unowned_tasks(const Workload& w) {
   return owned < w.tasks.size() ? static_cast<std::uint32_t>(w.tasks.size() - owned) : 0;
 }
 
+std::vector<std::uint32_t> first_wave_tasks(const Workload& w, std::uint32_t limit) {
+  std::vector<std::uint32_t> out;
+  const auto n = static_cast<std::uint32_t>(w.tasks.size());
+  if (w.graph) {
+    for (std::uint32_t i = 0; i < n && out.size() < limit; ++i)
+      if (w.tasks[i].pred_count == 0) out.push_back(i);
+  } else if (w.arrival == ArrivalKind::closed) {
+    for (std::uint32_t c = 0; c < w.clients && out.size() < limit; ++c) {
+      const ClientStep first = closed_client_first(w, c);
+      if (first.next && first.due.count() == 0) out.push_back(*first.next);
+    }
+  } else {
+    for (std::uint32_t i = 0; i < n && out.size() < limit && w.tasks[i].arrival.count() == 0; ++i)
+      out.push_back(i);
+  }
+  return out;
+}
+
 bool OutcomeCounts::consistent(const std::vector<TaskRecord>& records) const {
   OutcomeCounts seen;
   for (const TaskRecord& r : records) {

@@ -85,6 +85,11 @@ ClientStep closed_client_first(const Workload& w, std::uint32_t client);
 // Tasks no client owns (beyond clients * per_client): never issued.
 std::uint32_t closed_unowned_tasks(const Workload& w);
 
+// The tasks handed over at t = 0, in the order a submitter hands them over
+// (graph roots; closed clients' first tasks with no think time; open tasks
+// arriving at 0), at most `limit` of them.
+std::vector<std::uint32_t> first_wave_tasks(const Workload& w, std::uint32_t limit);
+
 // The final outcomes of a run, counted by the twin as it finalizes tasks.
 struct OutcomeCounts {
   std::uint64_t completed = 0, rejected = 0, not_run = 0;

@@ -47,27 +47,12 @@ void sleep_until_monotonic(Duration abs) {
 void RunContext::warm_first_wave() {
   constexpr std::uint32_t kWarmTasks = 16384;
   const Workload& w = workload_;
-  const auto n = static_cast<std::uint32_t>(w.tasks.size());
-  std::uint32_t left = kWarmTasks;
   unsigned sink = 0;
-  auto touch = [&](std::uint32_t i) {
+  for (const std::uint32_t i : first_wave_tasks(w, kWarmTasks)) {
     sink += static_cast<unsigned>(
         *reinterpret_cast<const volatile std::uint8_t*>(&records_[i].submit_cpu));
     sink += final_flag_[i].load(std::memory_order_relaxed);
     sink += *reinterpret_cast<const volatile std::uint8_t*>(&w.tasks[i].id);
-    return --left > 0;
-  };
-  if (w.graph) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      if (w.tasks[i].pred_count == 0 && !touch(i)) break;
-  } else if (w.arrival == ArrivalKind::closed) {
-    for (std::uint32_t c = 0; c < w.clients; ++c) {
-      const ClientStep first = closed_client_first(w, c);
-      if (first.next && first.due.count() == 0 && !touch(*first.next)) break;
-    }
-  } else {
-    for (std::uint32_t i = 0; i < n && w.tasks[i].arrival.count() == 0; ++i)
-      if (!touch(i)) break;
   }
   warm_sink_ = sink;
 }

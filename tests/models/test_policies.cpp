@@ -100,6 +100,27 @@ TEST_CASE("closed_clients: the next task is due think after, until closed_durati
   CHECK(closed_unowned_tasks(w) == 1);
 }
 
+TEST_CASE("first_wave_tasks: what a submitter hands over at t = 0, in its order, up to a limit",
+          "[completion]") {
+  Workload w;
+  w.arrival = ArrivalKind::closed;
+  w.clients = 3;
+  w.per_client = 4;
+  w.closed_duration = Duration(100ms);
+  w.tasks.resize(12);
+  w.tasks[4].think = Duration(1ms);  // client 1 thinks first: not at t = 0
+  CHECK(first_wave_tasks(w, 10) == std::vector<std::uint32_t>{0, 8});
+  CHECK(first_wave_tasks(w, 1) == std::vector<std::uint32_t>{0});
+  Workload open;
+  open.arrival = ArrivalKind::poisson;
+  open.tasks.resize(4);
+  open.tasks[2].arrival = Duration(5us);
+  open.tasks[3].arrival = Duration(9us);
+  CHECK(first_wave_tasks(open, 10) == std::vector<std::uint32_t>{0, 1});
+  const Workload g = graph({{2}, {2}, {}});  // 0 and 1 precede 2
+  CHECK(first_wave_tasks(g, 10) == std::vector<std::uint32_t>{0, 1});
+}
+
 TEST_CASE("outcome_counts: they agree with the records only when every task is final",
           "[completion]") {
   std::vector<TaskRecord> records(3);
