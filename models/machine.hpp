@@ -121,6 +121,13 @@ struct MachineProfile {
   // thread_create).
   Duration wake_cost{};
   Duration wake_ipi{};
+  // A creator whose new thread starts on another, idle CPU pays
+  // fork_activate more than wake_ipi: wake_up_new_task takes that CPU's run
+  // queue lock and enqueues the thread there itself (activate_task, then
+  // wakeup_preempt's IPI), where a sleeper's wake onto an idle CPU only
+  // queues it on that CPU's wake list and sends the IPI (ttwu_queue_wakelist:
+  // the woken CPU does the enqueue). Kernel::place_new.
+  Duration fork_activate{};
   // OS noise (sim/noise.hpp, docs/simulator.md "OS noise"): a busy CPU is
   // interrupted on average every noise_interval of its busy time; each
   // interruption takes a lognormal stolen time (median, p99) from the thread

@@ -256,6 +256,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
+  const Measurement fork_activate = measure_fork_activate(cpus, 40 * scale, wake_ipi.median);
+  ms.push_back(fork_activate);
   ms.push_back(measure_futex_call(20 * scale));
   step("thread stacks outside glibc's cache (2 of 3)");
   mapping.push_back(measure_stack_mapping(map_rounds, cpus, reserve_bytes));
@@ -307,7 +309,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(sleep_cost_field(sleep_cpu, switch_cost, refill.median));
   // Less the parts the model charges besides, as this calibration measured them.
   ms.push_back(fresh_creation_field(fresh, create.median, field_value(ms, "stack_map"),
-                                    kstack_alloc.median, wake_ipi.median));
+                                    kstack_alloc.median, wake_ipi.median + fork_activate.median));
   unpin_self(cpus);
   {  // the runtime-memory fields from the runs taken first
     const double page = 4096, stack_touch = std::round(touch.median / page) * page;

@@ -118,6 +118,17 @@ double wake_pack_threshold(std::span<const double> levels, std::span<const doubl
 // fork_pack_util: the same crossing, seen from the idle end.
 double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
+// fork_activate: a creator on CPU 0, CPU 1 idle, makes a thread after a 3 ms
+// rest (create and join: a cached stack), `forks` times with CPU 0 unloaded
+// (the host packs the new thread onto CPU 0) and `forks` times with CPU 0
+// 90% loaded (it starts on CPU 1). The creator's CPU time of the creations
+// that started on CPU 1, median, less that of those that stayed on CPU 0,
+// less `wake_ipi`: what wake_up_new_task's activation on the other CPU's
+// run queue costs beyond the reschedule IPI a sleeper's wake also sends.
+// Split out for the tests: the field from the two populations.
+Measurement measure_fork_activate(int cpus, int forks, double wake_ipi);
+Measurement fork_activate_field(const std::vector<double>& local,
+                                const std::vector<double>& remote, double wake_ipi);
 // futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
 Measurement measure_futex_call(int blocks);
 
@@ -177,7 +188,7 @@ std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double 
 // thread_create_fresh from those: each creation's cost less the model's
 // other parts of it (thread_create, stack_map, kstack_alloc from the third
 // creation of the child on, the creator's CPU caching two kernel stacks,
-// wake_ipi for a start on the other, idle, CPU), the mean over the
+// wake_ipi (with fork_activate) for a start on the other, idle, CPU), the mean over the
 // creations after each child's first measured one (that one is the run's
 // first, thread_create_first's); never negative.
 Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,

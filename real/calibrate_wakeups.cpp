@@ -359,6 +359,56 @@ Measurement measure_fork_packing(int cpus, int forks) {
                  "where the packed fraction first falls under 50% from the idle end");
 }
 
+namespace {
+// The creator's CPU seconds per creation, by where the new thread first ran.
+void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
+  const Cpu0Load load(duty);
+  std::thread creator([&] {
+    int made = 0;
+    for (int tries = 0; made < forks && tries < 4 * forks; ++tries) {
+      pin_self(0);
+      timespec rest{0, 3'000'000};
+      nanosleep(&rest, nullptr);
+      unpin_self(2);
+      if (sched_getcpu() != 0) continue;
+      std::atomic<int> where{-1};
+      const auto c0 = thread_cpu_ns();
+      std::thread child([&] { where = sched_getcpu(); });
+      const double cost = static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
+      child.join();
+      ++made;
+      (where.load() == 0 ? local : remote).push_back(cost);
+    }
+  });
+  creator.join();
+}
+}  // namespace
+
+Measurement fork_activate_field(const std::vector<double>& local,
+                                const std::vector<double>& remote, double wake_ipi) {
+  constexpr std::size_t kLeast = 5;
+  if (local.size() < kLeast || remote.size() < kLeast)
+    return summarize("fork_activate", {0.0},
+                     fmt::format("too few creations of each kind ({} stayed on CPU 0, {} started "
+                                 "on CPU 1): not measured",
+                                 local.size(), remote.size()));
+  const double l = quantile(local, 0.5), r = quantile(remote, 0.5);
+  return summarize("fork_activate", {std::max(0.0, r - l - wake_ipi)},
+                   fmt::format("creator on CPU 0, CPU 1 idle, a thread made after a 3 ms rest: "
+                               "{} that started on CPU 1 (CPU 0 90% loaded; median {}) less {} "
+                               "that stayed on CPU 0 (unloaded; median {}), less wake_ipi ({})",
+                               remote.size(), format_seconds(r), local.size(),
+                               format_seconds(l), format_seconds(wake_ipi)));
+}
+
+Measurement measure_fork_activate(int cpus, int forks, double wake_ipi) {
+  if (cpus < 2) return summarize("fork_activate", {0.0}, "one CPU: no other CPU to start on");
+  std::vector<double> local, remote, unused;
+  fork_costs(0.0, forks, local, unused);
+  fork_costs(0.9, forks, unused, remote);
+  return fork_activate_field(local, remote, wake_ipi);
+}
+
 Measurement measure_wake_packing(int cpus, int wakes) {
   return packing("wake_pack_util", cpus, packed_fraction, wake_pack_threshold, wakes,
                  "wakes kept on the waker's CPU 0 (CPU 1 idle 3 ms, the waiter's previous CPU)",

@@ -767,13 +767,15 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   // A new thread put on another CPU than its creator's computes
   // thread_start_remote more (its first run where nothing of it is cached).
   // The creator sends an IPI only to an idle CPU (resched_curr kicks it out
-  // of idle); a busy one finds the thread on its queue, and a new thread's
-  // wake does not preempt (WF_FORK). The local part is in thread_create.
+  // of idle), after it enqueued the thread on that CPU's run queue itself
+  // (wake_up_new_task: fork_activate); a busy one finds the thread on its
+  // queue, and a new thread's wake does not preempt (WF_FORK). The local
+  // part is in thread_create.
   if (creator_cpu >= 0 && best != creator_cpu) {
     // On an idle CPU its first run costs thread_start_idle more (measured:
     // 36 us back to back, 110 us 3 ms apart here).
     if (cpu_idle(cpus_[static_cast<std::size_t>(best)])) {
-      charge_waker(m_.wake_ipi);
+      charge_waker(m_.wake_ipi + m_.fork_activate);
       threads_[id].overhead += m_.thread_start_idle;
     }
     threads_[id].overhead += m_.thread_start_remote;

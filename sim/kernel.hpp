@@ -88,7 +88,8 @@
 // - The waker's cost: a thread that wakes another pays wake_cost of CPU
 //   time, plus wake_ipi when the woken thread goes to another CPU (the
 //   inter-processor interrupt); a creator placing its new thread on another
-//   CPU that is idle pays wake_ipi (a busy one finds it on its queue).
+//   CPU that is idle pays wake_ipi + fork_activate (it enqueues the thread
+//   there itself; a busy one finds it on its queue).
 // - Sleepers: a thread that blocks records its lag V - vruntime
 //   (update_entity_lag from dequeue_entity). One owed service (lag >= 0) is
 //   dequeued and on its wake placed at V - lag * (n + 1) / n, its lag

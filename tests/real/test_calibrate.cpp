@@ -279,6 +279,18 @@ TEST_CASE(
         0.0);
 }
 
+TEST_CASE("calibrate.fork_activate: a remote creation's median less a local one's, less wake_ipi",
+          "[real][calibrate]") {
+  const std::vector<double> local{5e-6, 6e-6, 7e-6, 6e-6, 6e-6};
+  const std::vector<double> remote{30e-6, 28e-6, 31e-6, 29e-6, 35e-6};
+  const real::Measurement m = real::calib::fork_activate_field(local, remote, 13e-6);
+  CHECK(m.field == "fork_activate");
+  CHECK(m.median == Approx(11e-6));  // 30 - 6 - 13
+  // Never negative; too few of a kind: not measured (0).
+  CHECK(real::calib::fork_activate_field(local, remote, 40e-6).median == 0.0);
+  CHECK(real::calib::fork_activate_field({5e-6}, remote, 13e-6).median == 0.0);
+}
+
 TEST_CASE(
     "calibrate.first_creation: the runner's first hand-over of a 2-worker pool on one CPU waits "
     "for a creation and the second for another: the field is their difference and not negative",

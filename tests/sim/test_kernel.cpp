@@ -370,6 +370,11 @@ TEST_CASE("kernel.new_thread: the creator sends an IPI only to an idle CPU", "[m
   m.wake_ipi = 10us;
   const RunResult r = sim::simulate(tpt_scenario(m), batch(5, 10ms));
   CHECK(r.counters.cpu_time == Duration(50ms) + Duration(10us));
+  // The creator enqueued the first on CPU 1's queue itself: fork_activate
+  // more, once; a sleeper's wake (wake_ipi alone) does not pay it.
+  m.fork_activate = 7us;
+  CHECK(sim::simulate(tpt_scenario(m), batch(5, 10ms)).counters.cpu_time ==
+        Duration(50ms) + Duration(17us));
 }
 
 TEST_CASE("kernel.new_thread: a thread started on an idle CPU computes thread_start_idle more",
