@@ -127,8 +127,8 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
 // run queue costs beyond the reschedule IPI a sleeper's wake also sends.
 // Split out for the tests: the field from the two populations.
 Measurement measure_fork_activate(int cpus, int forks, double wake_ipi);
-Measurement fork_activate_field(const std::vector<double>& local,
-                                const std::vector<double>& remote, double wake_ipi);
+Measurement fork_activate_field(const std::vector<double>& local, const std::vector<double>& remote,
+                                double wake_ipi);
 // futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
 Measurement measure_futex_call(int blocks);
 

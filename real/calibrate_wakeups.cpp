@@ -384,8 +384,8 @@ void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<
 }
 }  // namespace
 
-Measurement fork_activate_field(const std::vector<double>& local,
-                                const std::vector<double>& remote, double wake_ipi) {
+Measurement fork_activate_field(const std::vector<double>& local, const std::vector<double>& remote,
+                                double wake_ipi) {
   constexpr std::size_t kLeast = 5;
   if (local.size() < kLeast || remote.size() < kLeast)
     return summarize("fork_activate", {0.0},
@@ -397,8 +397,8 @@ Measurement fork_activate_field(const std::vector<double>& local,
                    fmt::format("creator on CPU 0, CPU 1 idle, a thread made after a 3 ms rest: "
                                "{} that started on CPU 1 (CPU 0 90% loaded; median {}) less {} "
                                "that stayed on CPU 0 (unloaded; median {}), less wake_ipi ({})",
-                               remote.size(), format_seconds(r), local.size(),
-                               format_seconds(l), format_seconds(wake_ipi)));
+                               remote.size(), format_seconds(r), local.size(), format_seconds(l),
+                               format_seconds(wake_ipi)));
 }
 
 Measurement measure_fork_activate(int cpus, int forks, double wake_ipi) {
