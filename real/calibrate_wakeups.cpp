@@ -268,11 +268,13 @@ double packed_fraction(double duty, int wakes) {
 // threads that first ran on their creator's CPU 0 while a load thread kept
 // CPU 0 busy `duty` of each millisecond. The creator sleeps 3 ms pinned to
 // CPU 0, is allowed both CPUs again (it stays on CPU 0), and creates a thread
-// that reads its CPU first thing; CPU 1 is idle.
-double fork_packed_fraction(double duty, int forks) {
+// that reads its CPU first thing; CPU 1 is idle. fork_costs: the creator's
+// CPU seconds per creation, by where the new thread first ran (CPU 0 or
+// not); fork_packed_fraction: the share that ran on CPU 0.
+void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
   const Cpu0Load load(duty);
-  int packed = 0, made = 0;
   std::thread creator([&] {
+    int made = 0;
     for (int tries = 0; made < forks && tries < 4 * forks; ++tries) {
       pin_self(0);
       timespec rest{0, 3'000'000};
@@ -280,14 +282,22 @@ double fork_packed_fraction(double duty, int forks) {
       unpin_self(2);
       if (sched_getcpu() != 0) continue;
       std::atomic<int> where{-1};
+      const auto c0 = thread_cpu_ns();
       std::thread child([&] { where = sched_getcpu(); });
+      const double cost = static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
       child.join();
       ++made;
-      packed += where.load() == 0 ? 1 : 0;
+      (where.load() == 0 ? local : remote).push_back(cost);
     }
   });
   creator.join();
-  return made > 0 ? static_cast<double>(packed) / made : 0.0;
+}
+
+double fork_packed_fraction(double duty, int forks) {
+  std::vector<double> local, remote;
+  fork_costs(duty, forks, local, remote);
+  const std::size_t made = local.size() + remote.size();
+  return made > 0 ? static_cast<double>(local.size()) / static_cast<double>(made) : 0.0;
 }
 }  // namespace
 
@@ -358,31 +368,6 @@ Measurement measure_fork_packing(int cpus, int forks) {
                  "new threads first run on their creator's CPU 0 (CPU 1 idle)", "threads",
                  "where the packed fraction first falls under 50% from the idle end");
 }
-
-namespace {
-// The creator's CPU seconds per creation, by where the new thread first ran.
-void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
-  const Cpu0Load load(duty);
-  std::thread creator([&] {
-    int made = 0;
-    for (int tries = 0; made < forks && tries < 4 * forks; ++tries) {
-      pin_self(0);
-      timespec rest{0, 3'000'000};
-      nanosleep(&rest, nullptr);
-      unpin_self(2);
-      if (sched_getcpu() != 0) continue;
-      std::atomic<int> where{-1};
-      const auto c0 = thread_cpu_ns();
-      std::thread child([&] { where = sched_getcpu(); });
-      const double cost = static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
-      child.join();
-      ++made;
-      (where.load() == 0 ? local : remote).push_back(cost);
-    }
-  });
-  creator.join();
-}
-}  // namespace
 
 Measurement fork_activate_field(const std::vector<double>& local, const std::vector<double>& remote,
                                 double wake_ipi) {

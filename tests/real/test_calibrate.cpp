@@ -292,6 +292,20 @@ TEST_CASE("calibrate.fork_activate: a remote creation's median less a local one'
 }
 
 TEST_CASE(
+    "calibrate.fork_activate: the real experiment creates threads at both loads and gives a "
+    "figure that is not negative",
+    "[real][calibrate]") {
+  const int cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const real::Measurement m = real::calib::measure_fork_activate(std::min(cpus, 2), 8, 0.0);
+  CHECK(m.field == "fork_activate");
+  CHECK(m.median >= 0.0);
+  CHECK(m.median < 5e-3);
+  if (cpus >= 2)
+    CHECK((m.method.find("creator on CPU 0") != std::string::npos ||
+           m.method.find("too few") != std::string::npos));
+}
+
+TEST_CASE(
     "calibrate.first_creation: the runner's first hand-over of a 2-worker pool on one CPU waits "
     "for a creation and the second for another: the field is their difference and not negative",
     "[real][calibrate]") {
