@@ -74,14 +74,23 @@ TEST_CASE("graph_release: one edge at a time, as the simulator drives it", "[com
   CHECK(h.predecessor_final(1, false) == Release::not_run);
 }
 
-TEST_CASE("closed_clients: the next task is due think after, until closed_duration",
-          "[completion]") {
+namespace {
+// `clients` closed clients owning `per_client` tasks each of `tasks`,
+// issuing until 100 ms.
+Workload closed(std::uint32_t clients, std::uint32_t per_client, std::size_t tasks) {
   Workload w;
   w.arrival = ArrivalKind::closed;
-  w.clients = 2;
-  w.per_client = 3;
+  w.clients = clients;
+  w.per_client = per_client;
   w.closed_duration = Duration(100ms);
-  w.tasks.resize(7);  // task 6 belongs to no client
+  w.tasks.resize(tasks);
+  return w;
+}
+}  // namespace
+
+TEST_CASE("closed_clients: the next task is due think after, until closed_duration",
+          "[completion]") {
+  Workload w = closed(2, 3, 7);  // task 6 belongs to no client
   for (Task& t : w.tasks) t.think = Duration(10ms);
   const ClientStep first = closed_client_first(w, 1);
   REQUIRE(first.next);
@@ -102,12 +111,7 @@ TEST_CASE("closed_clients: the next task is due think after, until closed_durati
 
 TEST_CASE("first_wave_tasks: what a submitter hands over at t = 0, in its order, up to a limit",
           "[completion]") {
-  Workload w;
-  w.arrival = ArrivalKind::closed;
-  w.clients = 3;
-  w.per_client = 4;
-  w.closed_duration = Duration(100ms);
-  w.tasks.resize(12);
+  Workload w = closed(3, 4, 12);
   w.tasks[4].think = Duration(1ms);  // client 1 thinks first: not at t = 0
   CHECK(first_wave_tasks(w, 10) == std::vector<std::uint32_t>{0, 8});
   CHECK(first_wave_tasks(w, 1) == std::vector<std::uint32_t>{0});
