@@ -211,8 +211,8 @@ struct MachineProfile {
   // thread_create_first more than the later ones: a process's creations are
   // dearer while it has made few (probe of 2026-12-04 in forked children on
   // one CPU: 76, 18, 19.5, then 11-13 us), and the runner's first hand-over
-  // of a 2-worker pool on one CPU waited 35-45 us for its creation against
-  // 15-18 us for the second's. Kernel::creation_cost.
+  // of a 2-worker pool on one CPU waited 33-47 us for its creation against
+  // 18-25 us for the second's. Kernel::creation_cost.
   Duration thread_create_first{};
   // glibc's per-thread malloc arenas (malloc/arena.c): a thread's first
   // malloc takes a free arena (one whose threads exited) or, while the
