@@ -247,7 +247,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("creations no exit made room for");
   const std::vector<FreshCreation> fresh = measure_fresh_creations(10 * scale, cpus, reserve_bytes);
   step("the run's first creation");
-  ms.push_back(measure_first_creation(12 * scale));
+  ms.push_back(measure_first_creation(12 * scale, reserve_bytes));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   ms.push_back(measure_fork_packing(cpus, 60 * scale));

@@ -198,8 +198,10 @@ Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, doub
 // (limits.cpuset), a batch of 3 empty tasks: the submitter's first two
 // hand-overs each create a worker, which cannot run before the submitter
 // is done, so the gaps between the hand-overs are the two creations. Per
-// repetition the first gap less the second; the mean of `reps`.
-Measurement measure_first_creation(int reps);
+// repetition the first gap less the second; the mean of `reps`. The
+// workers' stacks are `reserve` (the default stack) plus 64 KiB, so that
+// the stack cache a child inherits from calibrate cannot serve them.
+Measurement measure_first_creation(int reps, double reserve);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.

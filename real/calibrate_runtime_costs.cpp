@@ -105,12 +105,17 @@ std::vector<double> backend_cpu_per_task(const std::string& backend, const std::
 }  // namespace
 
 // thread_create_first (real/calibrate_experiments.hpp).
-Measurement measure_first_creation(int reps) {
+Measurement measure_first_creation(int reps, double reserve) {
+  // Larger than any stack glibc's cache holds (calibrate's own threads
+  // filled the cache its children inherit; the runner's parent has none):
+  // each creation maps its own stack, as in a run's children.
+  const auto stack = static_cast<std::int64_t>(reserve > 0 ? reserve : 8 << 20) + (64 << 10);
   const std::string yaml = fmt::format(
       "name: calibrate-first-creation\nseed: 1\nmachine: default\nlimits: {{cpuset: \"0\"}}\n"
       "workload:\n  arrival: {{kind: batch, count: 3}}\n  task:\n    - {{cpu: 0ns}}\n"
-      "backend: {{kind: pool, threads: 2}}\nrun: {{reps: {}, warmup: 1, timeout: 60s}}\n",
-      reps);
+      "backend: {{kind: pool, threads: 2, stack: {}B}}\nrun: {{reps: {}, warmup: 1, timeout: "
+      "60s}}\n",
+      stack, reps);
   const Scenario s = load_scenario_text(yaml, "<calibrate>");
   const Workload w = generate_workload(s);
   RealOptions opt;

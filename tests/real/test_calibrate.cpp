@@ -309,7 +309,7 @@ TEST_CASE(
     "calibrate.first_creation: the runner's first hand-over of a 2-worker pool on one CPU waits "
     "for a creation and the second for another: the field is their difference and not negative",
     "[real][calibrate]") {
-  const real::Measurement m = real::calib::measure_first_creation(3);
+  const real::Measurement m = real::calib::measure_first_creation(3, 256 << 10);
   CHECK(m.field == "thread_create_first");
   CHECK(m.median >= 0.0);
   CHECK(m.median < 5e-3);  // a creation, not a scheduling delay
