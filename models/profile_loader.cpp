@@ -66,6 +66,16 @@ void read_machine_field(const MachineField& f, const Val& v, MachineProfile& m) 
   if (const std::string e = machine_field_range_error(f, m); !e.empty()) v.fail(e);
 }
 
+// fs::exists without its throw: a path the OS refuses to look up (a name
+// too long, a component that is not a directory, no permission) counts as
+// absent, and `why` gets the OS's reason (" (File name too long)").
+bool present(const fs::path& p, std::string& why) {
+  std::error_code ec;
+  const bool there = fs::exists(p, ec);
+  if (ec) why = " (" + ec.message() + ")";
+  return there && !ec;
+}
+
 }  // namespace
 
 bool looks_like_path(const std::string& s) {
@@ -83,12 +93,13 @@ std::optional<ProfileRequest> resolve_profile(const std::string& name, const fs:
     error = "expected a machine profile name (default, host, a name under machines/) or a path";
     return std::nullopt;
   }
+  std::string why;
   if (name == "host") {
     const fs::path p = opts.host_profile.empty() ? host_profile_path() : opts.host_profile;
-    if (!fs::exists(p) && opts.create_host_profile) opts.create_host_profile(p);
-    if (!fs::exists(p)) {
-      error =
-          "no host profile at " + p.string() + ": run `poolsim calibrate` to measure this machine";
+    if (!present(p, why) && opts.create_host_profile) opts.create_host_profile(p);
+    if (!present(p, why)) {
+      error = "no host profile at " + p.string() + why +
+              ": run `poolsim calibrate` to measure this machine";
       return std::nullopt;
     }
     return ProfileRequest{p, "host"};
@@ -96,17 +107,17 @@ std::optional<ProfileRequest> resolve_profile(const std::string& name, const fs:
   if (looks_like_path(name)) {
     fs::path p = name;
     if (p.is_relative() && !base_dir.empty()) p = base_dir / p;
-    if (!fs::exists(p)) {
-      error = "machine profile file " + p.string() + " does not exist";
+    if (!present(p, why)) {
+      error = "machine profile file " + p.string() + " does not exist" + why;
       return std::nullopt;
     }
     return ProfileRequest{p, fs::path(name).stem().string()};
   }
   const fs::path dir = config_dir_of(opts);
   const fs::path p = dir / "machines" / (name + ".yaml");
-  if (!fs::exists(p)) {
+  if (!present(p, why)) {
     error = yaml::unknown_message("machine profile", name, available_profiles(dir)) +
-            " (looked for " + p.string() + ")";
+            " (looked for " + p.string() + why + ")";
     return std::nullopt;
   }
   return ProfileRequest{p, name};
@@ -143,7 +154,7 @@ std::optional<MachineProfile> ProfileLoader::default_profile() {
   std::optional<ProfileRequest> req = resolve_profile("default", {}, opts, err);
   if (!req) {
     const fs::path p = fs::path(default_config_dir()) / "machines" / "default.yaml";
-    if (!fs::exists(p)) return std::nullopt;
+    if (std::string why; !present(p, why)) return std::nullopt;
     req = ProfileRequest{p, "default"};
   }
   std::error_code ec;
