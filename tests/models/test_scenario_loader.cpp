@@ -447,12 +447,12 @@ TEST_CASE("loader: a machine name the OS refuses to look up is an unknown profil
   // Found by fuzz_scenario (CI, 2026-12-04): a 300-character name made the
   // profile lookup's std::filesystem::exists throw (File name too long).
   const std::string name = "h" + std::string(300, 'O');
-  CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: " + name + "\n" + kWorkload +
-                                "backend: {kind: pool}\n"),
-                       "t.yaml:2:10", "machine", "File name too long");
-  CHECK_SCENARIO_ERROR(error_of("name: t\nmachine: " + name + ".yaml\n" + kWorkload +
-                                "backend: {kind: pool}\n"),
-                       "t.yaml:2:10", "machine", "does not exist (File name too long)");
+  CHECK_SCENARIO_ERROR(
+      error_of("name: t\nmachine: " + name + "\n" + kWorkload + "backend: {kind: pool}\n"),
+      "t.yaml:2:10", "machine", "File name too long");
+  CHECK_SCENARIO_ERROR(
+      error_of("name: t\nmachine: " + name + ".yaml\n" + kWorkload + "backend: {kind: pool}\n"),
+      "t.yaml:2:10", "machine", "does not exist (File name too long)");
 }
 
 TEST_CASE("loader: the shipped default profile is complete and documented", "[loader][machine]") {
