@@ -21,11 +21,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
       newidle_rng_(Rng::derive(opt.seed, 0x6e6577696466ULL)),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
-  if (m_.tick > Duration{0})
-    tick_offset_ =
-        std::min(m_.tick - Duration{1},
-                 Duration{static_cast<std::int64_t>(std::clamp(opt.tick_phase, 0.0, 1.0) *
-                                                    static_cast<double>(m_.tick.count()))});
+  if (m_.tick > Duration{0}) tick_offset_ = phase_offset(opt.tick_phase, m_.tick);
   xw_.on = ExitWork::enabled(m_);
   set_thread_stack(0);
   if (m_.slice <= Duration{0}) throw std::invalid_argument("machine.slice must be positive");
@@ -63,9 +59,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
         m_.cfs_bandwidth_slice,
         m_.tick,
         tick_offset_,
-        std::min(limits.period - Duration{1},
-                 Duration{static_cast<std::int64_t>(opt.period_phase *
-                                                    static_cast<double>(limits.period.count()))})};
+        phase_offset(opt.period_phase, limits.period)};
     bw_ = std::make_unique<Bandwidth>(engine_, bp, cpu_count(), &Kernel::on_bandwidth, this);
   }
   if (trace_)

@@ -104,12 +104,14 @@ double weyl(std::uint64_t draw, double alpha) {
 }  // namespace
 
 double draw_tick_phase(std::uint64_t draw) {
-  return weyl(draw, 0.4142135623730950);
-}  // sqrt(2) - 1
+  constexpr double kSilver = 0.4142135623730950;  // sqrt(2) - 1
+  return weyl(draw, kSilver);
+}
 
 double draw_phase(std::uint64_t draw) {
-  return weyl(draw, 0.6180339887498949);
-}  // (sqrt(5) - 1) / 2
+  constexpr double kGolden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+  return weyl(draw, kGolden);
+}
 
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
   if (w.streamed() && !can_stream(s))

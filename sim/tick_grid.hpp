@@ -7,9 +7,18 @@
 // unless skew_tick is set).
 #pragma once
 
+#include <algorithm>
+
 #include "models/units.hpp"
 
 namespace poolsim::sim {
+
+// A grid's phase against the run's start, a fraction in [0, 1) of its
+// `span` (the tick, or a quota's period), as an offset in [0, span).
+inline Duration phase_offset(double phase, Duration span) {
+  const double x = std::clamp(phase, 0.0, 1.0) * static_cast<double>(span.count());
+  return std::min(span - Duration{1}, Duration{static_cast<std::int64_t>(x)});
+}
 
 // The first tick at or after `t` (tick > 0).
 inline Duration tick_grid_ceil(Duration t, Duration tick, Duration offset) {
