@@ -294,7 +294,6 @@ class RunContext {
   Duration origin_{};
 
   std::vector<TaskRecord> records_;
-  unsigned warm_sink_ = 0;  // keeps warm_first_wave's reads
   std::unique_ptr<std::mutex[]> locks_;
   ResourceTable resources_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> final_flag_;  // finalized once

@@ -250,13 +250,14 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(measure_first_creation(12 * scale, reserve_bytes));
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
-  ms.push_back(measure_fork_packing(cpus, 60 * scale));
+  ForkCosts fork_costs;
+  ms.push_back(measure_fork_packing(cpus, 60 * scale, &fork_costs));
   preempt_idle_block("a lone spinner's preemptions (2 of 3)");
   step("wake-up costs to the waker");
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
   ms.push_back(wake_ipi);
-  const Measurement fork_activate = measure_fork_activate(cpus, 40 * scale, wake_ipi.median);
+  const Measurement fork_activate = fork_activate_field(fork_costs, wake_ipi.median);
   ms.push_back(fork_activate);
   ms.push_back(measure_futex_call(20 * scale));
   step("thread stacks outside glibc's cache (2 of 3)");

@@ -112,23 +112,26 @@ Measurement sleep_cost_field(const std::vector<double>& awake_cpu, double switch
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 Measurement measure_wake_packing(int cpus, int wakes);
-Measurement measure_fork_packing(int cpus, int forks);
+// fork_activate's samples, from the fork-packing experiment (below).
+struct ForkCosts {
+  std::vector<double> local, remote;  // creator CPU seconds per creation
+};
+// fork_pack_util; with `costs`, also the creator's CPU time of the
+// creations that stayed on CPU 0 at the unloaded level (`local`) and of
+// those that started on CPU 1 at the 90% level (`remote`).
+Measurement measure_fork_packing(int cpus, int forks, ForkCosts* costs = nullptr);
 // wake_pack_util from the packed fraction at each load level (ascending).
 double wake_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 // fork_pack_util: the same crossing, seen from the idle end.
 double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
-// fork_activate: a creator on CPU 0, CPU 1 idle, makes a thread after a 3 ms
-// rest (create and join: a cached stack), `forks` times with CPU 0 unloaded
-// (the host packs the new thread onto CPU 0) and `forks` times with CPU 0
-// 90% loaded (it starts on CPU 1). The creator's CPU time of the creations
-// that started on CPU 1, median, less that of those that stayed on CPU 0,
-// less `wake_ipi`: what wake_up_new_task's activation on the other CPU's
-// run queue costs beyond the reschedule IPI a sleeper's wake also sends.
-// Split out for the tests: the field from the two populations.
-Measurement measure_fork_activate(int cpus, int forks, double wake_ipi);
-Measurement fork_activate_field(const std::vector<double>& local, const std::vector<double>& remote,
-                                double wake_ipi);
+// fork_activate from the fork-packing experiment's creations (each after a
+// 3 ms rest; create and join, a cached stack): the median creator CPU of
+// those that started on the idle CPU 1 (CPU 0 90% loaded) less that of
+// those that stayed on CPU 0 (unloaded), less `wake_ipi`: what
+// wake_up_new_task's enqueue on the other CPU's run queue costs beyond the
+// reschedule IPI a sleeper's wake also sends. 0 with fewer than 5 of either.
+Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi);
 // futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
 Measurement measure_futex_call(int blocks);
 

@@ -632,9 +632,10 @@ Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, doub
   std::vector<double> extra;
   int remote = 0, later = 0;
   for (const FreshCreation& f : samples) {
-    if (f.index <= 2) continue;  // the run's first: thread_create_first
-    const double parts = thread_create + stack_map + (f.index >= 3 ? kstack_alloc : 0.0) +
-                         (f.remote ? wake_ipi : 0.0);
+    // The run's first (index 2) is thread_create_first's; from the third
+    // creation of a child on, its CPU's two cached kernel stacks are taken.
+    if (f.index <= 2) continue;
+    const double parts = thread_create + stack_map + kstack_alloc + (f.remote ? wake_ipi : 0.0);
     extra.push_back(f.cost - parts);
     remote += f.remote ? 1 : 0;
     ++later;

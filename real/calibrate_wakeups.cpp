@@ -60,6 +60,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <span>
@@ -268,9 +269,8 @@ double packed_fraction(double duty, int wakes) {
 // threads that first ran on their creator's CPU 0 while a load thread kept
 // CPU 0 busy `duty` of each millisecond. The creator sleeps 3 ms pinned to
 // CPU 0, is allowed both CPUs again (it stays on CPU 0), and creates a thread
-// that reads its CPU first thing; CPU 1 is idle. fork_costs: the creator's
-// CPU seconds per creation, by where the new thread first ran (CPU 0 or
-// not); fork_packed_fraction: the share that ran on CPU 0.
+// that reads its CPU first thing; CPU 1 is idle. The creator's CPU seconds
+// per creation, by where the new thread first ran (CPU 0 or not).
 void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
   const Cpu0Load load(duty);
   std::thread creator([&] {
@@ -293,12 +293,6 @@ void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<
   creator.join();
 }
 
-double fork_packed_fraction(double duty, int forks) {
-  std::vector<double> local, remote;
-  fork_costs(duty, forks, local, remote);
-  const std::size_t made = local.size() + remote.size();
-  return made > 0 ? static_cast<double>(local.size()) / static_cast<double>(made) : 0.0;
-}
 }  // namespace
 
 // The crossing seen from the loaded end: between the highest level at which
@@ -341,57 +335,61 @@ double fork_pack_threshold(std::span<const double> levels, std::span<const doubl
 
 namespace {
 using PackThreshold = double (*)(std::span<const double>, std::span<const double>);
+// CPU 0's load levels of both packing experiments, ascending.
+constexpr std::array<double, 6> kPackLevels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
 
 // Both packing experiments: the fraction packed at each load level of CPU 0
 // (`fraction(level, count)`), then `threshold` over them; the note says what
 // was counted (`what`, `count` `unit` per level), the fractions, and `rule`.
-Measurement packing(MachineFieldName field, int cpus, double (*fraction)(double, int),
-                    PackThreshold threshold, int count, const char* what, const char* unit,
-                    const char* rule) {
+Measurement packing(MachineFieldName field, int cpus,
+                    const std::function<double(double, int)>& fraction, PackThreshold threshold,
+                    int count, const char* what, const char* unit, const char* rule) {
   if (cpus < 2) return summarize(field, {0.0}, "one CPU: nothing to pack");
-  constexpr std::array<double, 6> kLevels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
-  std::array<double, kLevels.size()> packed{};
+  std::array<double, kPackLevels.size()> packed{};
   std::string seen;
-  for (std::size_t i = 0; i < kLevels.size(); ++i) {
-    packed[i] = fraction(kLevels[i], count);
-    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * kLevels[i],
+  for (std::size_t i = 0; i < kPackLevels.size(); ++i) {
+    packed[i] = fraction(kPackLevels[i], count);
+    seen += fmt::format("{}{:.0f}%: {:.0f}%", seen.empty() ? "" : ", ", 100 * kPackLevels[i],
                         100 * packed[i]);
   }
   return summarize(
-      field, {threshold(kLevels, packed)},
+      field, {threshold(kPackLevels, packed)},
       fmt::format("{} by CPU 0's load: {} ({} {} each); {}", what, seen, count, unit, rule));
 }
 }  // namespace
 
-Measurement measure_fork_packing(int cpus, int forks) {
-  return packing("fork_pack_util", cpus, fork_packed_fraction, fork_pack_threshold, forks,
+Measurement measure_fork_packing(int cpus, int forks, ForkCosts* costs) {
+  // The creations of the unloaded level that stayed on CPU 0 and those of
+  // the most loaded level that started on CPU 1 are fork_activate's.
+  const auto fraction = [costs](double duty, int n) {
+    std::vector<double> local, remote;
+    fork_costs(duty, n, local, remote);
+    if (costs != nullptr && duty == kPackLevels.front()) costs->local = local;
+    if (costs != nullptr && duty == kPackLevels.back()) costs->remote = remote;
+    const std::size_t made = local.size() + remote.size();
+    return made > 0 ? static_cast<double>(local.size()) / static_cast<double>(made) : 0.0;
+  };
+  return packing("fork_pack_util", cpus, fraction, fork_pack_threshold, forks,
                  "new threads first run on their creator's CPU 0 (CPU 1 idle)", "threads",
                  "where the packed fraction first falls under 50% from the idle end");
 }
 
-Measurement fork_activate_field(const std::vector<double>& local, const std::vector<double>& remote,
-                                double wake_ipi) {
+Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi) {
   constexpr std::size_t kLeast = 5;
+  const std::vector<double>& local = costs.local;
+  const std::vector<double>& remote = costs.remote;
   if (local.size() < kLeast || remote.size() < kLeast)
     return summarize("fork_activate", {0.0},
                      fmt::format("too few creations of each kind ({} stayed on CPU 0, {} started "
-                                 "on CPU 1): not measured",
+                                 "on CPU 1; one CPU: none): not measured",
                                  local.size(), remote.size()));
   const double l = quantile(local, 0.5), r = quantile(remote, 0.5);
   return summarize("fork_activate", {std::max(0.0, r - l - wake_ipi)},
-                   fmt::format("creator on CPU 0, CPU 1 idle, a thread made after a 3 ms rest: "
-                               "{} that started on CPU 1 (CPU 0 90% loaded; median {}) less {} "
-                               "that stayed on CPU 0 (unloaded; median {}), less wake_ipi ({})",
+                   fmt::format("the fork_pack_util experiment's creations: {} that started on CPU "
+                               "1 (CPU 0 90% loaded; median {}) less {} that stayed on CPU 0 "
+                               "(unloaded; median {}), less wake_ipi ({})",
                                remote.size(), format_seconds(r), local.size(), format_seconds(l),
                                format_seconds(wake_ipi)));
-}
-
-Measurement measure_fork_activate(int cpus, int forks, double wake_ipi) {
-  if (cpus < 2) return summarize("fork_activate", {0.0}, "one CPU: no other CPU to start on");
-  std::vector<double> local, remote, unused;
-  fork_costs(0.0, forks, local, unused);
-  fork_costs(0.9, forks, unused, remote);
-  return fork_activate_field(local, remote, wake_ipi);
 }
 
 Measurement measure_wake_packing(int cpus, int wakes) {

@@ -283,25 +283,27 @@ TEST_CASE("calibrate.fork_activate: a remote creation's median less a local one'
           "[real][calibrate]") {
   const std::vector<double> local{5e-6, 6e-6, 7e-6, 6e-6, 6e-6};
   const std::vector<double> remote{30e-6, 28e-6, 31e-6, 29e-6, 35e-6};
-  const real::Measurement m = real::calib::fork_activate_field(local, remote, 13e-6);
+  const real::Measurement m = real::calib::fork_activate_field({local, remote}, 13e-6);
   CHECK(m.field == "fork_activate");
   CHECK(m.median == Approx(11e-6));  // 30 - 6 - 13
   // Never negative; too few of a kind: not measured (0).
-  CHECK(real::calib::fork_activate_field(local, remote, 40e-6).median == 0.0);
-  CHECK(real::calib::fork_activate_field({5e-6}, remote, 13e-6).median == 0.0);
+  CHECK(real::calib::fork_activate_field({local, remote}, 40e-6).median == 0.0);
+  CHECK(real::calib::fork_activate_field({{5e-6}, remote}, 13e-6).median == 0.0);
 }
 
 TEST_CASE(
-    "calibrate.fork_activate: the real experiment creates threads at both loads and gives a "
-    "figure that is not negative",
+    "calibrate.fork_activate: the fork-packing experiment's creations at both ends of its loads "
+    "give a figure that is not negative",
     "[real][calibrate]") {
   const int cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  const real::Measurement m = real::calib::measure_fork_activate(std::min(cpus, 2), 8, 0.0);
+  real::calib::ForkCosts costs;
+  CHECK(real::calib::measure_fork_packing(std::min(cpus, 2), 8, &costs).field == "fork_pack_util");
+  const real::Measurement m = real::calib::fork_activate_field(costs, 0.0);
   CHECK(m.field == "fork_activate");
   CHECK(m.median >= 0.0);
   CHECK(m.median < 5e-3);
   if (cpus >= 2)
-    CHECK((m.method.find("creator on CPU 0") != std::string::npos ||
+    CHECK((m.method.find("the fork_pack_util experiment's creations") != std::string::npos ||
            m.method.find("too few") != std::string::npos));
 }
 
