@@ -38,6 +38,11 @@ struct MachineProfile {
   // it. Charged to a thread that blocks with a deadline, as overhead it runs
   // when it runs next (Kernel::request_block).
   Duration sleep_cost{};
+  // The sleeper's extra CPU when the timer it arms expires before every
+  // timer pending on its CPU, that CPU's next tick included: the hrtimer
+  // becomes the base's first and hrtimer_reprogram writes the timer device
+  // (lapic_next_deadline: an MSR write, which leaves a guest). 0: off.
+  Duration timer_program{};
   // What a timer's interrupt takes from the thread running on the CPU where
   // it fires (the interrupt, the expiry, the wake-up of the sleeper onto that
   // CPU's queue); timers whose soft expiry has passed come with it.

@@ -132,7 +132,10 @@ inline constexpr MachineField kMachineFields[] = {
      "the same sleeps on that CPU left idle, minus timer_slack"},
     {"sleep_cost", &MachineProfile::sleep_cost, FieldPresence::from_default, kCostRange,
      "the sleeper's own CPU for a timed sleep beyond the switch the model charges (arming and cancelling the hrtimer)",
-     "1 ms clock_nanosleep on a CPU kept awake by a SCHED_IDLE spinner: the sleeper's CPU per sleep, median, less switch_cost and cache_refill"},
+     "1 ms clock_nanosleep on a CPU kept awake by a SCHED_IDLE spinner: the sleeper's CPU per sleep, median of those whose timer came after the CPU's next tick, less switch_cost and cache_refill"},
+    {"timer_program", &MachineProfile::timer_program, FieldPresence::from_default, kCostRange,
+     "the sleeper's extra CPU when its timer is the earliest on its CPU, the next tick included (reprogramming the timer device)",
+     "1 ms clock_nanosleep on a CPU kept awake: the sleeper's CPU per sleep, median of those whose timer came before the CPU's next tick less the median of those after it"},
     {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
      "CPU a timer's interrupt takes from the thread running where it fires",
      "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "

@@ -183,8 +183,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wl);
   ms.push_back(ie);
   step("timer slack");
-  std::vector<double> sleep_cpu;
-  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale, &sleep_cpu);
+  SleepCpu sleep_cpu;
+  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu);
   ms.push_back(slack);
   ms.push_back(timer_idle);
   step("timer interrupts on a busy CPU (1 of 3)");
@@ -307,7 +307,11 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     for (const auto& b : mapping) blocks.push_back(b[f]);
     ms.push_back(median_of_blocks(blocks));
   }
-  ms.push_back(sleep_cost_field(sleep_cpu, switch_cost, refill.median));
+  {
+    auto [sleep_cost, timer_program] = sleep_cost_fields(sleep_cpu, switch_cost, refill.median);
+    ms.push_back(sleep_cost);
+    ms.push_back(timer_program);
+  }
   // Less the parts the model charges besides, as this calibration measured them.
   ms.push_back(fresh_creation_field(fresh, create.median, field_value(ms, "stack_map"),
                                     kstack_alloc.median, wake_ipi.median + fork_activate.median));

@@ -101,14 +101,27 @@ Measurement measure_newidle_random();
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(
     int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
+// The sleeper's CPU per sleep on the awake CPU, by where its timer fell
+// against the CPU's next tick (the kernel's ticks are the multiples of the
+// tick period in CLOCK_MONOTONIC): ahead of it, the kernel reprogrammed the
+// timer device when the sleeper armed it; behind it, it did not. Sleeps
+// within 20 us of the tick either way are left out.
+struct SleepCpu {
+  std::vector<double> ahead;
+  std::vector<double> behind;
+};
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
-// With `awake_cpu`, also the sleeper's CPU per sleep on the awake CPU.
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples,
-                                                        std::vector<double>* awake_cpu = nullptr);
-// sleep_cost: the median of those less the switch the model charges a woken
-// thread (switch_cost, cache_refill), never negative.
-Measurement sleep_cost_field(const std::vector<double>& awake_cpu, double switch_cost,
-                             double cache_refill);
+// With `awake_cpu`, also the sleeper's CPU per sleep on the awake CPU,
+// classified by `tick` (seconds; 0: every sleep counts as ahead).
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
+                                                        SleepCpu* awake_cpu = nullptr);
+// sleep_cost: the median of the sleeps behind the tick less the switch the
+// model charges a woken thread (switch_cost, cache_refill), never negative;
+// timer_program: the median ahead less the median behind, never negative.
+// With fewer than 5 sleeps in either class, sleep_cost from all of them and
+// timer_program 0.
+std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu, double switch_cost,
+                                                      double cache_refill);
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 Measurement measure_wake_packing(int cpus, int wakes);

@@ -59,6 +59,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <functional>
 #include <iterator>
@@ -165,26 +166,40 @@ std::pair<Measurement, Measurement> measure_wake_latency(
 
 namespace {
 // Overshoots (seconds) of `n` 1 ms relative clock_nanosleeps on CPU `cpu`.
-void timer_overshoots(int cpu, int n, std::vector<double>& out,
-                      std::vector<double>* cpu_out = nullptr) {
+void timer_overshoots(int cpu, int n, std::vector<double>& out, double tick = 0,
+                      SleepCpu* cpu_out = nullptr) {
+  constexpr std::int64_t kSleep = 1'000'000, kSlack = 50'000, kMargin = 20'000;
+  const auto tick_ns = static_cast<std::int64_t>(std::llround(tick * 1e9));
   std::thread t([&] {
     pin_self(cpu);
     for (int i = 0; i < n; ++i) {
       const auto t0 = now_ns();
       const auto c0 = thread_cpu_ns();
-      timespec d{0, 1'000'000};
+      timespec d{0, kSleep};
       clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
       const auto c1 = thread_cpu_ns();
-      out.push_back((now_ns() - t0 - 1'000'000) * 1e-9);
-      if (cpu_out) cpu_out->push_back((c1 - c0) * 1e-9);
+      out.push_back((now_ns() - t0 - kSleep) * 1e-9);
+      if (!cpu_out) continue;
+      const double used = (c1 - c0) * 1e-9;
+      if (tick_ns <= 0) {
+        cpu_out->ahead.push_back(used);
+        continue;
+      }
+      // The timer's hard expiry (the default 50 us slack on) against the
+      // next multiple of the tick period.
+      const std::int64_t to_tick = (t0 / tick_ns + 1) * tick_ns - t0;
+      if (to_tick > kSleep + kSlack + kMargin)
+        cpu_out->ahead.push_back(used);
+      else if (to_tick < kSleep - kMargin)
+        cpu_out->behind.push_back(used);
     }
   });
   t.join();
 }
 }  // namespace
 
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples,
-                                                        std::vector<double>* awake_cpu) {
+std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick,
+                                                        SleepCpu* awake_cpu) {
   // Alternating blocks, so that a change of the VM's speed during the
   // experiment lands in both halves: the sleeper's CPU kept awake by a
   // SCHED_IDLE spinner (which a woken normal thread preempts at once), then
@@ -195,7 +210,7 @@ std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples,
   for (int b = 0; b < kBlocks; ++b) {
     {
       Spinner keep_awake(cpu, Spinner::Policy::idle);
-      timer_overshoots(cpu, samples / kBlocks, awake, awake_cpu);
+      timer_overshoots(cpu, samples / kBlocks, awake, tick, awake_cpu);
     }
     timer_overshoots(cpu, samples / kBlocks, idle);
   }
@@ -526,13 +541,32 @@ std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
                               remote * 1e6))};
 }
 
-Measurement sleep_cost_field(const std::vector<double>& awake_cpu, double switch_cost,
-                             double cache_refill) {
-  const double per_sleep = quantile(awake_cpu, 0.5);
-  return summarize("sleep_cost", {std::max(0.0, per_sleep - switch_cost - cache_refill)},
-                   fmt::format("the timer_slack sleeps on the awake CPU: the sleeper's CPU per "
-                               "sleep, median {} of {}, less switch_cost and cache_refill",
-                               format_seconds(per_sleep), awake_cpu.size()));
+std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu, double switch_cost,
+                                                      double cache_refill) {
+  constexpr std::size_t kFew = 5;
+  if (awake_cpu.ahead.size() < kFew || awake_cpu.behind.size() < kFew) {
+    std::vector<double> all = awake_cpu.ahead;
+    all.insert(all.end(), awake_cpu.behind.begin(), awake_cpu.behind.end());
+    const double per_sleep = all.empty() ? 0.0 : quantile(all, 0.5);
+    return {summarize("sleep_cost", {std::max(0.0, per_sleep - switch_cost - cache_refill)},
+                      fmt::format("the timer_slack sleeps on the awake CPU: the sleeper's CPU per "
+                                  "sleep, median {} of {} (too few on one side of the tick to "
+                                  "tell them apart), less switch_cost and cache_refill",
+                                  format_seconds(per_sleep), all.size())),
+            summarize("timer_program", {0.0},
+                      fmt::format("{} sleeps ahead of the tick, {} behind it: too few",
+                                  awake_cpu.ahead.size(), awake_cpu.behind.size()))};
+  }
+  const double ahead = quantile(awake_cpu.ahead, 0.5), behind = quantile(awake_cpu.behind, 0.5);
+  return {summarize("sleep_cost", {std::max(0.0, behind - switch_cost - cache_refill)},
+                    fmt::format("the timer_slack sleeps on the awake CPU whose timer came after "
+                                "the CPU's next tick: the sleeper's CPU per sleep, median {} of "
+                                "{}, less switch_cost and cache_refill",
+                                format_seconds(behind), awake_cpu.behind.size())),
+          summarize("timer_program", {std::max(0.0, ahead - behind)},
+                    fmt::format("the same sleeps whose timer came before the next tick (median "
+                                "{} of {}) less those after it",
+                                format_seconds(ahead), awake_cpu.ahead.size()))};
 }
 
 }  // namespace poolsim::real::calib

@@ -218,6 +218,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -614,6 +615,10 @@ class Kernel {
     int pelt_cpu = -1;
     bool pelt_born = false;
     EventId timer;
+    // Its pending timer in the armed CPU's Cpu::timers (timer_program > 0
+    // only): the CPU, -1 if none.
+    int timer_cpu = -1;
+    Duration timer_at{0};
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
@@ -650,6 +655,9 @@ class Kernel {
     std::int64_t avg_n = 0;
     Duration seg_start{0};    // start of the unaccounted run
     Duration stall_until{0};  // OS noise: no thread progresses here before this
+    // Expiries of the threads' timers armed here and pending (kept only
+    // when machine.timer_program > 0: Kernel::arm_timer).
+    std::multiset<Duration> timers;
     // Its last timer interrupt (Kernel::timer_interrupt): long ago at first.
     Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() / 2};
     EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
@@ -740,6 +748,8 @@ class Kernel {
   // + k x tick; `t` itself without a tick).
   Duration round_to_tick(Duration t) const;
   Duration last_tick_at(Duration t) const;
+  void note_timer_armed(Thread& t, Duration at);
+  void note_timer_gone(Thread& t);
   bool yield_switches(Cpu& c);
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);

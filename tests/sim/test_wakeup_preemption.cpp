@@ -223,3 +223,36 @@ TEST_CASE("kernel.timers: a timer's interrupt takes timer_irq from the thread it
   m.timer_irq = 0ns;
   CHECK(a_end(2300us) == Duration(10ms + 40us));
 }
+
+TEST_CASE("kernel.timers: a timer armed ahead of every other on its CPU costs timer_program",
+          "[sim][mechanism]") {
+  // One CPU, tick 4 ms (ticks at 4, 8, ... ms), timer_program 30 us, every
+  // other cost zero: the threads' CPU time is their work plus 30 us for
+  // each timer armed ahead of the next tick and of every pending timer.
+  MachineProfile m = zero_machine(1, 4ms, 4ms);
+  m.timer_program = 30us;
+  const auto cpu = [&](const std::vector<std::vector<Phase>>& tasks) {
+    return sim::simulate(tpt_scenario(m), phased(tasks)).counters.cpu_time;
+  };
+  // Ahead of the tick (timer at 1.01 ms): 20 us of work, 30 to pay.
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(50us));
+  // Behind the tick at 4 ms (timer at 5.01 ms): nothing to pay.
+  CHECK(cpu({{run_for(10us), sleep_for(5ms), run_for(10us)}}) == Duration(20us));
+  // The second sleeper's timer (2.05 ms) comes behind the first one's
+  // (1.01 ms), still pending: only the first pays.
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)},
+             {run_for(10us), sleep_for(2ms), run_for(10us)}}) == Duration(70us));
+  // The first one's timer is behind the tick (5.01 ms), the second one's
+  // (2.02 ms) ahead of both: only the second pays.
+  CHECK(cpu({{run_for(10us), sleep_for(5ms), run_for(10us)},
+             {run_for(10us), sleep_for(2ms), run_for(10us)}}) == Duration(70us));
+  // Once the first timer has fired (1.01 ms), the CPU's first timer is the
+  // next one armed: the second sleeper's 1.05 ms timer comes behind it and
+  // pays nothing, its 3.15 ms one pays.
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)},
+             {run_for(10us), sleep_for(1ms), run_for(1100us), sleep_for(1ms), run_for(10us)}}) ==
+        Duration(20us + 30us + 1120us + 30us));
+  // Off (0), the same sleep costs nothing more.
+  m.timer_program = 0ns;
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(20us));
+}
