@@ -43,6 +43,13 @@ struct MachineProfile {
   // becomes the base's first and hrtimer_reprogram writes the timer device
   // (lapic_next_deadline: an MSR write, which leaves a guest). 0: off.
   Duration timer_program{};
+  // The sleeper's extra CPU when its own timer brings its idle CPU back with
+  // no other timer pending there before the next tick: the idle exit
+  // restarts the stopped tick (reprogramming the device), and the
+  // wake-up's skipped clock update (wakeup_preempt -> rq_clock_skip_update,
+  // the idle task counting as queued) bills that path to the woken thread.
+  // 0: off.
+  Duration timer_idle_run{};
   // What a timer's interrupt takes from the thread running on the CPU where
   // it fires (the interrupt, the expiry, the wake-up of the sleeper onto that
   // CPU's queue); timers whose soft expiry has passed come with it.

@@ -136,6 +136,9 @@ inline constexpr MachineField kMachineFields[] = {
     {"timer_program", &MachineProfile::timer_program, FieldPresence::from_default, kCostRange,
      "the sleeper's extra CPU when its timer is the earliest on its CPU, the next tick included (reprogramming the timer device)",
      "1 ms clock_nanosleep on a CPU kept awake: the sleeper's CPU per sleep, median of those whose timer came before the CPU's next tick less the median of those after it"},
+    {"timer_idle_run", &MachineProfile::timer_idle_run, FieldPresence::from_default, kCostRange,
+     "the sleeper's extra CPU when its own timer brings its idle CPU back (the idle exit billed to it)",
+     "1 ms clock_nanosleep, the sleeper's CPU per sleep: 60 with its CPU left idle (after 40 to settle), median, less the median of the timer_slack sleeps with it kept awake"},
     {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
      "CPU a timer's interrupt takes from the thread running where it fires",
      "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "

@@ -183,8 +183,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wl);
   ms.push_back(ie);
   step("timer slack");
-  SleepCpu sleep_cpu;
-  auto [slack, timer_idle] = measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu);
+  SleepCpu sleep_cpu, idle_sleep_cpu;
+  auto [slack, timer_idle] =
+      measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu, &idle_sleep_cpu);
   ms.push_back(slack);
   ms.push_back(timer_idle);
   step("timer interrupts on a busy CPU (1 of 3)");
@@ -312,6 +313,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     ms.push_back(sleep_cost);
     ms.push_back(timer_program);
   }
+  ms.push_back(timer_idle_run_field(sleep_cpu, idle_sleep_cpu));
   // Less the parts the model charges besides, as this calibration measured them.
   ms.push_back(fresh_creation_field(fresh, create.median, field_value(ms, "stack_map"),
                                     kstack_alloc.median, wake_ipi.median + fork_activate.median));

@@ -113,8 +113,14 @@ struct SleepCpu {
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
 // With `awake_cpu`, also the sleeper's CPU per sleep on the awake CPU,
 // classified by `tick` (seconds; 0: every sleep counts as ahead).
+// With `idle_cpu`, the sleeper's CPU per sleep with the CPU left idle, from
+// one longer idle run once it has settled.
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
-                                                        SleepCpu* awake_cpu = nullptr);
+                                                        SleepCpu* awake_cpu = nullptr,
+                                                        SleepCpu* idle_cpu = nullptr);
+// timer_idle_run: the median of every idle sleep's CPU less the awake one's,
+// never negative (0 without samples).
+Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle_cpu);
 // sleep_cost: the median of the sleeps behind the tick less the switch the
 // model charges a woken thread (switch_cost, cache_refill), never negative;
 // timer_program: the median ahead less the median behind, never negative.

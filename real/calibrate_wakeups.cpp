@@ -167,7 +167,7 @@ std::pair<Measurement, Measurement> measure_wake_latency(
 namespace {
 // Overshoots (seconds) of `n` 1 ms relative clock_nanosleeps on CPU `cpu`.
 void timer_overshoots(int cpu, int n, std::vector<double>& out, double tick = 0,
-                      SleepCpu* cpu_out = nullptr) {
+                      SleepCpu* cpu_out = nullptr, int skip = 0) {
   constexpr std::int64_t kSleep = 1'000'000, kSlack = 50'000, kMargin = 20'000;
   const auto tick_ns = static_cast<std::int64_t>(std::llround(tick * 1e9));
   std::thread t([&] {
@@ -179,7 +179,7 @@ void timer_overshoots(int cpu, int n, std::vector<double>& out, double tick = 0,
       clock_nanosleep(CLOCK_MONOTONIC, 0, &d, nullptr);
       const auto c1 = thread_cpu_ns();
       out.push_back((now_ns() - t0 - kSleep) * 1e-9);
-      if (!cpu_out) continue;
+      if (!cpu_out || i < skip) continue;
       const double used = (c1 - c0) * 1e-9;
       if (tick_ns <= 0) {
         cpu_out->ahead.push_back(used);
@@ -199,7 +199,7 @@ void timer_overshoots(int cpu, int n, std::vector<double>& out, double tick = 0,
 }  // namespace
 
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick,
-                                                        SleepCpu* awake_cpu) {
+                                                        SleepCpu* awake_cpu, SleepCpu* idle_cpu) {
   // Alternating blocks, so that a change of the VM's speed during the
   // experiment lands in both halves: the sleeper's CPU kept awake by a
   // SCHED_IDLE spinner (which a woken normal thread preempts at once), then
@@ -213,6 +213,16 @@ std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, d
       timer_overshoots(cpu, samples / kBlocks, awake, tick, awake_cpu);
     }
     timer_overshoots(cpu, samples / kBlocks, idle);
+  }
+  if (idle_cpu) {
+    // A lone sleeper's CPU on an idle CPU settles only after some 30 sleeps
+    // (about 30 ms) of idling: the first ones after a busy spell cost what
+    // they cost awake (16.6-17.1 us a sleep, then 27.0-28.7 us from the
+    // 30th on; probe of 2026-12-05). So one long idle run, its first
+    // kSettle sleeps left out of the CPU figures.
+    constexpr int kSettle = 40, kKept = 60;
+    std::vector<double> overshoot;
+    timer_overshoots(cpu, kSettle + kKept, overshoot, tick, idle_cpu, kSettle);
   }
   const double a = quantile(awake, 0.5), i = quantile(idle, 0.5);
   Measurement slack = summarize(
@@ -567,6 +577,22 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
                     fmt::format("the same sleeps whose timer came before the next tick (median "
                                 "{} of {}) less those after it",
                                 format_seconds(ahead), awake_cpu.ahead.size()))};
+}
+
+Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle_cpu) {
+  const auto all = [](const SleepCpu& s) {
+    std::vector<double> v = s.ahead;
+    v.insert(v.end(), s.behind.begin(), s.behind.end());
+    return v;
+  };
+  const std::vector<double> awake = all(awake_cpu), idle = all(idle_cpu);
+  if (awake.empty() || idle.empty()) return summarize("timer_idle_run", {0.0}, "no sleeps");
+  const double a = quantile(awake, 0.5), i = quantile(idle, 0.5);
+  return summarize("timer_idle_run", {std::max(0.0, i - a)},
+                   fmt::format("1 ms sleeps: the sleeper's CPU per sleep in a run with its CPU "
+                               "left idle, once settled (median {} of {}), less the timer_slack "
+                               "sleeps kept awake (median {} of {})",
+                               format_seconds(i), idle.size(), format_seconds(a), awake.size()));
 }
 
 }  // namespace poolsim::real::calib

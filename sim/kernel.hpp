@@ -656,7 +656,7 @@ class Kernel {
     Duration seg_start{0};    // start of the unaccounted run
     Duration stall_until{0};  // OS noise: no thread progresses here before this
     // Expiries of the threads' timers armed here and pending (kept only
-    // when machine.timer_program > 0: Kernel::arm_timer).
+    // when machine.timer_program or timer_idle_run > 0: note_timer_armed).
     std::multiset<Duration> timers;
     // Its last timer interrupt (Kernel::timer_interrupt): long ago at first.
     Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() / 2};
@@ -750,6 +750,7 @@ class Kernel {
   Duration last_tick_at(Duration t) const;
   void note_timer_armed(Thread& t, Duration at);
   void note_timer_gone(Thread& t);
+  bool tick_first_on(int cpu) const;
   bool yield_switches(Cpu& c);
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);

@@ -224,8 +224,10 @@ TEST_CASE("kernel.timers: a timer's interrupt takes timer_irq from the thread it
   CHECK(a_end(2300us) == Duration(10ms + 40us));
 }
 
-TEST_CASE("kernel.timers: a timer armed ahead of every other on its CPU costs timer_program",
-          "[sim][mechanism]") {
+TEST_CASE(
+    "kernel.timers: a timer armed ahead of every other on its CPU costs timer_program and one "
+    "that wakes its idle CPU timer_idle_run",
+    "[sim][mechanism]") {
   // One CPU, tick 4 ms (ticks at 4, 8, ... ms), timer_program 30 us, every
   // other cost zero: the threads' CPU time is their work plus 30 us for
   // each timer armed ahead of the next tick and of every pending timer.
@@ -255,4 +257,9 @@ TEST_CASE("kernel.timers: a timer armed ahead of every other on its CPU costs ti
   // Off (0), the same sleep costs nothing more.
   m.timer_program = 0ns;
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(20us));
+  // timer_idle_run: a timer that brings its idle CPU back bills the idle
+  // exit to the sleeper; one that fires while another thread runs does not.
+  m.timer_idle_run = 20us;
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(40us));
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}, {run_for(3ms)}}) == Duration(3020us));
 }
