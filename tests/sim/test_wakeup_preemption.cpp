@@ -262,4 +262,9 @@ TEST_CASE(
   m.timer_idle_run = 20us;
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(40us));
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}, {run_for(3ms)}}) == Duration(3020us));
+  // Nor does one whose CPU holds another timer before the next tick (the
+  // restarted tick is not the first event): the 1.01 ms timer wakes the
+  // idle CPU with the 2.02 ms one pending; that one, due last, pays.
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)},
+             {run_for(10us), sleep_for(2ms), run_for(10us)}}) == Duration(60us));
 }
