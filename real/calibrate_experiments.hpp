@@ -109,6 +109,11 @@ std::pair<Measurement, Measurement> measure_wake_latency(
 struct SleepCpu {
   std::vector<double> ahead;
   std::vector<double> behind;
+  std::vector<double> all() const {
+    std::vector<double> v = ahead;
+    v.insert(v.end(), behind.begin(), behind.end());
+    return v;
+  }
 };
 // timer_slack (the sleeper's CPU kept awake) and timer_idle_exit (idle).
 // With `awake_cpu`, also the sleeper's CPU per sleep on the awake CPU,

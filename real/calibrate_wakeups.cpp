@@ -555,8 +555,7 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
                                                       double cache_refill) {
   constexpr std::size_t kFew = 5;
   if (awake_cpu.ahead.size() < kFew || awake_cpu.behind.size() < kFew) {
-    std::vector<double> all = awake_cpu.ahead;
-    all.insert(all.end(), awake_cpu.behind.begin(), awake_cpu.behind.end());
+    const std::vector<double> all = awake_cpu.all();
     const double per_sleep = all.empty() ? 0.0 : quantile(all, 0.5);
     return {summarize("sleep_cost", {std::max(0.0, per_sleep - switch_cost - cache_refill)},
                       fmt::format("the timer_slack sleeps on the awake CPU: the sleeper's CPU per "
@@ -580,12 +579,7 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
 }
 
 Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle_cpu) {
-  const auto all = [](const SleepCpu& s) {
-    std::vector<double> v = s.ahead;
-    v.insert(v.end(), s.behind.begin(), s.behind.end());
-    return v;
-  };
-  const std::vector<double> awake = all(awake_cpu), idle = all(idle_cpu);
+  const std::vector<double> awake = awake_cpu.all(), idle = idle_cpu.all();
   if (awake.empty() || idle.empty()) return summarize("timer_idle_run", {0.0}, "no sleeps");
   const double a = quantile(awake, 0.5), i = quantile(idle, 0.5);
   return summarize("timer_idle_run", {std::max(0.0, i - a)},

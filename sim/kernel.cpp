@@ -296,19 +296,21 @@ void Kernel::note_timer_armed(Thread& t, Duration at) {
   POOLSIM_ASSERT(t.timer_cpu < 0, "a thread arms a second timer");
   const int cpu = t.cpu;
   POOLSIM_ASSERT(cpu >= 0, "a timer armed off any CPU");
-  std::multiset<Duration>& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
-  const bool before_tick = m_.tick <= Duration{0} || at < last_tick_at(now()) + m_.tick;
-  if (before_tick && (pending.empty() || at < *pending.begin())) t.overhead += m_.timer_program;
-  pending.insert(at);
+  if (at < std::min(next_tick_at(), first_timer_on(cpu))) t.overhead += m_.timer_program;
+  cpus_[static_cast<std::size_t>(cpu)].timers.insert(at);
   t.timer_cpu = cpu;
   t.timer_at = at;
 }
 
-// True if no timer is pending on `cpu` before its next tick.
-bool Kernel::tick_first_on(int cpu) const {
+// The CPU's next tick after now (kNever without a tick).
+Duration Kernel::next_tick_at() const {
+  return m_.tick > Duration{0} ? last_tick_at(now()) + m_.tick : Duration{kNever};
+}
+
+// The first expiry of the timers pending on `cpu` (kNever if none).
+Duration Kernel::first_timer_on(int cpu) const {
   const std::multiset<Duration>& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
-  return m_.tick <= Duration{0} || pending.empty() ||
-         *pending.begin() >= last_tick_at(now()) + m_.tick;
+  return pending.empty() ? Duration{kNever} : *pending.begin();
 }
 
 // The thread's timer fired or was cancelled: it leaves its CPU's pending set.
@@ -891,7 +893,8 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
     // sleep 22.6 us behind the tick and 30.4 ahead of it with the CPU idle,
     // 9.0 and 16.8 with it kept awake; four sleepers taking turns, whose
     // timers keep the tick from being first, 9.3 us.
-    if (timer_cpu == idx && tick_first_on(idx)) threads_[id].overhead += m_.timer_idle_run;
+    if (timer_cpu == idx && (m_.tick <= Duration{0} || next_tick_at() <= first_timer_on(idx)))
+      threads_[id].overhead += m_.timer_idle_run;
     if (delay.count() <= 0) {
       start_on(c, id);
     } else {
@@ -1174,9 +1177,8 @@ constexpr int kCacheNiceTries = 1;
 // (tick 0, the idealised tickless model): no periodic balance.
 void Kernel::nohz_kick() {
   if (m_.tick <= Duration{0} || engine_.pending(nohz_ev_) || load_idx_.first_from(0, 0) < 0) return;
-  const Duration next_tick = last_tick_at(now()) + m_.tick;
-  nohz_ev_ =
-      engine_.at(next_tick + m_.wakeup_latency + m_.idle_exit, &Kernel::on_nohz_balance, this, 0);
+  nohz_ev_ = engine_.at(next_tick_at() + m_.wakeup_latency + m_.idle_exit, &Kernel::on_nohz_balance,
+                        this, 0);
 }
 
 void Kernel::on_nohz_balance(void* self, std::uint64_t) {

@@ -615,8 +615,8 @@ class Kernel {
     int pelt_cpu = -1;
     bool pelt_born = false;
     EventId timer;
-    // Its pending timer in the armed CPU's Cpu::timers (timer_program > 0
-    // only): the CPU, -1 if none.
+    // Its pending timer in the armed CPU's Cpu::timers (kept only with
+    // timer_program or timer_idle_run > 0): the CPU, -1 if none.
     int timer_cpu = -1;
     Duration timer_at{0};
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
@@ -750,7 +750,8 @@ class Kernel {
   Duration last_tick_at(Duration t) const;
   void note_timer_armed(Thread& t, Duration at);
   void note_timer_gone(Thread& t);
-  bool tick_first_on(int cpu) const;
+  Duration next_tick_at() const;
+  Duration first_timer_on(int cpu) const;
   bool yield_switches(Cpu& c);
   void complete_op(Cpu& c);
   void switch_out(Cpu& c, bool voluntary);
