@@ -196,6 +196,7 @@ struct MachineProfile {
   // memory_peak, docs/calibration.md "Runtime memory").
   Bytes runtime_touch = 0;    // one-time, with a runtime's first thread
   Bytes fiber_touch = 0;      // per live user-level thread (Boost.Fiber fiber)
+  Bytes carrier_touch = 0;    // per virtual-thread carrier beyond its stack (its dispatcher fiber)
   Bytes loop_task_touch = 0;  // per task alive in an event loop
   Bytes tbb_arena = 0;        // one-time for oneTBB (instead of runtime_touch)
   Bytes tbb_worker = 0;       // per oneTBB worker beyond its stack_touch

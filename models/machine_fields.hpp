@@ -300,6 +300,11 @@ inline constexpr MachineField kMachineFields[] = {
     {"fiber_touch", &MachineProfile::fiber_touch, FieldPresence::from_default, kSizeRange,
      "memory of a live user-level thread (a Boost.Fiber fiber: its stack's touched pages)",
      "real virtual threads, 1 carrier, 1,000 sleeping fibers less 1: memory_peak per fiber"},
+    {"carrier_touch", &MachineProfile::carrier_touch, FieldPresence::from_default, kSizeRange,
+     "memory a virtual-thread carrier holds outside its thread stack (Boost.Fiber's dispatcher fiber: "
+     "its malloc'ed stack's touched pages and its context)",
+     "real virtual threads, 1 carrier, 1 sleeping fiber: memory_peak less what the simulator charges "
+     "that carrier and fiber (stack_touch, malloc_arena, runtime_touch, carrier_stack, fiber_touch)"},
     {"loop_task_touch", &MachineProfile::loop_task_touch, FieldPresence::from_default, kSizeRange,
      "memory of a task alive in an event loop (its posted handler, its timer)",
      "the real event loop, 1 loop, 2,000 tasks asleep on timers less 1: memory_peak per task"},

@@ -261,7 +261,7 @@ struct RuntimeMemoryRuns {
 };
 RuntimeMemoryRuns run_runtime_memory(int reps);
 // runtime_touch, fiber_touch, loop_task_touch, tbb_arena, tbb_worker,
-// tbb_task, worker_stack, pool_stack, steal_stack, asio_stack, loop_stack,
+// tbb_task, carrier_touch, worker_stack, pool_stack, steal_stack, asio_stack, loop_stack,
 // carrier_stack; stack_touch and malloc_arena in bytes, whole pages.
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& runs, double stack_touch,
                                                double malloc_arena);

@@ -38,6 +38,14 @@
 //   fiber_touch      virtual threads, 1 carrier, a batch of 1,000 `wait:
 //                    50ms` tasks (1,000 fibers asleep at once) less the same
 //                    with 1 task, per fiber.
+//   carrier_touch    the 1-task run of fiber_touch less what the simulator
+//                    charges for it besides: stack_touch, malloc_arena and
+//                    runtime_touch of its one carrier thread, carrier_stack
+//                    and one fiber_touch. The rest is Boost.Fiber's
+//                    dispatcher fiber, one per thread (a default_stack from
+//                    malloc, its context at the top), which no thread-stack
+//                    reading sees (2026-12-05: 36 KiB, 11.4 KiB of it; each
+//                    further carrier added 9-11 KiB beyond its thread).
 //   loop_task_touch  event loop, 1 loop, 2,000 such tasks less 1, per task.
 //   tbb_arena        oneTBB, 1 thread, 16 `cpu: 50us` tasks: memory_peak
 //                    less stack_touch and malloc_arena.
@@ -86,8 +94,10 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
+#include "models/assert.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 #include "real/calibrate_experiments.hpp"
@@ -497,6 +507,22 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
                             "tasks {:.0f} KiB, per task",
                             kib(r.tbbq.memory), kib(r.tbb1.memory))),
   };
+  // carrier_touch: the 1-fiber run less the simulator's charges for it.
+  const auto value = [](const std::vector<Measurement>& ms, std::string_view field) {
+    const auto it = std::find_if(ms.begin(), ms.end(),
+                                 [&](const Measurement& m) { return m.field == field; });
+    POOLSIM_ASSERT(it != ms.end(), "a runtime-memory field is missing");
+    return it->median;
+  };
+  const double runtime_touch = value(out, "runtime_touch"), fiber_touch = value(out, "fiber_touch");
+  const double carrier_stack = value(stacks, "carrier_stack");
+  const double charged = thread + runtime_touch + carrier_stack + fiber_touch;
+  out.push_back(summarize(
+      "carrier_touch", {std::max(0.0, r.vt1.memory - charged)},
+      fmt::format("real virtual threads, 1 carrier, 1 sleeping fiber: memory_peak {:.1f} KiB less "
+                  "stack_touch, malloc_arena, runtime_touch, carrier_stack and fiber_touch "
+                  "({:.1f} KiB): Boost.Fiber's dispatcher fiber",
+                  kib(r.vt1.memory), kib(charged))));
   out.insert(out.end(), stacks.begin(), stacks.end());
   return out;
 }

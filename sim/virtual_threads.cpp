@@ -50,7 +50,11 @@
 // real twin allocates it; a JDK stack chunk is smaller) from its first mount
 // to its end (sim/user_threads.hpp); every carrier's stack goes
 // carrier_stack deeper than a blocked thread's (Boost.Fiber's per-thread
-// initialiser; Kernel::set_worker_stack).
+// initialiser; Kernel::set_worker_stack), and every carrier holds
+// carrier_touch from its creation: the dispatcher fiber Boost.Fiber makes for
+// each thread (fibers/context.cpp make_dispatcher_context: a default_stack,
+// malloc'ed, with the context at its top; real carriers initialise it as
+// they start).
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -83,6 +87,7 @@ class VirtualThreads final : public Runtime {
       for (int i = 0; i < carriers_; ++i) {
         const ThreadId t = co_await k_.spawn(carrier(i), "carrier");
         hosts_.push_back(&users_.adopt(t));
+        k_.memory_add(k_.machine().carrier_touch);
       }
     }
     intake_.push_back(task);

@@ -207,6 +207,27 @@ TEST_CASE(
   CHECK(r.counters.memory_peak == 3 * 8 * 1024 + 4 * 1024 + 3 * 4 * 1024);
 }
 
+TEST_CASE("virtual_threads.memory: every carrier holds carrier_touch from its creation",
+          "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.fiber_touch = 8704;
+  const Workload w = phased(1, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const auto peak = [&](int carriers) {
+    return sim::simulate(backend_scenario(m, BackendKind::virtual_threads, carriers), w)
+        .counters.memory_peak;
+  };
+  const Bytes without1 = peak(1), without3 = peak(3);
+  m.carrier_touch = 11 * 1024;
+  CHECK(peak(1) == without1 + 11 * 1024);
+  CHECK(peak(3) == without3 + 3 * 11 * 1024);
+  // Another runtime's threads hold none of it.
+  const RunResult loop = sim::simulate(backend_scenario(m, BackendKind::event_loop, 3), w);
+  m.carrier_touch = 0;
+  CHECK(sim::simulate(backend_scenario(m, BackendKind::event_loop, 3), w).counters.memory_peak ==
+        loop.counters.memory_peak);
+}
+
 TEST_CASE("event_loop.memory: the loops touch loop_stack in total, worker_stack at most each",
           "[runtime][vt]") {
   MachineProfile m = zero_machine(2);
