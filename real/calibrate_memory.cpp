@@ -509,8 +509,8 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
   };
   // carrier_touch: the 1-fiber run less the simulator's charges for it.
   const auto value = [](const std::vector<Measurement>& ms, std::string_view field) {
-    const auto it = std::find_if(ms.begin(), ms.end(),
-                                 [&](const Measurement& m) { return m.field == field; });
+    const auto it =
+        std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == field; });
     POOLSIM_ASSERT(it != ms.end(), "a runtime-memory field is missing");
     return it->median;
   };
