@@ -512,7 +512,7 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
     const auto it =
         std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == field; });
     POOLSIM_ASSERT(it != ms.end(), "a runtime-memory field is missing");
-    return it->median;
+    return it != ms.end() ? it->median : 0.0;
   };
   const double runtime_touch = value(out, "runtime_touch"), fiber_touch = value(out, "fiber_touch");
   const double carrier_stack = value(stacks, "carrier_stack");
