@@ -212,6 +212,17 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     preempt_idle.push_back(measure_noise_preempt_idle(noise_window / 3));
   };
   preempt_idle_block("a lone spinner's preemptions (1 of 3)");
+  // OS noise on every CPU, three blocks of a third of the window spread over
+  // the calibration; the profile takes every noise field from the block
+  // whose lost share is the median (noise_block_fields): one disturbed
+  // minute read twice the noise of the blocks around it (2026-12-05).
+  std::vector<std::vector<Measurement>> noise_blocks;
+  const auto noise_block = [&](const char* what) {
+    step(what);
+    unpin_self(cpus);  // the experiments pin this thread; the spinners take every CPU
+    noise_blocks.push_back(measure_noise(noise_window / 3));
+  };
+  noise_block("OS noise (fixed work quanta on every CPU, 1 of 3)");
   step("thread create/exit");
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);
@@ -254,6 +265,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ForkCosts fork_costs;
   ms.push_back(measure_fork_packing(cpus, 60 * scale, &fork_costs));
   preempt_idle_block("a lone spinner's preemptions (2 of 3)");
+  noise_block("OS noise (fixed work quanta on every CPU, 2 of 3)");
   step("wake-up costs to the waker");
   auto [wake_cost, wake_ipi] = measure_wake_costs(cpus, 200 * scale);
   ms.push_back(wake_cost);
@@ -271,10 +283,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("a task's state taken from the other CPU (2 of 3)");
   remote_block();
   require_quiet(opt, "before the OS-noise step");
-  step("OS noise (fixed work quanta on every CPU)");
-  // The experiments above pinned this thread; the spinners take every CPU.
-  unpin_self(cpus);
-  for (Measurement& m : measure_noise(noise_window)) ms.push_back(std::move(m));
+  noise_block("OS noise (fixed work quanta on every CPU, 3 of 3)");
+  for (Measurement& m : noise_block_fields(noise_blocks)) ms.push_back(std::move(m));
   step("kernel threads' work after thread exits (spinners on every CPU)");
   for (Measurement& m : measure_exit_work(cpus)) ms.push_back(std::move(m));
   preempt_idle_block("a lone spinner's preemptions (3 of 3)");

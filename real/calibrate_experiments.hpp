@@ -162,6 +162,10 @@ Measurement measure_futex_call(int blocks);
 // calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the noise_* fields;
 // noise_preempt_idle only on one CPU (it is noise_preempt there).
 std::vector<Measurement> measure_noise(Duration window);
+// The fields of the noise block (measure_noise's result) whose lost share,
+// noise_mean / noise_interval, is the median of the blocks (the lower one of
+// an even count); its method says which block and every block's share.
+std::vector<Measurement> noise_block_fields(const std::vector<std::vector<Measurement>>& blocks);
 // One block of noise_preempt_idle: a lone spinner for `window`, the other
 // CPUs idle (the calibration takes the median of three, spread out).
 Measurement measure_noise_preempt_idle(Duration window);

@@ -2,6 +2,11 @@
 // fixed-work-quantum benchmark on every CPU this process may use, at once.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "models/assert.hpp"
 #include "real/calibrate_experiments.hpp"
 #include "real/os_noise.hpp"
 
@@ -39,6 +44,37 @@ std::vector<Measurement> measure_noise(Duration window) {
   out.push_back(summarize(
       "noise_charged", {n.charged},
       "the spinners' thread CPU clocks against the wall: 1 - (wall - CPU) / the stolen time"));
+  return out;
+}
+
+namespace {
+double field_of(const std::vector<Measurement>& block, std::string_view name) {
+  for (const Measurement& m : block)
+    if (m.field == name) return m.median;
+  return 0;
+}
+// A block's lost share of a busy CPU (0 if it saw no interruption).
+double lost_share(const std::vector<Measurement>& block) {
+  const double interval = field_of(block, "noise_interval");
+  return interval > 0 ? field_of(block, "noise_mean") / interval : 0.0;
+}
+}  // namespace
+
+std::vector<Measurement> noise_block_fields(const std::vector<std::vector<Measurement>>& blocks) {
+  POOLSIM_ASSERT(!blocks.empty(), "noise_block_fields: no block");
+  std::vector<std::size_t> order(blocks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return lost_share(blocks[a]) < lost_share(blocks[b]);
+  });
+  const std::size_t pick = order[(order.size() - 1) / 2];
+  std::string shares;
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    shares += fmt::format("{}{:.2f}%", i ? ", " : "", 100 * lost_share(blocks[i]));
+  std::vector<Measurement> out = blocks[pick];
+  for (Measurement& m : out)
+    m.method += fmt::format("; block {} of {}, the median lost share ({})", pick + 1, blocks.size(),
+                            shares);
   return out;
 }
 

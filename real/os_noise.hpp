@@ -14,8 +14,10 @@
 // once (the machine as a busy workload sees it), repeats a quantum of fixed
 // work (~20 us of the calibrated loop) for the measurement window and
 // records each quantum's wall time (CLOCK_MONOTONIC). The fastest quantum of
-// a spinner is the undisturbed one; a quantum longer than it by more than
-// max(2 us, 10%) was interrupted, and its excess is the time taken away.
+// a spinner is the undisturbed one (the 10th percentile of each block of
+// ~1,000 consecutive quanta: the vCPU's speed drifts over seconds here); a
+// quantum longer than it by more than max(2 us, 10%) was interrupted, and
+// its excess is the time taken away.
 // Per CPU-second of busy time that gives the interruption rate; the
 // excesses give the stolen time per interruption (median and p99, the
 // profile's lognormal); the spinners' own involuntary switches
@@ -52,5 +54,17 @@ struct OsNoise {
 // Runs the FWQ benchmark for `window` on every CPU this process may use, or
 // on the first `spinners` of them (0: all), the others left idle.
 OsNoise measure_os_noise(Duration window, int spinners = 0);
+
+// One spinner's record: every quantum's wall time in order, its involuntary
+// switches, and the window by the wall and by its thread CPU clock.
+struct FwqSeries {
+  std::vector<std::int64_t> quanta_ns;
+  std::int64_t switches = 0;
+  std::int64_t wall_ns = 0, cpu_ns = 0;
+};
+// The analysis measure_os_noise applies to its spinners' records. The
+// undisturbed quantum is each block of ~1,000 quanta's own 10th percentile,
+// so that a vCPU that changes speed over the window is not read as noise.
+OsNoise summarize_fwq(const std::vector<FwqSeries>& spinners, Duration window);
 
 }  // namespace poolsim::real
