@@ -62,6 +62,7 @@ double lost_share(const std::vector<Measurement>& block) {
 
 std::vector<Measurement> noise_block_fields(const std::vector<std::vector<Measurement>>& blocks) {
   POOLSIM_ASSERT(!blocks.empty(), "noise_block_fields: no block");
+  if (blocks.empty()) return {};
   std::vector<std::size_t> order(blocks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
