@@ -32,9 +32,9 @@ std::vector<Measurement> measure_noise(Duration window) {
   }
   out.push_back(med);
   out.push_back(summarize("noise_p99", {to_seconds(n.p99)}, "99th percentile of the same"));
-  out.push_back(summarize(
-      "noise_mean", {to_seconds(n.mean)},
-      "every quantum's excess over its CPU's p10, per interruption (lost share: mean / interval)"));
+  out.push_back(summarize("noise_mean", {to_seconds(n.mean)},
+                          "every quantum's excess over its run's 10th percentile, per interruption "
+                          "(lost share: mean / interval)"));
   out.push_back(summarize("noise_preempt", {n.preempt},
                           "involuntary switches of the spinners / interrupted quanta"));
   // On one CPU noise_preempt_idle is noise_preempt; on more it is measured

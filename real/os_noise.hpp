@@ -45,7 +45,7 @@ struct OsNoise {
   Duration interval{};           // mean busy time between interruptions of one CPU (0: none seen)
   Duration median{};             // stolen time per interruption: median
   Duration p99{};                //   and 99th percentile
-  Duration mean{};               // every quantum's excess over its CPU's p10, per interruption
+  Duration mean{};               // every quantum's excess over its run's p10, per interruption
   double preempt = 0;            // share of interruptions that were switches to another task
   double charged = 0;            // share of the stolen time the spinners' CPU clocks counted
   std::vector<Duration> stolen;  // every interruption's stolen time (for reports and tests)
