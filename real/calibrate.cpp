@@ -41,13 +41,6 @@ namespace {
 // band (run.speed_band, docs/validation.md).
 constexpr double kCalibrateSpeedBand = 0.25;
 
-// The median of field `name` among the measurements so far (0 if absent).
-double field_value(const std::vector<Measurement>& ms, MachineFieldName name) {
-  for (const auto& m : ms)
-    if (m.field == name.field().name) return m.median;
-  return 0;
-}
-
 double get_reserve(const std::vector<Measurement>& ms) { return field_value(ms, "stack_reserve"); }
 
 // The experiments whose cost depends on what the other vCPU or the host is

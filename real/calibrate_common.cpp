@@ -119,6 +119,12 @@ Measurement summarize(MachineFieldName field, std::vector<double> samples, std::
   return m;
 }
 
+double field_value(const std::vector<Measurement>& ms, MachineFieldName name) {
+  for (const Measurement& m : ms)
+    if (m.field == name.field().name) return m.median;
+  return 0;
+}
+
 // Forks a child that writes its report to the pipe it is given and exits
 // (`child` never returns), and returns all the child wrote once it is gone.
 std::string forked_report(const std::function<void(int fd)>& child) {

@@ -55,6 +55,8 @@ double quantile(std::vector<double> v, double q);
 // The measurement of `field`: median, mean, p10, p90 of the samples, the unit of
 // the field's kind, and how it was measured.
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method);
+// The median of field `name` among measurements `ms` (0 if absent).
+double field_value(const std::vector<Measurement>& ms, MachineFieldName name);
 // The arithmetic mean; 0 for no samples.
 double mean_of(const std::vector<double>& v);
 // Forks a child that writes its report to the pipe it is given and exits

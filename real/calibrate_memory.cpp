@@ -94,10 +94,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <string_view>
 #include <vector>
 
-#include "models/assert.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/workload.hpp"
 #include "real/calibrate_experiments.hpp"
@@ -508,14 +506,9 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, doubl
                             kib(r.tbbq.memory), kib(r.tbb1.memory))),
   };
   // carrier_touch: the 1-fiber run less the simulator's charges for it.
-  const auto value = [](const std::vector<Measurement>& ms, std::string_view field) {
-    const auto it =
-        std::find_if(ms.begin(), ms.end(), [&](const Measurement& m) { return m.field == field; });
-    POOLSIM_ASSERT(it != ms.end(), "a runtime-memory field is missing");
-    return it != ms.end() ? it->median : 0.0;
-  };
-  const double runtime_touch = value(out, "runtime_touch"), fiber_touch = value(out, "fiber_touch");
-  const double carrier_stack = value(stacks, "carrier_stack");
+  const double runtime_touch = field_value(out, "runtime_touch");
+  const double fiber_touch = field_value(out, "fiber_touch");
+  const double carrier_stack = field_value(stacks, "carrier_stack");
   const double charged = thread + runtime_touch + carrier_stack + fiber_touch;
   out.push_back(summarize(
       "carrier_touch", {std::max(0.0, r.vt1.memory - charged)},

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <string>
-#include <string_view>
 
 #include "models/assert.hpp"
 #include "real/calibrate_experiments.hpp"
@@ -48,15 +47,10 @@ std::vector<Measurement> measure_noise(Duration window) {
 }
 
 namespace {
-double field_of(const std::vector<Measurement>& block, std::string_view name) {
-  for (const Measurement& m : block)
-    if (m.field == name) return m.median;
-  return 0;
-}
 // A block's lost share of a busy CPU (0 if it saw no interruption).
 double lost_share(const std::vector<Measurement>& block) {
-  const double interval = field_of(block, "noise_interval");
-  return interval > 0 ? field_of(block, "noise_mean") / interval : 0.0;
+  const double interval = field_value(block, "noise_interval");
+  return interval > 0 ? field_value(block, "noise_mean") / interval : 0.0;
 }
 }  // namespace
 

@@ -44,12 +44,10 @@ std::vector<int> usable_cpu_list() {
   return cpus;
 }
 
-using SpinnerResult = FwqSeries;
-
 // One CPU's spinner: waits for the common start, then times quanta until the
 // window has passed.
 void fwq_spin(int cpu, std::uint64_t units, std::int64_t window_ns, const std::atomic<bool>& go,
-              SpinnerResult& out) {
+              FwqSeries& out) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -89,7 +87,7 @@ OsNoise measure_os_noise(Duration window, int spinners) {
     cpus.resize(static_cast<std::size_t>(spinners));
   const auto units = static_cast<std::uint64_t>(
       std::llround(static_cast<double>(kQuantum.count()) * units_per_ns()));
-  std::vector<SpinnerResult> results(cpus.size());
+  std::vector<FwqSeries> results(cpus.size());
   std::atomic<bool> go{false};
   {
     std::vector<std::thread> threads;
@@ -143,7 +141,7 @@ OsNoise summarize_fwq(const std::vector<FwqSeries>& results, Duration window) {
   Duration busy{0};
   std::int64_t uncharged = 0;  // wall time the spinners' CPU clocks did not count
   Duration all_excess{0};      // every quantum's excess, interrupted or not
-  for (const SpinnerResult& r : results) {
+  for (const FwqSeries& r : results) {
     if (r.quanta_ns.empty()) continue;
     // The undisturbed quantum: the 10th percentile of its block of this
     // CPU's quanta (the fastest one is an extreme of thousands, ~0.5%
