@@ -6,10 +6,8 @@
 // counter until none is left, so any number of workers >= 1 finishes the
 // same work. A thread that cannot be created (std::system_error: EAGAIN
 // under `ulimit -u`, ENOMEM under `ulimit -v` for its stack) is not an
-// error: creation stops there, a quarter of the threads started leave
-// without running (they wait at a gate until creation is over), so that the
-// others have room to run in a full address space, `on_note` is told how
-// many run, and the rest (plus the caller) carry on. Every started thread
+// error: creation stops there, `on_note` is told how many run, and the
+// workers already started (plus the caller) carry on. Every started thread
 // is joined before run_workers returns, also when `body` throws (the body's
 // exceptions are the caller's business: it must catch them itself).
 //
