@@ -19,14 +19,26 @@
 // every frame in AddressSanitizer builds (so that it still sees
 // use-after-free), go to operator new. A pool keeps at most the peak number
 // of frames alive at once and frees them when its thread ends.
+//
+// A thread's pool is created at its first frame and found through a plain
+// thread_local pointer; a pthread key's destructor frees it. Not a
+// thread_local object: glibc registers such an object's destructor with
+// calloc at first use and aborts the whole process when that fails, which a
+// sweep worker under `ulimit -v` met when the other workers' stacks had
+// taken the address space. This way a thread without memory gets
+// std::bad_alloc at its first frame, which the sweep handles (retries the
+// point alone).
 #pragma once
 
 #include <array>
 #include <coroutine>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <new>
 #include <utility>
+
+#include <pthread.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define POOLSIM_FRAME_POOL 0
@@ -61,8 +73,12 @@ class FramePool {
       ::operator delete(ptr);
       return;
     }
-    FramePool& p = local();
-    p.heads_[c] = new (ptr) Free{p.heads_[c]};
+    FramePool* p = tl_pool;  // set by allocate(), which made this frame on this thread
+    if (!p) {
+      ::operator delete(ptr);
+      return;
+    }
+    p->heads_[c] = new (ptr) Free{p->heads_[c]};
   }
 
   ~FramePool() {
@@ -74,9 +90,26 @@ class FramePool {
   struct Free {
     Free* next;
   };
+  static inline thread_local FramePool* tl_pool = nullptr;  // trivially destructible
+
+  // This thread's pool, made at its first frame (std::bad_alloc if there is
+  // no memory for it, never an abort).
   static FramePool& local() {
-    thread_local FramePool pool;
-    return pool;
+    if (tl_pool) return *tl_pool;
+    static const pthread_key_t key = [] {
+      pthread_key_t k{};
+      const auto at_exit = [](void* p) {
+        tl_pool = nullptr;  // this runs on the ending thread
+        delete static_cast<FramePool*>(p);
+      };
+      if (pthread_key_create(&k, at_exit) != 0)
+        throw std::bad_alloc();
+      return k;
+    }();
+    auto pool = std::make_unique<FramePool>();
+    if (pthread_setspecific(key, pool.get()) != 0) throw std::bad_alloc();
+    tl_pool = pool.release();
+    return *tl_pool;
   }
   std::array<Free*, kClasses> heads_{};
 };
