@@ -79,6 +79,11 @@ struct MachineProfile {
   // The extra of a push or pop whose queue (lock word, deque) another CPU
   // touched last: its cache lines move to this CPU.
   Duration queue_handover_remote{};
+  // The part of queue_handover spent holding the queue's lock (lock, push or
+  // pop, unlock, uncontended); the rest is the side's own work outside it
+  // (the harness's time stamps and record, the worker's loop). 0: the whole
+  // of queue_handover under the lock (sim/queue_lock.hpp).
+  Duration queue_lock_hold{};
   // A task started on another CPU than the one its submitter handed it over
   // on: the CPU the starting thread spends as the task's record and the
   // runtime's per-task state come over from the other CPU's cache (sim

@@ -180,6 +180,11 @@ inline constexpr MachineField kMachineFields[] = {
      kCostRange, "the extra of a push or pop whose queue another CPU used last",
      "threads on CPUs 0 and 1 take turns at a locked deque: time per turn less turns with no "
      "push or pop, less the push or pop on one CPU"},
+    {"queue_lock_hold", &MachineProfile::queue_lock_hold, FieldPresence::from_default,
+     kCostRange,
+     "the part of queue_handover spent holding the queue's lock (0: all of it)",
+     "a std::mutex-guarded std::deque on one thread: lock, push, unlock, lock, pop, unlock; "
+     "the time per push-and-pop / 2, median of rounds of 100,000"},
     {"task_remote", &MachineProfile::task_remote, FieldPresence::from_default, kCostRange,
      "the extra CPU of starting a task on another CPU than the one it was submitted on (its "
      "record's and the runtime's per-task state's cache lines come over)",

@@ -301,6 +301,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("a queue taken from the other CPU (3 of 3)");
   handover_remote.push_back(measure_queue_handover_remote(handover_rounds, cpus));
   ms.push_back(median_of_blocks(handover_remote));
+  ms.push_back(measure_queue_lock_hold(opt.quick ? 3 : 15));  // on CPU 0, as the step before
   step("thread stacks outside glibc's cache (3 of 3)");
   mapping.push_back(measure_stack_mapping(map_rounds, cpus, reserve_bytes));
   step("timer interrupts on a busy CPU (3 of 3)");

@@ -239,6 +239,8 @@ Measurement measure_first_creation(int reps, double reserve);
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.
 Measurement measure_queue_handover_remote(int rounds, int cpus);
+// queue_lock_hold: the same deque's push and pop under its mutex on CPU 0.
+Measurement measure_queue_lock_hold(int rounds);
 // task_remote: the real event loop's CPU per task with 2 loops less with 1,
 // per task started on another CPU than its submitter's.
 Measurement measure_task_remote(int trials, int count, int cpus);

@@ -13,6 +13,12 @@
 //                   pop on one CPU; median of rounds of 100,000 turns. What a
 //                   push or pop adds when another CPU used the queue last
 //                   (its lock word and the deque's lines move).
+//   queue_lock_hold the same std::mutex and std::deque on one thread pinned
+//                   to CPU 0: lock, push, unlock, lock, pop, unlock, 100,000
+//                   times; the time per push or pop (median of rounds).
+//                   The part of queue_handover under the queue's lock; the
+//                   rest is each side's own work (the harness's time stamps
+//                   and records), done outside it.
 //   queue_handover  pool of 1 worker, a batch of `cpu: 0ns` tasks from the
 //                   submitter, both on CPU 0 (so the queue's lock is not
 //                   contended): half the CPU per task (one push by the
@@ -170,6 +176,41 @@ Measurement measure_task_remote(int trials, int count, int cpus) {
                   quantile(share, 0.5) * 100));
 }
 
+namespace {
+// A push and a pop of real/pool.cpp's queue under its mutex, on this thread,
+// `turns` times: wall nanoseconds per push or pop (the lines stay in this
+// CPU's cache, the lock is never contended).
+double local_push_pop_ns(std::mutex& mu, std::deque<std::uint32_t>& q, long turns) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < turns; ++i) {
+    {
+      std::lock_guard lk(mu);
+      q.push_back(static_cast<std::uint32_t>(i));
+    }
+    std::lock_guard lk(mu);
+    q.pop_front();
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+         (2.0 * static_cast<double>(turns));
+}
+}  // namespace
+
+// queue_lock_hold (see the header comment).
+Measurement measure_queue_lock_hold(int rounds) {
+  constexpr long kTurns = 100000;
+  std::mutex mu;
+  std::deque<std::uint32_t> q;
+  pin_self(0);
+  local_push_pop_ns(mu, q, kTurns);  // warm-up: the deque's blocks, the code
+  std::vector<double> ns;
+  for (int r = 0; r < rounds; ++r) ns.push_back(local_push_pop_ns(mu, q, kTurns) * 1e-9);
+  return summarize("queue_lock_hold", ns,
+                   fmt::format("a std::mutex-guarded std::deque on CPU 0: lock, push, unlock, "
+                               "lock, pop, unlock, {} times; time per push or pop, median of {} "
+                               "rounds",
+                               kTurns, rounds));
+}
+
 // queue_handover_remote (see the header comment).
 Measurement measure_queue_handover_remote(int rounds, int cpus) {
   if (cpus < 2)
@@ -211,16 +252,7 @@ Measurement measure_queue_handover_remote(int rounds, int cpus) {
   // The same push and pop on one CPU, the lines staying in its cache.
   const auto local = [&] {
     pin_self(0);
-    const auto t0 = wall();
-    for (long i = 0; i < kTurns; ++i) {
-      {
-        std::lock_guard lk(mu);
-        q.push_back(static_cast<std::uint32_t>(i));
-      }
-      std::lock_guard lk(mu);
-      q.pop_front();
-    }
-    return ns_per(wall() - t0, 2.0 * kTurns);
+    return local_push_pop_ns(mu, q, kTurns);
   };
   std::vector<double> extra;
   double e = 0, o = 0, l = 0;

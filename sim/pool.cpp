@@ -73,7 +73,10 @@ class Pool final : public Runtime {
                        "the queue holds more than its capacity");
         {
           // As the real twin: the push under the lock (whether a worker is
-          // idle is read there), then the wake after the unlock.
+          // idle is read there), then the wake after the unlock; before
+          // it the submitter's own part of the hand-over (the harness's
+          // time stamp and record, RunContext::submit_now).
+          if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
           if (!lock_.try_lock()) co_await lock_.lock_slow();
           const bool wake = !idle_.empty();
           co_await k_.compute(lock_.handover());  // the push, on the submitter
@@ -119,6 +122,7 @@ class Pool final : public Runtime {
         queue_.pop_front();
         co_await k_.compute(lock_.handover());  // the pop, on the worker
         if (lock_.unlock()) co_await lock_.wake();
+        if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
         co_await driver_.execute(task);
       }
       IdlePeriod idle;

@@ -18,7 +18,10 @@
 // call is about 1 us); a wait that sleeps is a voluntary switch, and the
 // waker pays the wake as for any notify_one (wake_cost, wake_ipi). The
 // kernel's check of the word is at the end of the waiter's futex_call.
-// The critical section is the runtime's queue_handover (push or pop), plus
+// The critical section is the lock's part of the runtime's queue_handover
+// (queue_lock_hold, all of it when 0; the rest, rest(), is the side's own
+// work after the unlock: the real submitter's time stamp, record and arrival
+// loop are 60% of its CPU per post, perf, 2026-12-05), plus
 // queue_handover_remote when the last holder ran on another CPU (the lock
 // word's and the deque's cache lines move: 39-332 ns in calibrations of
 // 2026-12-03, as a line took 91-234 ns to cross, depending on the minute); a holder preempted
@@ -29,6 +32,7 @@
 // Left out: the condition variable's internal lock (the idle workers' wait).
 #pragma once
 
+#include <algorithm>
 #include <utility>
 
 #include "models/assert.hpp"
@@ -62,12 +66,21 @@ class QueueLock {
       co_await k_.wait(q_);                          // until a FUTEX_WAKE
     }
   }
-  // The holder's critical section: queue_handover, plus
-  // queue_handover_remote when another CPU held the lock last (the lock
-  // word's and the queue's cache lines come over).
+  // The holder's critical section: the lock's part of queue_handover
+  // (queue_lock_hold; all of it when that is 0), plus queue_handover_remote
+  // when another CPU held the lock last (the lock word's and the queue's
+  // cache lines come over).
   Duration handover() const {
     const MachineProfile& m = k_.machine();
-    return m.queue_handover + (remote_ ? m.queue_handover_remote : Duration{0});
+    return held(m) + (remote_ ? m.queue_handover_remote : Duration{0});
+  }
+  // The rest of queue_handover, the side's own work outside the lock: a
+  // submitter charges it before its lock (the harness's time stamp and
+  // record come before the push), a worker after its unlock (the task's
+  // start record); meanwhile another thread can take the lock.
+  Duration rest() const {
+    const MachineProfile& m = k_.machine();
+    return m.queue_handover - held(m);
   }
   // lll_unlock: true when the caller must then make the FUTEX_WAKE call
   // (wake()), outside any other work of its critical section.
@@ -82,6 +95,10 @@ class QueueLock {
   }
 
  private:
+  static Duration held(const MachineProfile& m) {
+    return m.queue_lock_hold > Duration{0} ? std::min(m.queue_lock_hold, m.queue_handover)
+                                           : m.queue_handover;
+  }
   void took() {
     const int cpu = k_.current_cpu();
     remote_ = last_cpu_ >= 0 && cpu != last_cpu_;
