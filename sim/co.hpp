@@ -30,6 +30,8 @@
 // point alone).
 #pragma once
 
+#include <pthread.h>
+
 #include <array>
 #include <coroutine>
 #include <cstddef>
@@ -37,8 +39,6 @@
 #include <memory>
 #include <new>
 #include <utility>
-
-#include <pthread.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define POOLSIM_FRAME_POOL 0
@@ -102,8 +102,7 @@ class FramePool {
         tl_pool = nullptr;  // this runs on the ending thread
         delete static_cast<FramePool*>(p);
       };
-      if (pthread_key_create(&k, at_exit) != 0)
-        throw std::bad_alloc();
+      if (pthread_key_create(&k, at_exit) != 0) throw std::bad_alloc();
       return k;
     }();
     auto pool = std::make_unique<FramePool>();

@@ -30,8 +30,9 @@ std::size_t frame_pool_vm_size() {
 TEST_CASE("frame_pool: a thread whose first frame finds no memory gets bad_alloc, no abort",
           "[sim][hostile]") {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  WARN("skipped: a sanitizer build has no frame pool (ASan) or cannot run under an address-space "
-       "limit");
+  WARN(
+      "skipped: a sanitizer build has no frame pool (ASan) or cannot run under an address-space "
+      "limit");
   return;
 #endif
   // A sweep worker started when the other workers' stacks had taken the
