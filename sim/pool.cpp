@@ -58,6 +58,11 @@ class Pool final : public Runtime {
   }
 
   Co submit(std::uint32_t task) override {
+    // The submitter's own part of a hand-over first (lock_.rest(): the
+    // harness's time stamp and record, RunContext::submit_now, come before
+    // the real twin's submit decides anything), so that the decision and
+    // the push below see the queue as it is after it.
+    if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
     const auto queued = static_cast<std::int64_t>(queue_.size());
     switch (decide_submit(limits_, counts_.live, queued)) {
       case SubmitAction::start_core_thread:
@@ -73,10 +78,7 @@ class Pool final : public Runtime {
                        "the queue holds more than its capacity");
         {
           // As the real twin: the push under the lock (whether a worker is
-          // idle is read there), then the wake after the unlock; before
-          // it the submitter's own part of the hand-over (the harness's
-          // time stamp and record, RunContext::submit_now).
-          if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
+          // idle is read there), then the wake after the unlock.
           if (!lock_.try_lock()) co_await lock_.lock_slow();
           const bool wake = !idle_.empty();
           co_await k_.compute(lock_.handover());  // the push, on the submitter

@@ -20,8 +20,9 @@
 // kernel's check of the word is at the end of the waiter's futex_call.
 // The critical section is the lock's part of the runtime's queue_handover
 // (queue_lock_hold, all of it when 0; the rest, rest(), is the side's own
-// work after the unlock: the real submitter's time stamp, record and arrival
-// loop are 60% of its CPU per post, perf, 2026-12-05), plus
+// work outside the lock, a submitter's before its submit, a worker's after
+// its unlock: the real submitter's time stamp, record and arrival loop are
+// 60% of its CPU per post, perf, 2026-12-05), plus
 // queue_handover_remote when the last holder ran on another CPU (the lock
 // word's and the deque's cache lines move: 39-332 ns in calibrations of
 // 2026-12-03, as a line took 91-234 ns to cross, depending on the minute); a holder preempted
@@ -75,8 +76,8 @@ class QueueLock {
     return held(m) + (remote_ ? m.queue_handover_remote : Duration{0});
   }
   // The rest of queue_handover, the side's own work outside the lock: a
-  // submitter charges it before its lock (the harness's time stamp and
-  // record come before the push), a worker after its unlock (the task's
+  // submitter charges it before its submit decides anything (the harness's
+  // time stamp and record come first), a worker after its unlock (the task's
   // start record); meanwhile another thread can take the lock.
   Duration rest() const {
     const MachineProfile& m = k_.machine();
