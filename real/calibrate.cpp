@@ -355,8 +355,28 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
                          disturbed +
                          "): no profile written; wait a minute and run calibrate again "
                          "(docs/calibration.md)");
+  refuse_flooded_noise(ms);
   rep.profile = profile_from_measurements(ms);
   return rep;
+}
+
+void refuse_flooded_noise(const std::vector<Measurement>& ms) {
+  // Interruptions closer than a CPU period's smallest (100 us, the profile's
+  // range for noise_interval) are tens of thousands a second on each CPU: a
+  // machine busy with something else for the whole noise benchmark (seen in
+  // CI right after its builds: 22,272 of 93,499 quanta interrupted, 6.4-6.8%
+  // lost in all three blocks), not a host to describe. Refused as a
+  // disturbed measurement, not as a value out of range.
+  const double interval = field_value(ms, "noise_interval");
+  if (interval <= 0 || interval >= kPeriodOrOffRange.min) return;
+  const auto it = std::find_if(ms.begin(), ms.end(),
+                               [](const Measurement& m) { return m.field == "noise_interval"; });
+  throw MachineRefused(fmt::format(
+      "calibrate: the machine was disturbed during the measurement (the OS interrupted the "
+      "noise benchmark's spinners every {} of busy time: {}; a quiet machine, every few "
+      "milliseconds): no profile written; wait a minute and run calibrate again "
+      "(docs/calibration.md)",
+      format_seconds(interval), it->method));
 }
 
 MachineProfile profile_from_measurements(const std::vector<Measurement>& ms) {

@@ -56,6 +56,11 @@ std::string format_value(const Measurement& m, double v);
 // whole 4 KiB pages. Throws std::logic_error naming a field no measurement
 // covers.
 MachineProfile profile_from_measurements(const std::vector<Measurement>& ms);
+// Throws MachineRefused ("the machine was disturbed during the measurement")
+// when the noise benchmark saw interruptions closer than 100 us apart on
+// average (noise_interval below its range, 0 excepted): a machine busy with
+// other work all through it.
+void refuse_flooded_noise(const std::vector<Measurement>& ms);
 // A profile path that cannot be written, or a write that failed; what()
 // names the path (exit 3 in the CLI).
 struct ProfileWriteError : std::runtime_error {

@@ -75,6 +75,26 @@ TEST_CASE("calibrate: the profile takes every field from the measurement of that
   }
 }
 
+TEST_CASE("calibrate: noise flooding the benchmark is a disturbed machine, refused as such",
+          "[real][calibrate][hostile]") {
+  auto ms = one_per_field();
+  const auto set_interval = [&](double s) {
+    for (real::Measurement& m : ms)
+      if (m.field == "noise_interval") m.median = s;
+  };
+  // CI, right after its builds: an interruption every 89.8 us.
+  set_interval(89.8e-6);
+  CHECK_THROWS_AS(real::refuse_flooded_noise(ms), real::MachineRefused);
+  CHECK_THROWS_WITH(real::refuse_flooded_noise(ms),
+                    Catch::Contains("the machine was disturbed during the measurement") &&
+                        Catch::Contains("every 89.8 us"));
+  // A quiet machine (every 1.7 ms) and no noise at all pass.
+  set_interval(1.7e-3);
+  CHECK_NOTHROW(real::refuse_flooded_noise(ms));
+  set_interval(0);
+  CHECK_NOTHROW(real::refuse_flooded_noise(ms));
+}
+
 TEST_CASE("calibrate: a field without a measurement is an error naming it", "[real][calibrate]") {
   for (std::size_t i = 0; i < kMachineFieldCount; ++i) {
     auto ms = one_per_field();
