@@ -367,10 +367,11 @@ void refuse_flooded_noise(const std::vector<Measurement>& ms) {
   // CI right after its builds: 22,272 of 93,499 quanta interrupted, 6.4-6.8%
   // lost in all three blocks), not a host to describe. Refused as a
   // disturbed measurement, not as a value out of range.
-  const double interval = field_value(ms, "noise_interval");
-  if (interval <= 0 || interval >= kPeriodOrOffRange.min) return;
   const auto it = std::find_if(ms.begin(), ms.end(),
                                [](const Measurement& m) { return m.field == "noise_interval"; });
+  if (it == ms.end()) return;
+  const double interval = it->median;
+  if (interval <= 0 || interval >= kPeriodOrOffRange.min) return;
   throw MachineRefused(fmt::format(
       "calibrate: the machine was disturbed during the measurement (the OS interrupted the "
       "noise benchmark's spinners every {} of busy time: {}; a quiet machine, every few "

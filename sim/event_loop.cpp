@@ -83,7 +83,7 @@ class EventLoop final : public Runtime {
     // asio::post from outside the loop (scheduler::post_immediate_completion):
     // the push under the scheduler's mutex, the loop's wake after it.
     Loop& loop = loops_[l];
-    if (const Duration r = loop.lock.rest(); r > Duration{0}) co_await k_.compute(r);
+    co_await k_.compute(loop.lock.rest());  // its own part; 0 without queue_lock_hold
     if (!loop.lock.try_lock()) co_await loop.lock.lock_slow();
     co_await k_.compute(loop.lock.handover());  // the post, on the submitter
     if (loop.lock.unlock()) co_await loop.lock.wake();
@@ -140,7 +140,7 @@ class EventLoop final : public Runtime {
           if (!l.lock.try_lock()) co_await l.lock.lock_slow();
           co_await k_.compute(l.lock.handover());
           if (l.lock.unlock()) co_await l.lock.wake();
-          if (const Duration r = l.lock.rest(); r > Duration{0}) co_await k_.compute(r);
+          co_await k_.compute(l.lock.rest());  // its own part; 0 without queue_lock_hold
         }
         const bool ended = co_await users_.run(*l.host, task);
         // A wait armed a timer; a wait for a permit left a continuation

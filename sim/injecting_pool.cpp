@@ -61,7 +61,7 @@ class InjectingPool final : public Runtime {
     }
     // The submitter's own part of the hand-over (lock_.rest()), the push
     // under the twin's lock, then the wake after its unlock.
-    if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
+    co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
     if (!lock_.try_lock()) co_await lock_.lock_slow();
     queue_.push_back({task, k_.now()});
     const bool wake = idle_ > 0;
@@ -103,7 +103,7 @@ class InjectingPool final : public Runtime {
         queue_.pop_front();
         co_await k_.compute(lock_.handover());  // the pop, on the worker
         if (lock_.unlock()) co_await lock_.wake();
-        if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
+        co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
         co_await driver_.execute(t);
         continue;
       }

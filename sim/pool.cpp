@@ -62,7 +62,7 @@ class Pool final : public Runtime {
     // harness's time stamp and record, RunContext::submit_now, come before
     // the real twin's submit decides anything), so that the decision and
     // the push below see the queue as it is after it.
-    if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
+    co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
     const auto queued = static_cast<std::int64_t>(queue_.size());
     switch (decide_submit(limits_, counts_.live, queued)) {
       case SubmitAction::start_core_thread:
@@ -124,7 +124,7 @@ class Pool final : public Runtime {
         queue_.pop_front();
         co_await k_.compute(lock_.handover());  // the pop, on the worker
         if (lock_.unlock()) co_await lock_.wake();
-        if (const Duration r = lock_.rest(); r > Duration{0}) co_await k_.compute(r);
+        co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
         co_await driver_.execute(task);
       }
       IdlePeriod idle;
