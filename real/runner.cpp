@@ -568,6 +568,30 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) void break_copy_o
 }
 
 namespace {
+// The submitter starts the run at the start of a slice, as the simulator's
+// main thread does (sim/kernel.cpp, Kernel::create_thread: running on CPU 0
+// at t = 0 with a deadline one slice on). Without this it came to the origin
+// having run the harness's setup (exact_anon's walk of the page map, the
+// backend's prepare) without a sleep, 2 ms here, past its 1.4 ms slice: the
+// first creation or wake that found another thread queued on its CPU
+// switched it out (update_curr at the enqueue found its deadline passed),
+// and a burst of hand-overs waited out a slice or more (perf sched,
+// 2026-12-05; win-20-compute, 15 repetitions each way: a stall of a
+// millisecond or more between two creations in 15 before, 9 after; the
+// repetitions' mean submit lag 7.6 ms on average before, 5.1 after,
+// medians 6.3 and 2.0 ms; the stalls left are docs/validation.md's
+// "A reader granted the mmap lock behind a busy CPU"). A sleep ends the
+// run of the setup: the thread wakes placed with its lag and a deadline a
+// slice on (place_entity). 1 ms: longer than the wake path, and, should a
+// thread of the harness share the CPU, enough for a delayed dequeue to
+// complete (DELAY_DEQUEUE keeps a sleeper with negative lag queued, and a
+// wake then would keep the spent deadline).
+void start_slice_afresh() {
+  timespec d{0, 1'000'000};
+  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR) {
+  }
+}
+
 ContextOptions context_options(const Scenario& s, const RealOptions& opt, const Backend& backend,
                                int fail_fd) {
   ContextOptions co;
@@ -596,6 +620,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // delayed the first hand-over by as much.
   const Usage u0 = usage(RUSAGE_SELF);
   ctx.warm_first_wave();
+  start_slice_afresh();
   ctx.set_origin_now();
   ctx.memory_probe_start();
   sampler.begin();
