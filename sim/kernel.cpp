@@ -118,7 +118,11 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     }
     cpus_[0].curr = id;
     start_on(cpus_[0], id);
-    threads_[id].overhead = Duration{0};
+    // It has just woken from a sleep, as the real runner's submitter has
+    // (real/runner.cpp, start_slice_afresh: a 1 ms sleep right before the
+    // origin, so it starts at the start of a slice): it refills its cache
+    // as any thread switched back in after a sleep does, and no more.
+    threads_[id].overhead = m_.cache_refill;
     arm(cpus_[0]);
   } else {
     place_new(id, exec_cpu_);
