@@ -265,6 +265,25 @@ bool Kernel::act_on_resched(Cpu& c) {
   return false;
 }
 
+// The current thread leaves its system call. The tick was not simulated
+// inside it (arm: a thread in a system call notices its slice's end on its
+// way out): a tick at or after its slice's end that passed meanwhile, with
+// another thread queued, marked it for a reschedule (task_tick_fair ->
+// update_curr -> resched_curr), as a preempting wake did (wake_resched).
+// True if one is pending: it acts on it before its next instruction.
+bool Kernel::leave_syscall_resched() {
+  POOLSIM_ASSERT(exec_cpu_ >= 0, "leave_syscall outside a thread's step");
+  Thread& t = threads_[current_];
+  POOLSIM_ASSERT(t.in_syscall, "leave_syscall outside a system call");
+  t.in_syscall = false;
+  Cpu& c = cpus_[static_cast<std::size_t>(exec_cpu_)];
+  // No refresh_slice here: the renewals a thread running alone gets at
+  // ticks were applied when the first thread was queued behind it
+  // (enqueue_woken), and none came after, with the queue not empty.
+  if (!rq_empty(c) && round_to_tick(c.slice_end) < now()) c.need_resched = true;
+  return c.need_resched || c.wake_resched;
+}
+
 void Kernel::request_yield(std::coroutine_handle<> h) {
   request_compute(h, m_.yield_cost);
   threads_[current_].yield_pending = true;

@@ -456,14 +456,24 @@ class Kernel {
   // A system call's kernel part. This guest runs PREEMPT_NONE (as do
   // PREEMPT_VOLUNTARY kernels wherever the code has no cond_resched): a
   // thread in the kernel is switched out only on its way back to user
-  // space. A reschedule asked for meanwhile (its slice ended, a wake that
-  // would preempt it) waits until its first operation after
-  // leave_syscall(); it may still sleep inside (on a kernel lock). Thread
-  // per task holds the mmap lock only inside one, so the lock's holder is
-  // never switched out holding it (which would make every thread that runs
-  // meanwhile sleep on it).
+  // space; it may still sleep inside (on a kernel lock). Thread per task
+  // holds the mmap lock only inside one, so the lock's holder is never
+  // switched out holding it (which would make every thread that runs
+  // meanwhile sleep on it). `co_await leave_syscall()` is that way back
+  // (exit_to_user_mode_loop): a reschedule asked for meanwhile (a tick
+  // found its slice ended, a wake would preempt it) switches the thread
+  // out there, whatever user-space lock it holds (glibc's stack cache
+  // lock around its munmaps). Until 2026-12-05 it waited for the thread's
+  // first computation after the call, which the stack cache's holder made
+  // only after its unlock: the holder was never switched out holding it.
+  struct LeaveSyscallAwait {
+    Kernel& k;
+    bool await_ready() { return !k.leave_syscall_resched(); }
+    void await_suspend(std::coroutine_handle<> h) { k.request_compute(h, Duration{0}); }
+    void await_resume() const noexcept {}
+  };
   void enter_syscall() { threads_[current_].in_syscall = true; }
-  void leave_syscall() { threads_[current_].in_syscall = false; }
+  [[nodiscard]] LeaveSyscallAwait leave_syscall() { return {*this}; }
   // Timed sleep: wakes d + timer_slack later.
   WaitAwait sleep_for(Duration d) { return {*this, nullptr, now() + d}; }
   WaitAwait sleep_until(Duration t) { return {*this, nullptr, t}; }
@@ -696,6 +706,7 @@ class Kernel {
   void request_spawn(std::coroutine_handle<> h, Duration cost, PendingSpawn* p);
   bool finish_spawn(Cpu& c);
   bool act_on_resched(Cpu& c);
+  bool leave_syscall_resched();
   // The creator's CPU cost of a thread creation it starts now: the memory an
   // exit freed, or thread_create_fresh more; a kernel stack from its CPU's
   // cache, or kstack_alloc (copy_process -> dup_task_struct ->

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "models/assert.hpp"
@@ -64,7 +65,8 @@ class QueueLock {
       }
       co_await k_.compute(k_.machine().futex_call);  // FUTEX_WAIT(word, 2)
       if (word_ != 2) continue;                      // changed meanwhile: EAGAIN
-      co_await k_.wait(q_);                          // until a FUTEX_WAKE
+      ++sleeps_;
+      co_await k_.wait(q_);  // until a FUTEX_WAKE
     }
   }
   // The holder's critical section: the lock's part of queue_handover
@@ -89,6 +91,8 @@ class QueueLock {
     POOLSIM_ASSERT(word_ != 0, "queue lock: unlocked while free");
     return std::exchange(word_, 0) == 2;
   }
+  // The waits that slept in FUTEX_WAIT so far.
+  std::int64_t sleeps() const { return sleeps_; }
   // FUTEX_WAKE: the first sleeper woken (the waker pays the wake, as for
   // any notify_one), or, with nobody asleep, the call's own cost.
   Co wake() {
@@ -110,6 +114,7 @@ class QueueLock {
   int word_ = 0;
   int last_cpu_ = -1;  // the CPU of the last holder
   bool remote_ = false;
+  std::int64_t sleeps_ = 0;
   WaitQueue q_;  // the waiters asleep in FUTEX_WAIT
 };
 

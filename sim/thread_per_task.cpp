@@ -28,7 +28,9 @@
 // other (perf on the real twin: docs/validation.md, "Thread churn"); the
 // lock is the kernel's rwsem as sim/mmap_lock.hpp runs it. Each of these is
 // a system call (Kernel::enter_syscall): its thread is not switched out
-// while it holds the lock. The cache itself is guarded by glibc's
+// while it holds the lock, but may be on the call's way back to user space
+// (Kernel::leave_syscall), holding the stack cache lock if it unmaps under
+// it. The cache itself is guarded by glibc's
 // dl_stack_cache_lock (a low-level lock, sim/queue_lock.hpp): the creator's
 // look into it, and the dying thread's return of its stack with the
 // unmapping under it (__nptl_deallocate_stack -> __nptl_free_stacks). A
@@ -73,7 +75,7 @@ class ThreadPerTask final : public Runtime {
       if (!mm_.try_write()) co_await mm_.write_slow();
       co_await k_.compute(k_.stack_map_cost());
       mm_.write_unlock();
-      k_.leave_syscall();
+      co_await k_.leave_syscall();
       // allocate_stack puts the new stack on the list of stacks in use,
       // under the stack cache lock again.
       if (!stack_lock_.try_lock()) co_await stack_lock_.lock_slow();
@@ -88,6 +90,7 @@ class ThreadPerTask final : public Runtime {
     extra["stacks_unmapped"] = static_cast<double>(k_.stacks_unmapped());
     extra["stacks_cached"] = static_cast<double>(k_.stacks_cached());  // free at the end
     extra["mmap_lock_sleeps"] = static_cast<double>(mm_.sleeps());
+    extra["stack_lock_sleeps"] = static_cast<double>(stack_lock_.sleeps());
     extra["mmap_lock_spin"] = to_seconds(mm_.spin_time());
   }
 
@@ -101,7 +104,7 @@ class ThreadPerTask final : public Runtime {
     if (!mm_.try_read()) co_await mm_.read_slow();
     co_await k_.compute(m.stack_madvise);
     mm_.read_unlock();
-    k_.leave_syscall();
+    co_await k_.leave_syscall();
     k_.prepay_exit(m.stack_madvise);  // thread_exit was measured with it
     // __nptl_deallocate_stack, under glibc's stack cache lock: queue_stack
     // puts the stack in the cache and, with the cache over its size,
@@ -112,7 +115,7 @@ class ThreadPerTask final : public Runtime {
       if (!mm_.try_write()) co_await mm_.write_slow();
       co_await k_.compute(m.stack_unmap + (k_.cpu_count() > 1 ? m.tlb_shootdown : Duration{0}));
       mm_.write_unlock();
-      k_.leave_syscall();
+      co_await k_.leave_syscall();
     }
     if (stack_lock_.unlock()) co_await stack_lock_.wake();
   }

@@ -237,13 +237,21 @@ TEST_CASE("stack_cache: without a cache threads map and unmap their stacks, CPU 
   // One CPU: map + unmap per thread, no other CPU to interrupt. The run
   // ends when the last task completes, so the unmaps of the last thread or
   // two (after their task) may fall outside the measured CPU time.
+  // Nearly every thread maps its own: the creator, switched out on its way
+  // back from mapping a stack when its slice ended during the call
+  // (Kernel::leave_syscall), may let a thread end and free its stack before
+  // the next creation, which takes it from the cache (size 0: glibc's
+  // queue_stack adds it unconditionally; only the next queueing trims).
   const RunResult one = tpt(stack_machine(1, 0), w);
-  CHECK(extra(one, "stacks_mapped") == kN);
+  const auto maps1 = static_cast<int>(extra(one, "stacks_mapped"));
+  const auto unmaps1 = static_cast<int>(extra(one, "stacks_unmapped"));
+  CHECK(maps1 <= kN);
+  CHECK(maps1 >= kN - 2);
   // The last thread or two may still be on their way out (the exit's
   // madvise, then the munmap, each behind the mmap lock) at the end.
-  CHECK(extra(one, "stacks_unmapped") >= kN - 2);
-  CHECK(one.counters.cpu_time - base1 <= kN * (10us + 4us));
-  CHECK(one.counters.cpu_time - base1 >= kN * 10us + (kN - 2) * 4us);
+  CHECK(unmaps1 >= maps1 - 2);
+  CHECK(one.counters.cpu_time - base1 <= maps1 * 10us + unmaps1 * 4us);
+  CHECK(one.counters.cpu_time - base1 >= maps1 * 10us + (unmaps1 - 2) * 4us);
   // Nothing preempts a holder inside its system call, so on one CPU nobody
   // finds the mmap lock held: no spin, no sleep on it.
   CHECK(extra(one, "mmap_lock_spin") == 0);
@@ -316,6 +324,37 @@ TEST_CASE("stack_cache: cached stacks are reused without mapping", "[runtime][co
         extra(five, "stacks_cached"));
   CHECK(extra(five, "stacks_mapped") < kN);
   CHECK(five.counters.cpu_time < tpt(stack_machine(2, 0), w).counters.cpu_time);
+}
+
+TEST_CASE(
+    "stack_cache: a slice that ends inside an unmap switches the thread out on its way back to "
+    "user space, holding glibc's stack cache lock",
+    "[runtime][costs][stacks]") {
+  // One CPU, 1 ms slices and ticks, no stack cache; a thread of 60 ms of
+  // CPU keeps the CPU's queue busy while a thread of 0.2 ms comes every
+  // 4 ms. Each short one, exiting, unmaps the stack of the one before it
+  // under glibc's stack cache lock, and the unmap takes 3 ms, so a tick
+  // past its slice comes inside the system call. On its way back to user
+  // space (exit_to_user_mode_loop) it is switched out with the lock still
+  // held, and the submitter, creating the next thread meanwhile, sleeps on
+  // the lock (get_cached_stack). Until 2026-12-05 the reschedule waited for
+  // the holder's next computation, after its unlock: no sleep on the lock.
+  MachineProfile m = stack_machine(1, 0);
+  m.slice = 1ms;
+  m.tick = 1ms;
+  m.stack_unmap = 3ms;
+  std::vector<Duration> at{Duration{0}};
+  std::vector<Duration> cpu{60ms};
+  for (int i = 0; i < 10; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      at.push_back(Duration(1ms) + i * Duration(8ms));
+      cpu.push_back(200us);
+    }
+  }
+  const RunResult r = tpt(m, make_workload(ArrivalKind::periodic, at, cpu));
+  CHECK(extra(r, "stacks_unmapped") >= 5);
+  CHECK(extra(r, "stack_lock_sleeps") >= 1);
+  CHECK(r.counters.switches_involuntary >= 1);
 }
 
 TEST_CASE("stack_cache: 40 MiB keeps four 8 MiB stacks, as glibc's does",
