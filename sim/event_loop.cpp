@@ -10,7 +10,12 @@
 //   loop;
 // - a loop runs its queue in FIFO order: new tasks and timer completions
 //   alike (one handler queue, as io_context's), each until the task waits
-//   or ends; with the queue empty the loop thread blocks (epoll_wait);
+//   or ends; the reactor is one more entry going round it (asio's
+//   task_operation_, scheduler::do_run_one): a timer's completion joins the
+//   back of the queue only at the reactor's turn (epoll_reactor::run
+//   collects the expired timers, task_cleanup queues them and the reactor
+//   behind them), and with nothing else queued the reactor blocks the loop
+//   thread (epoll_wait) until a timer expires or a post interrupts it;
 // - `cpu` and lock-hold phases run inline on the loop thread;
 // - a `wait` is a timer (asio::steady_timer): the loop runs other handlers
 //   meanwhile; at deadline + timer_slack the continuation is queued on the
@@ -45,6 +50,7 @@
 // Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
 // bound and back-pressure, Node's libuv thread pool for blocking calls.
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -107,9 +113,16 @@ class EventLoop final : public Runtime {
   }
 
  private:
+  // The reactor's place in a loop's queue (asio's task_operation_).
+  static constexpr std::uint32_t kReactor = UINT32_MAX;
   struct Loop {
     explicit Loop(Kernel& k) : lock(k) {}
-    std::deque<std::uint32_t> queue;  // handlers ready to run, FIFO
+    // Handlers ready to run, FIFO, and kReactor once, where the reactor
+    // runs next (scheduler::init_task puts it in the empty queue).
+    std::deque<std::uint32_t> queue{kReactor};
+    // Timers expired since the reactor last ran: their completions join the
+    // queue when it runs next.
+    std::vector<std::uint32_t> expired;
     UserThreads::Host* host = nullptr;
     bool idle = false;
     WaitQueue wake;
@@ -121,43 +134,67 @@ class EventLoop final : public Runtime {
     if (l.idle) k_.notify_one(l.wake);
   }
 
-  static void ready(void* self, std::uint32_t task) {
+  // A permit handed over posts the task's continuation (op_queue_, at
+  // once); a timer's completion waits for the reactor (epoll_reactor::run
+  // collects the expired timers), at once only if the loop is idle in it.
+  static void ready(void* self, std::uint32_t task, bool timer) {
     auto& el = *static_cast<EventLoop*>(self);
-    el.post(el.loops_[el.home_[task]], task);
+    Loop& l = el.loops_[el.home_[task]];
+    if (!timer) {
+      el.post(l, task);
+      return;
+    }
+    l.expired.push_back(task);
+    if (l.idle) el.k_.notify_one(l.wake);
+  }
+
+  // The reactor's turn (scheduler::do_run_one at task_operation_): with
+  // other handlers queued it polls (epoll_wait, timeout 0), else it blocks
+  // until a timer expires or a post interrupts it; then task_cleanup puts
+  // the completions of the timers that expired at the back of the queue,
+  // and the reactor behind them.
+  Co reactor(Loop& l) {
+    if (l.queue.empty() && l.expired.empty()) {
+      l.idle = true;
+      co_await k_.wait(l.wake);
+      l.idle = false;
+    }
+    for (const std::uint32_t t : l.expired) l.queue.push_back(t);
+    l.expired.clear();
+    l.queue.push_back(kReactor);
   }
 
   Co loop(std::size_t i) {
     Loop& l = loops_[i];
     int since_unwind = 0;
     for (;;) {
-      if (!l.queue.empty()) {
-        const std::uint32_t task = l.queue.front();
-        l.queue.pop_front();
-        // A new task's handler is a posted operation taken from the queue
-        // under the scheduler's mutex (scheduler::do_run_one); a timer
-        // completion's dispatch is in timer_arm, charged at the arm.
-        if (!users_.started(task)) {
-          if (!l.lock.try_lock()) co_await l.lock.lock_slow();
-          co_await k_.compute(l.lock.handover());
-          if (l.lock.unlock()) co_await l.lock.wake();
-          co_await k_.compute(l.lock.rest());  // its own part; 0 without queue_lock_hold
-        }
-        const bool ended = co_await users_.run(*l.host, task);
-        // A wait armed a timer; a wait for a permit left a continuation
-        // that the releaser posts (a queue hand-over).
-        if (!ended)
-          co_await k_.compute(l.host->parked() ? k_.machine().queue_handover
-                                               : k_.machine().timer_arm);
-        // Bound the native stack (Kernel::unwind_stack), in zero time.
-        if (++since_unwind == kUnwindEvery) {
-          since_unwind = 0;
-          co_await k_.unwind_stack();
-        }
+      POOLSIM_ASSERT(!l.queue.empty(), "a loop's queue lost its reactor");
+      const std::uint32_t task = l.queue.front();
+      l.queue.pop_front();
+      if (task == kReactor) {
+        co_await reactor(l);
         continue;
       }
-      l.idle = true;
-      co_await k_.wait(l.wake);
-      l.idle = false;
+      // A new task's handler is a posted operation taken from the queue
+      // under the scheduler's mutex (scheduler::do_run_one); a timer
+      // completion's dispatch is in timer_arm, charged at the arm.
+      if (!users_.started(task)) {
+        if (!l.lock.try_lock()) co_await l.lock.lock_slow();
+        co_await k_.compute(l.lock.handover());
+        if (l.lock.unlock()) co_await l.lock.wake();
+        co_await k_.compute(l.lock.rest());  // its own part; 0 without queue_lock_hold
+      }
+      const bool ended = co_await users_.run(*l.host, task);
+      // A wait armed a timer; a wait for a permit left a continuation
+      // that the releaser posts (a queue hand-over).
+      if (!ended)
+        co_await k_.compute(l.host->parked() ? k_.machine().queue_handover
+                                             : k_.machine().timer_arm);
+      // Bound the native stack (Kernel::unwind_stack), in zero time.
+      if (++since_unwind == kUnwindEvery) {
+        since_unwind = 0;
+        co_await k_.unwind_stack();
+      }
     }
   }
 

@@ -62,8 +62,9 @@ namespace poolsim::sim {
 
 class UserThreads {
  public:
-  // ready(ctx, task): the task's timer fired; queue it on a host.
-  using ReadyFn = void (*)(void* ctx, std::uint32_t task);
+  // ready(ctx, task, timer): the task's timer fired (timer) or it was
+  // unparked (a permit handed over); queue it on a host.
+  using ReadyFn = void (*)(void* ctx, std::uint32_t task, bool timer);
 
   struct Counters {
     std::int64_t mounts = 0;          // a user thread put on a host (first start included)
@@ -102,7 +103,7 @@ class UserThreads {
       return std::exchange(loop_, {});
     }
 
-    void on_unpark(std::uint32_t task) override { users_->ready_(users_->ready_ctx_, task); }
+    void on_unpark(std::uint32_t task) override { users_->ready_(users_->ready_ctx_, task, false); }
 
     // The last unmount on this host was a park (not a timed sleep).
     bool parked() const { return parked_; }
@@ -193,7 +194,7 @@ class UserThreads {
 
   static void on_timer(void* self, std::uint64_t task) {
     auto& u = *static_cast<UserThreads*>(self);
-    u.ready_(u.ready_ctx_, static_cast<std::uint32_t>(task));
+    u.ready_(u.ready_ctx_, static_cast<std::uint32_t>(task), true);
   }
 
   Kernel& k_;

@@ -108,7 +108,7 @@ class VirtualThreads final : public Runtime {
   }
 
  private:
-  static void ready(void* self, std::uint32_t task) {
+  static void ready(void* self, std::uint32_t task, bool /*timer*/) {
     auto& vt = *static_cast<VirtualThreads*>(self);
     vt.ready_.push_back(task);
     if (vt.idle_ > 0) vt.k_.notify_one(vt.idle_q_);

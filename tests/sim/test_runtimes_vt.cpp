@@ -143,6 +143,32 @@ TEST_CASE("event_loop.wait: is a timer that frees the loop", "[runtime][el]") {
   CHECK(r.counters.threads_peak == 2);
 }
 
+TEST_CASE(
+    "event_loop.reactor: a timer's completion joins the queue when the reactor's turn comes, "
+    "behind what was posted meanwhile",
+    "[runtime][el]") {
+  // One loop (asio's scheduler: the reactor, task_operation_, goes round the
+  // handler queue; epoll_reactor::run collects the expired timers and
+  // task_cleanup puts their completions at the back, then the reactor).
+  // A waits 0.5 ms then computes 0.1 ms; B computes 2 ms; C, posted at 1 ms,
+  // computes 0.1 ms. A's timer expires at 0.5 ms while B runs, but its
+  // completion joins the queue only at the reactor's turn after B, at 2 ms,
+  // behind C: C ends at 2.1 ms, A at 2.2 ms. (Queued at its expiry, as
+  // until 2026-12-05, A would run first: A at 2.1, C at 2.2.)
+  Workload w = phased(3, [](int i) {
+    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
+    if (i == 1) return std::vector<Phase>{cpu(2ms)};
+    return std::vector<Phase>{cpu(100us)};
+  });
+  w.arrival = ArrivalKind::periodic;
+  w.tasks[2].arrival = 1ms;
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 1), w);
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 3);
+  CHECK(r.records[2].end == Duration(2100us));
+  CHECK(r.records[0].end == Duration(2200us));
+}
+
 TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runtime][el]") {
   // Task 0 waits 100 ms inside a lock, which blocks its loop thread; the
   // other tasks (1 ms CPU each) on that loop all finish after the block.
