@@ -615,12 +615,15 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
   backend->prepare(ctx);
+  // The fresh slice first: its sleep is the harness's, so it comes before
+  // the usage baseline (its voluntary switch is not the run's), and before
+  // the warming reads (an idle vCPU's caches need not survive it).
+  start_slice_afresh();
   // The usage baseline is read before the origin: getrusage(RUSAGE_SELF)
   // walks the child's threads and took 33-167 us here, which at the origin
   // delayed the first hand-over by as much.
   const Usage u0 = usage(RUSAGE_SELF);
   ctx.warm_first_wave();
-  start_slice_afresh();
   ctx.set_origin_now();
   ctx.memory_probe_start();
   sampler.begin();
