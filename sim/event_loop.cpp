@@ -148,17 +148,9 @@ class EventLoop final : public Runtime {
     if (l.idle) el.k_.notify_one(l.wake);
   }
 
-  // The reactor's turn (scheduler::do_run_one at task_operation_): with
-  // other handlers queued it polls (epoll_wait, timeout 0), else it blocks
-  // until a timer expires or a post interrupts it; then task_cleanup puts
-  // the completions of the timers that expired at the back of the queue,
-  // and the reactor behind them.
-  Co reactor(Loop& l) {
-    if (l.queue.empty() && l.expired.empty()) {
-      l.idle = true;
-      co_await k_.wait(l.wake);
-      l.idle = false;
-    }
+  // The end of the reactor's turn (task_cleanup): the completions of the
+  // timers that expired go to the back of the queue, the reactor behind them.
+  static void requeue_reactor(Loop& l) {
     for (const std::uint32_t t : l.expired) l.queue.push_back(t);
     l.expired.clear();
     l.queue.push_back(kReactor);
@@ -172,7 +164,15 @@ class EventLoop final : public Runtime {
       const std::uint32_t task = l.queue.front();
       l.queue.pop_front();
       if (task == kReactor) {
-        co_await reactor(l);
+        // The reactor's turn (scheduler::do_run_one at task_operation_):
+        // with other handlers queued it polls (epoll_wait, timeout 0), else
+        // it blocks until a timer expires or a post interrupts it.
+        if (l.queue.empty() && l.expired.empty()) {
+          l.idle = true;
+          co_await k_.wait(l.wake);
+          l.idle = false;
+        }
+        requeue_reactor(l);
         continue;
       }
       // A new task's handler is a posted operation taken from the queue
