@@ -53,39 +53,46 @@ void GraphRelease::task_final(std::uint32_t task, bool completed, std::vector<st
 
 namespace {
 
-// One past client c's last task.
-std::uint32_t client_end(const Workload& w, std::uint32_t client) {
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(
-      static_cast<std::uint64_t>(client + 1) * w.per_client, w.tasks.size()));
+// The tasks some client owns: client c's k-th for every c and k (the rest,
+// past clients * per_client, are never issued).
+std::uint64_t owned_tasks(const Workload& w) {
+  return std::min<std::uint64_t>(static_cast<std::uint64_t>(w.clients) * w.per_client,
+                                 w.tasks.size());
+}
+
+// Client-owned tasks at or after `task` in its client's sequence (task,
+// task + clients, ...).
+std::uint32_t remaining_from(const Workload& w, std::uint64_t task) {
+  const std::uint64_t owned = owned_tasks(w);
+  return task < owned ? static_cast<std::uint32_t>((owned - task + w.clients - 1) / w.clients) : 0;
 }
 
 }  // namespace
 
 ClientStep closed_client_next(const Workload& w, std::uint32_t task, Duration now) {
-  POOLSIM_ASSERT(w.per_client > 0, "a closed workload has tasks per client");
-  const std::uint32_t end = client_end(w, task / w.per_client);
-  const std::uint32_t next = task + 1;
+  POOLSIM_ASSERT(w.per_client > 0 && w.clients > 0, "a closed workload has tasks per client");
+  const std::uint64_t next = static_cast<std::uint64_t>(task) + w.clients;
   ClientStep step;
-  if (next < end) {
+  if (next < owned_tasks(w)) {
     step.due = now + w.tasks[next].think;
     if (step.due < w.closed_duration) {
-      step.next = next;
+      step.next = static_cast<std::uint32_t>(next);
       return step;
     }
   }
-  step.never_issued = end - next;
+  step.never_issued = remaining_from(w, next);
   return step;
 }
 
 ClientStep closed_client_first(const Workload& w, std::uint32_t client) {
   ClientStep step;
-  const std::uint64_t first = static_cast<std::uint64_t>(client) * w.per_client;
-  if (w.per_client == 0 || first >= w.tasks.size()) return step;  // owns nothing
+  const std::uint64_t first = closed_task_id(w, client, 0);
+  if (w.per_client == 0 || first >= owned_tasks(w)) return step;  // owns nothing
   step.due = w.tasks[first].think;
   if (step.due < w.closed_duration) {
     step.next = static_cast<std::uint32_t>(first);
   } else {
-    step.never_issued = client_end(w, client) - static_cast<std::uint32_t>(first);
+    step.never_issued = remaining_from(w, first);
   }
   return step;
 }

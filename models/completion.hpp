@@ -11,9 +11,10 @@
 //   was never computed cannot run (a Java CompletableFuture chain completes
 //   exceptionally, a TBB flow graph node never fires). The run ends when
 //   every task is final: completed, rejected or not_run.
-// - closed clients: client c owns tasks [c*per_client, (c+1)*per_client); it
-//   issues its first task after that task's think time and each next one
-//   `think` after the previous one was final (completed or rejected), while
+// - closed clients: client c owns tasks c, c + clients, c + 2*clients, ...
+//   (per_client of them: closed_task_id, models/workload.hpp); it issues its
+//   first task after that task's think time and each next one `think` after
+//   the previous one was final (completed or rejected), while
 //   the issue instant is before closed_duration; otherwise it stops and its
 //   remaining tasks are never issued (not_run).
 // - outcome counts: every task ends exactly one of completed, rejected,
@@ -82,7 +83,7 @@ ClientStep closed_client_next(const Workload& w, std::uint32_t task, Duration no
 // that is not before closed_duration (or the client owns no task).
 ClientStep closed_client_first(const Workload& w, std::uint32_t client);
 
-// Tasks no client owns (beyond clients * per_client): never issued.
+// Tasks no client owns (from clients * per_client on): never issued.
 std::uint32_t closed_unowned_tasks(const Workload& w);
 
 // The tasks handed over at t = 0, in the order a submitter hands them over

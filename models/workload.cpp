@@ -20,6 +20,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "models/assert.hpp"
+
 namespace poolsim {
 namespace {
 
@@ -238,12 +240,24 @@ void generate_closed(const Scenario& s, std::uint64_t seed, Builder& b, Workload
   w.clients = static_cast<std::uint32_t>(a.clients);
   w.per_client = static_cast<std::uint32_t>(per_client);
   w.closed_duration = a.duration.value_or(Duration::max());
-  for (int c = 0; c < a.clients; ++c) {
-    Rng rng = Rng::derive(seed, kClientStreamBase + static_cast<std::uint64_t>(c));
-    for (std::uint64_t k = 0; k < per_client; ++k) {
+  // Client c's k-th task is task k * clients + c (closed_task_id): the
+  // tasks in flight at any moment, one per client, lie side by side, as a
+  // load generator keeps its clients' state, and not one client's block
+  // apart (the real runner's records and the descriptors it reads at each
+  // hand-over stay within a few pages: docs/real-backends.md). Each client
+  // draws from its own stream, in its own order, whatever the layout.
+  std::vector<Rng> rngs;
+  rngs.reserve(static_cast<std::size_t>(a.clients));
+  for (int c = 0; c < a.clients; ++c)
+    rngs.push_back(Rng::derive(seed, kClientStreamBase + static_cast<std::uint64_t>(c)));
+  for (std::uint64_t k = 0; k < per_client; ++k) {
+    for (int c = 0; c < a.clients; ++c) {
+      Rng& rng = rngs[static_cast<std::size_t>(c)];
       const Duration think = a.think.sample(rng);
       const auto cls = b.pick_class(rng);
       const auto id = b.add_task(classes[cls].task, cls, Duration{0}, rng);
+      POOLSIM_ASSERT(id == closed_task_id(w, static_cast<std::uint32_t>(c), k),
+                     "a closed client's task is out of place");
       w.tasks[id].think = think;
       w.tasks[id].client = static_cast<std::uint32_t>(c);
     }

@@ -9,8 +9,8 @@
 //
 // Arrivals: batch and graph roots arrive at 0; poisson and periodic at their
 // generated times; closed workloads give each client a fixed sequence of
-// tasks (client c owns tasks [c*per_client, (c+1)*per_client)), issued one
-// after another with the task's `think` before it, until `duration` ends.
+// per_client tasks (client c's k-th is task k*clients + c: closed_task_id),
+// issued one after another with the task's `think` before it, until `duration` ends.
 // per_client is sized from the mean cycle (think + sum of mean phase times)
 // with a 2x margin; a client that runs out stops, counted in `exhausted`.
 //
@@ -179,6 +179,11 @@ double mean_task_seconds(const TaskSpec& t);
 // Tasks generated per client of a closed loop whose tasks last `mean_task`
 // seconds on average (the sizing rule of the file comment).
 std::uint64_t closed_tasks_per_client(const Arrival& a, double mean_task);
+// Closed clients' tasks are interleaved: client c's k-th task (k from 0) is
+// task k * clients + c, so the first tasks of all clients come first.
+inline std::uint64_t closed_task_id(const Workload& w, std::uint32_t client, std::uint64_t k) {
+  return k * w.clients + client;
+}
 // Nodes a fork-join generator emits (forks, joins and leaves), saturating at
 // UINT64_MAX.
 std::uint64_t fork_join_nodes(int fanout, int depth);

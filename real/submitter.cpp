@@ -36,14 +36,13 @@ void sleep_until_monotonic(Duration abs) {
 // The runner keeps per task a 48-byte record, a descriptor and a final
 // flag, which no program a user runs has: written at construction, long
 // before the origin, they are out of the caches when the submitter writes
-// the first wave's records. For closed clients the first tasks are a
-// client's block apart (task c x per_client), so every hand-over touched a
-// cold line and page: java-mixed's 5,000 first posts took 0.143 us each
-// (p50) with 250,000 tasks generated against 0.038 us with 12,000, the
-// same hand-overs (2026-12-04). So the lines of the tasks handed over at
-// t = 0 are read in the order the submitter will write them, up to
-// kWarmTasks of them (3 lines each, 3 MiB: within this machine kind's 4 MiB
-// L2), just before the origin.
+// the first wave's records (java-mixed's 5,000 first posts took 0.143 us
+// each, p50, with 250,000 tasks generated against 0.038 us with 12,000,
+// 2026-12-04). So the lines of the tasks handed over at t = 0 are read in
+// the order the submitter will write them, up to kWarmTasks of them (3
+// lines each, 3 MiB: within this machine kind's 4 MiB L2), just before the
+// origin. Closed clients' first tasks are tasks 0 .. clients-1
+// (closed_task_id), side by side.
 void RunContext::warm_first_wave() {
   constexpr std::uint32_t kWarmTasks = 16384;
   const Workload& w = workload_;

@@ -92,17 +92,18 @@ TEST_CASE("closed_clients: the next task is due think after, until closed_durati
           "[completion]") {
   Workload w = closed(2, 3, 7);  // task 6 belongs to no client
   for (Task& t : w.tasks) t.think = Duration(10ms);
+  // Interleaved: client 0 owns 0, 2, 4; client 1 owns 1, 3, 5.
   const ClientStep first = closed_client_first(w, 1);
   REQUIRE(first.next);
-  CHECK(*first.next == 3);
+  CHECK(*first.next == 1);
   CHECK(first.due == Duration(10ms));
-  const ClientStep next = closed_client_next(w, 3, Duration(50ms));
+  const ClientStep next = closed_client_next(w, 1, Duration(50ms));
   REQUIRE(next.next);
-  CHECK(*next.next == 4);
+  CHECK(*next.next == 3);
   CHECK(next.due == Duration(60ms));
-  const ClientStep late = closed_client_next(w, 3, Duration(90ms));  // due 100 ms: too late
+  const ClientStep late = closed_client_next(w, 1, Duration(90ms));  // due 100 ms: too late
   CHECK_FALSE(late.next);
-  CHECK(late.never_issued == 2);  // tasks 4 and 5
+  CHECK(late.never_issued == 2);  // tasks 3 and 5
   const ClientStep last = closed_client_next(w, 5, Duration(10ms));
   CHECK_FALSE(last.next);
   CHECK(last.never_issued == 0);
@@ -112,8 +113,8 @@ TEST_CASE("closed_clients: the next task is due think after, until closed_durati
 TEST_CASE("first_wave_tasks: what a submitter hands over at t = 0, in its order, up to a limit",
           "[completion]") {
   Workload w = closed(3, 4, 12);
-  w.tasks[4].think = Duration(1ms);  // client 1 thinks first: not at t = 0
-  CHECK(first_wave_tasks(w, 10) == std::vector<std::uint32_t>{0, 8});
+  w.tasks[1].think = Duration(1ms);  // client 1 thinks first: not at t = 0
+  CHECK(first_wave_tasks(w, 10) == std::vector<std::uint32_t>{0, 2});
   CHECK(first_wave_tasks(w, 1) == std::vector<std::uint32_t>{0});
   Workload open;
   open.arrival = ArrivalKind::poisson;

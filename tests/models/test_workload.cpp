@@ -193,7 +193,7 @@ TEST_CASE("workload.closed: clients own fixed task sequences", "[workload]") {
   CHECK(w.tasks.size() == 1160u);
   for (std::uint32_t c = 0; c < 10; ++c)
     for (std::uint32_t k = 0; k < w.per_client; ++k) {
-      const auto& t = w.tasks[c * w.per_client + k];
+      const auto& t = w.tasks[k * 10 + c];  // interleaved: closed_task_id
       CHECK(t.client == c);
       CHECK(t.think == 10ms);
     }

@@ -150,11 +150,12 @@ TEST_CASE("libraries.closed: clients resubmit from the runtime's threads", "[rea
     check_backend_counters(b, w, r);
     for (std::uint32_t c = 0; c < w.clients; ++c) {
       for (std::uint32_t k = 1; k < w.per_client; ++k) {
-        const std::uint32_t id = c * w.per_client + k;
+        const auto id = closed_task_id(w, c, k);
+        const auto prev = closed_task_id(w, c, k - 1);
         if (r.records[id].outcome == TaskOutcome::not_run) continue;
         INFO("client " << c << " task " << k);
-        REQUIRE(r.records[id - 1].outcome == TaskOutcome::completed);
-        REQUIRE(r.records[id].submit >= r.records[id - 1].end);
+        REQUIRE(r.records[prev].outcome == TaskOutcome::completed);
+        REQUIRE(r.records[id].submit >= r.records[prev].end);
       }
     }
   }

@@ -84,7 +84,7 @@ TEST_CASE("backends.closed: each client issues its next task after the previous 
     for (std::uint32_t c = 0; c < w.clients; ++c) {
       bool stopped = false;
       for (std::uint32_t k = 0; k < w.per_client; ++k) {
-        const std::uint32_t id = c * w.per_client + k;
+        const auto id = closed_task_id(w, c, k);
         const TaskRecord& rec = r.records[id];
         if (rec.outcome == TaskOutcome::not_run) {
           stopped = true;
@@ -94,8 +94,9 @@ TEST_CASE("backends.closed: each client issues its next task after the previous 
         REQUIRE_FALSE(stopped);  // a client never resumes after it stopped
         // Issued only if it was due before the end of the closed duration.
         if (k > 0) {
-          REQUIRE(rec.submit >= r.records[id - 1].end + w.tasks[id].think);
-          REQUIRE(r.records[id - 1].end + w.tasks[id].think < w.closed_duration);
+          const auto prev = closed_task_id(w, c, k - 1);
+          REQUIRE(rec.submit >= r.records[prev].end + w.tasks[id].think);
+          REQUIRE(r.records[prev].end + w.tasks[id].think < w.closed_duration);
         } else {
           REQUIRE(w.tasks[id].think < w.closed_duration);
         }

@@ -141,7 +141,7 @@ TEST_CASE("driver.closed: clients issue after completion and think", "[runtime]"
   for (std::uint32_t i = 0; i < 40; ++i) {
     Task t;
     t.id = i;
-    t.client = i / 20;
+    t.client = i % 2;  // interleaved: closed_task_id
     t.think = 1ms;
     t.first_phase = 0;
     t.phase_count = 1;
@@ -151,8 +151,10 @@ TEST_CASE("driver.closed: clients issue after completion and think", "[runtime]"
   const RunResult r = sim::simulate(pool_scenario(zero_machine(3), 2), w);
   CHECK(count(r, TaskOutcome::completed) == 14);
   CHECK(count(r, TaskOutcome::not_run) == 26);
-  CHECK(r.records[1].submit == Duration(4ms));
-  CHECK(r.records[6].submit == Duration(19ms));
+  // Client 0 owns tasks 0, 2, 4, ... (closed_task_id): its second is task
+  // 2, its seventh task 12.
+  CHECK(r.records[2].submit == Duration(4ms));
+  CHECK(r.records[12].submit == Duration(19ms));
 }
 
 TEST_CASE("driver.graph: releases successors", "[runtime]") {
