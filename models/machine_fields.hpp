@@ -330,7 +330,7 @@ inline constexpr MachineField kMachineFields[] = {
      "creations of blocked threads on one CPU: beyond the cache, minus the first creation's cost"},
     {"thread_create_fresh", &MachineProfile::thread_create_fresh, FieldPresence::from_default, kCostRange,
      "the creator's extra CPU time for a creation no earlier exit of the process made room for (new task, kernel stack and page-table pages)",
-     "forked children, as the runner's: threads made 200 us apart and kept blocked, the creator's CPU less the model's other parts of each creation, mean"},
+     "forked children, as the runner's, pinned to CPU 0: threads made back to back and kept blocked, the creator's CPU less the model's other parts of each creation, mean; the median of 3 blocks"},
     {"thread_create_first", &MachineProfile::thread_create_first, FieldPresence::from_default, kCostRange,
      "the creator's extra CPU time for the run's first creation (the process's second thread) beyond a later one",
      "the runner's children, a 2-worker pool on one CPU, 3 tasks at once: the first hand-over's creation less the second's, mean"},

@@ -207,10 +207,10 @@ std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);
 // children (calibrate_threads.cpp).
 std::vector<Measurement> measure_thread_start(int rounds, int cpus);
 // Creations no exit made room for, as a runtime's start makes them: in
-// forked children (copy-on-write broken, as the runner's), unpinned, threads
+// forked children (copy-on-write broken, as the runner's) pinned to CPU 0, threads
 // with default attributes but a stack glibc's inherited cache cannot serve,
-// made 200 us apart and kept blocked, after one made first (the runner's
-// sampler). Per creation: the creator's CPU seconds, its place in the child
+// made back to back and kept blocked, after one made first (the runner's
+// sampler) and left 2 ms. Per creation: the creator's CPU seconds, its place in the child
 // (2 = the first measured) and whether the thread started on another CPU.
 struct FreshCreation {
   double cost = 0;
@@ -221,7 +221,8 @@ std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double 
 // thread_create_fresh from those: each creation's cost less the model's
 // other parts of it (thread_create, stack_map, kstack_alloc from the third
 // creation of the child on, the creator's CPU caching two kernel stacks,
-// wake_ipi (with fork_activate) for a start on the other, idle, CPU), the mean over the
+// wake_ipi (with fork_activate) for a start on the other, idle, CPU, which
+// the children, pinned to CPU 0, no longer make), the mean over the
 // creations after each child's first measured one (that one is the run's
 // first, thread_create_first's); never negative.
 Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, double thread_create,

@@ -574,29 +574,46 @@ std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double rese
 
 namespace {
 // The forked child of measure_fresh_creations: writes "cost_ns remote" per
-// measured creation.
-[[noreturn]] void fresh_creation_child(int fd, int cpus, std::size_t stack) {
+// measured creation. The child and so its threads are pinned to CPU 0: a
+// new thread waits there until its creator is done, and no creation pays
+// the start on the other, idle, CPU (wake_ipi and fork_activate, measured
+// on their own and noisy: subtracted from creations that paid them, their
+// errors moved this field between 0 and 5.4 us in one morning, 2026-12-05).
+// The measured creations come back to back, as a runtime's start makes
+// them: made 200 us apart, each after a sleep, they also paid the
+// creator's cold caches (the model charges cache_refill for that on the
+// wake): 25-28 us each (median) against 14-16 back to back, 12:30 UTC.
+[[noreturn]] void fresh_creation_child(int fd, std::size_t stack) {
   constexpr int kMeasured = 6;
   break_copy_on_write();
-  unpin_self(cpus);
+  pin_self(0);
   std::atomic<bool> release{false};
   std::vector<BlockedProbe> probes(kMeasured + 1);
   std::vector<pthread_t> threads(kMeasured + 1);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, stack);
-  std::string out;
+  std::vector<std::int64_t> costs(probes.size());
   for (std::size_t i = 0; i < probes.size(); ++i) {
     probes[i].release = &release;
     StreamProbe& p = probes[i].probe;
     p.creator_cpu = sched_getcpu();
     const auto c0 = thread_cpu_ns();
     if (pthread_create(&threads[i], &attr, blocked_probe_thread, &probes[i]) != 0) ::_exit(1);
-    const auto cost = thread_cpu_ns() - c0;
-    // The first stands for the runner's sampler thread, made before the origin.
-    ::usleep(i == 0 ? 2000 : 200);
+    costs[i] = thread_cpu_ns() - c0;
+    // The first stands for the runner's sampler thread, made before the
+    // origin; the others are made back to back, as a runtime's start makes
+    // them (each waits on CPU 0 until the creator is done).
+    if (i == 0) {
+      ::usleep(2000);
+      while (!p.done.load(std::memory_order_acquire)) ::usleep(50);
+    }
+  }
+  std::string out;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const StreamProbe& p = probes[i].probe;
     while (!p.done.load(std::memory_order_acquire)) ::usleep(50);
-    if (i > 0) out += fmt::format("{} {} ", cost, p.cpu != p.creator_cpu ? 1 : 0);
+    if (i > 0) out += fmt::format("{} {} ", costs[i], p.cpu != p.creator_cpu ? 1 : 0);
   }
   pthread_attr_destroy(&attr);
   release = true;
@@ -615,8 +632,7 @@ std::vector<FreshCreation> measure_fresh_creations(int rounds, int cpus, double 
   const auto stack = static_cast<std::size_t>(reserve > 0 ? reserve : 8 << 20) + (64 << 10);
   std::vector<FreshCreation> all;
   for (int r = 0; r < rounds; ++r) {
-    const std::string text =
-        forked_report([cpus, stack](int fd) { fresh_creation_child(fd, cpus, stack); });
+    const std::string text = forked_report([stack](int fd) { fresh_creation_child(fd, stack); });
     std::istringstream in(text);
     double ns = 0;
     int remote = 0;
@@ -646,10 +662,10 @@ Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, doub
   const double mean = mean_of(extra);
   return summarize(
       "thread_create_fresh", {std::max(0.0, mean)},
-      fmt::format("forked children as the runner's: {} creations 200 us apart of threads kept "
-                  "blocked, none exited, after each child's first measured one ({} started on "
-                  "the other CPU), the creator's CPU less thread_create, stack_map, kstack_alloc "
-                  "(3rd on) and wake_ipi (other CPU): mean {} (median {}, p10 {}, p90 {})",
+      fmt::format("forked children as the runner's, pinned to CPU 0: {} creations back to back "
+                  "of threads kept blocked, none exited, after each child's first measured one "
+                  "({} started on another CPU), the creator's CPU less thread_create, stack_map, "
+                  "kstack_alloc (3rd on): mean {} (median {}, p10 {}, p90 {})",
                   later, remote, format_seconds(mean), format_seconds(quantile(extra, 0.5)),
                   format_seconds(quantile(extra, 0.1)), format_seconds(quantile(extra, 0.9))));
 }
