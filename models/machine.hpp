@@ -6,6 +6,7 @@
 // there. The user's view is docs/scenarios.md ("Machine profiles").
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "models/units.hpp"
@@ -84,6 +85,10 @@ struct MachineProfile {
   // (the harness's time stamps and record, the worker's loop). 0: the whole
   // of queue_handover under the lock (sim/queue_lock.hpp).
   Duration queue_lock_hold{};
+  // The submitting side's part of a hand-over (the push with the harness's
+  // time stamp and record); the taking side's is the rest of two
+  // queue_handover (take_cost). 0: each side queue_handover.
+  Duration queue_push{};
   // A task started on another CPU than the one its submitter handed it over
   // on: the CPU the starting thread spends as the task's record and the
   // runtime's per-task state come over from the other CPU's cache (sim
@@ -258,6 +263,15 @@ struct MachineProfile {
 };
 
 // Iterations of the work loop that machine field work_loop times.
+// The two sides of a hand-over through a locked queue (MachineProfile::
+// queue_push): the submitter's push and the taker's pop, together two
+// queue_handover.
+inline Duration push_cost(const MachineProfile& m) {
+  return m.queue_push > Duration{0} ? std::min(m.queue_push, 2 * m.queue_handover)
+                                    : m.queue_handover;
+}
+inline Duration take_cost(const MachineProfile& m) { return 2 * m.queue_handover - push_cost(m); }
+
 inline constexpr std::int64_t kWorkLoopUnits = std::int64_t{1} << 20;
 
 }  // namespace poolsim

@@ -185,6 +185,11 @@ inline constexpr MachineField kMachineFields[] = {
      "the part of queue_handover spent holding the queue's lock (0: all of it)",
      "a std::mutex-guarded std::deque on one thread: lock, push, unlock, lock, pop, unlock; "
      "the time per push-and-pop / 2, median of rounds of 100,000"},
+    {"queue_push", &MachineProfile::queue_push, FieldPresence::from_default, kCostRange,
+     "the submitting side's part of a hand-over through a locked queue, of two queue_handover "
+     "(0: half)",
+     "the same pool run as queue_handover: the median gap between the submitter's consecutive "
+     "hand-overs, while the worker waits on the same CPU"},
     {"task_remote", &MachineProfile::task_remote, FieldPresence::from_default, kCostRange,
      "the extra CPU of starting a task on another CPU than the one it was submitted on (its "
      "record's and the runtime's per-task state's cache lines come over)",

@@ -23,6 +23,10 @@
 //                   submitter, both on CPU 0 (so the queue's lock is not
 //                   contended): half the CPU per task (one push by the
 //                   submitter, one pop by the worker).
+//   queue_push      the same runs: the median gap between the submitter's
+//                   consecutive hand-overs (its push, time stamps and
+//                   record; the worker cannot run until its slice ends):
+//                   the submitting side's part of the two queue_handover.
 //   fiber_create    virtual threads on 1 carrier, 1,000 closed clients
 //                   issuing `cpu: 0ns` requests: the CPU per request less two
 //                   queue_handover (the intake's push and pop).
@@ -72,7 +76,20 @@ namespace {
 struct BackendRun {
   double cpu_per_task = 0;  // seconds
   double remote_share = 0;  // tasks started on another CPU than their submitter's, per task
+  double submit_gap = 0;    // median seconds between consecutive hand-overs (after the first)
 };
+
+// The median gap between consecutive hand-overs of a run, the first (which
+// starts the runtime) left out.
+double median_submit_gap(const RunResult& r) {
+  std::vector<double> at;
+  for (const TaskRecord& rec : r.records)
+    if (rec.outcome == TaskOutcome::completed) at.push_back(to_seconds(rec.submit));
+  std::sort(at.begin(), at.end());
+  std::vector<double> gaps;
+  for (std::size_t i = 2; i < at.size(); ++i) gaps.push_back(at[i] - at[i - 1]);
+  return gaps.empty() ? 0.0 : quantile(gaps, 0.5);
+}
 std::vector<BackendRun> backend_runs(const std::string& backend, const std::string& arrival,
                                      const std::string& phase, int count, int trials) {
   const std::string yaml = fmt::format(
@@ -95,7 +112,7 @@ std::vector<BackendRun> backend_runs(const std::string& backend, const std::stri
     const double n = static_cast<double>(done);
     if (t > 0)
       out.push_back({to_seconds(r.counters.cpu_time) / n,
-                     remote == r.extra.end() ? 0.0 : remote->second / n});
+                     remote == r.extra.end() ? 0.0 : remote->second / n, median_submit_gap(r)});
   }
   return out;
 }
@@ -269,8 +286,8 @@ Measurement measure_queue_handover_remote(int rounds, int cpus) {
                                o, e, l, rounds));
 }
 
-// The four runtime costs (see the header comment): queue_handover,
-// fiber_create, fiber_switch, timer_arm.
+// The five runtime costs (see the header comment): queue_handover,
+// queue_push, fiber_create, fiber_switch, timer_arm.
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) {
   const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
   constexpr int kClients = 1000;
@@ -282,9 +299,16 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
   // running on the other CPU, so the figure is the uncontended hand-over
   // (contention is the model's: sim/queue_lock.hpp, futex_call). On two
   // CPUs the same run measured 276-403 ns per task against 156-170.
+  // The same runs give the submitter's own part, queue_push: the worker
+  // cannot run before the submitter's slice ends, so the gaps between its
+  // hand-overs are its push and its records alone.
   pin_self(0);
-  const auto pool =
-      backend_cpu_per_task("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials);
+  std::vector<double> pool, push;
+  for (const BackendRun& r :
+       backend_runs("{kind: pool, threads: 1}", batch, "cpu: 0ns", count, trials)) {
+    pool.push_back(r.cpu_per_task);
+    push.push_back(std::min(r.submit_gap, r.cpu_per_task));
+  }
   unpin_self(cpus);  // the other runtimes on every CPU, as before
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
@@ -307,6 +331,10 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
               "real pool, 1 worker, a batch of {} empty tasks, on CPU 0: CPU per task ({:.3g} us) "
               "/ 2 (push + pop)",
               count, us(pool))),
+      summarize("queue_push", push,
+                fmt::format("the same runs: the median gap between the submitter's consecutive "
+                            "hand-overs (the worker waits on the same CPU), of {:.3g} us per task",
+                            us(pool))),
       summarize(
           "fiber_create", fc,
           fmt::format(

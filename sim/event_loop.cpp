@@ -33,22 +33,19 @@
 // and resumptions), timers (waits turned into timers), blocking_waits (waits
 // inside a lock), loop_blocked_time (seconds loop threads were blocked by
 // them; the real twin adds the time spent acquiring a contended lock).
-// Runtime costs (CPU of the thread that does the work): queue_handover on
-// the submitter per post and on the loop per new task's handler taken from
-// the queue, each under the loop's scheduler mutex (a QueueLock, as the
-// pool's queue: plus queue_handover_remote when the other side last held
-// it on another CPU, and glibc's futex calls when contended); timer_arm on
-// the loop per wait (arming the timer and, later, dispatching its
-// completion, as calibrate measures them together); task_remote on the loop
-// per task posted from another CPU (remote_start_cost, paid in
-// Driver::execute before its first phase).
-// Memory: a task holds loop_task_touch (its handler and timer in the real
-// Asio loop) from its first handler to its end (sim/user_threads.hpp); a
-// task posted but not yet started holds nothing here; the loops' threads
-// touch loop_stack more stack in total, at most worker_stack each (the
-// dynamic linker's lazy binding, Kernel::set_worker_stack).
-// Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
-// bound and back-pressure, Node's libuv thread pool for blocking calls.
+// Runtime costs (CPU of the thread that does the work): push_cost
+// (queue_push, else queue_handover) on the submitter per post and take_cost
+// on the loop per new task's handler taken from the queue, each under the loop's scheduler mutex (a
+// QueueLock, as the pool's queue: plus queue_handover_remote when the other side last held it on
+// another CPU, and glibc's futex calls when contended); timer_arm on the loop per wait (arming the
+// timer and, later, dispatching its completion, as calibrate measures them together); task_remote
+// on the loop per task posted from another CPU (remote_start_cost, paid in Driver::execute before
+// its first phase). Memory: a task holds loop_task_touch (its handler and timer in the real Asio
+// loop) from its first handler to its end (sim/user_threads.hpp); a task posted but not yet started
+// holds nothing here; the loops' threads touch loop_stack more stack in total, at most worker_stack
+// each (the dynamic linker's lazy binding, Kernel::set_worker_stack). Left out: I/O readiness (a
+// wait is a timer, not a socket), a loop queue's bound and back-pressure, Node's libuv thread pool
+// for blocking calls.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -89,7 +86,7 @@ class EventLoop final : public Runtime {
     // asio::post from outside the loop (scheduler::post_immediate_completion):
     // the push under the scheduler's mutex, the loop's wake after it.
     Loop& loop = loops_[l];
-    co_await k_.compute(loop.lock.rest());  // its own part; 0 without queue_lock_hold
+    co_await k_.compute(loop.lock.rest_push());  // its own part; 0 without queue_lock_hold
     if (!loop.lock.try_lock()) co_await loop.lock.lock_slow();
     co_await k_.compute(loop.lock.handover());  // the post, on the submitter
     if (loop.lock.unlock()) co_await loop.lock.wake();
@@ -182,7 +179,7 @@ class EventLoop final : public Runtime {
         if (!l.lock.try_lock()) co_await l.lock.lock_slow();
         co_await k_.compute(l.lock.handover());
         if (l.lock.unlock()) co_await l.lock.wake();
-        co_await k_.compute(l.lock.rest());  // its own part; 0 without queue_lock_hold
+        co_await k_.compute(l.lock.rest_take());  // its own part; 0 without queue_lock_hold
       }
       const bool ended = co_await users_.run(*l.host, task);
       // A wait armed a timer; a wait for a permit left a continuation

@@ -19,11 +19,10 @@
 //   ThreadTimeoutMs) retires while should_retire() holds (above min_threads);
 //   the deadline is fixed when it goes idle (models/idle_policy.hpp, the
 //   rule of both twins and of the pool).
-// Hand-over cost: machine.queue_handover of CPU on the submitter per push and
-// on the worker per pop (plus queue_handover_remote when another CPU held
-// the queue last), under the queue's lock (the twin's locked deque;
-// sim/queue_lock.hpp), as in sim/pool.cpp.
-// Invariants: counts_.live = workers started and not retired, at most
+// Hand-over cost: push_cost (queue_push, else queue_handover) of CPU on the
+// submitter per push and take_cost on the worker per pop (plus queue_handover_remote when another
+// CPU held the queue last), under the queue's lock (the twin's locked deque; sim/queue_lock.hpp),
+// as in sim/pool.cpp. Invariants: counts_.live = workers started and not retired, at most
 // max_threads (asserted); idle_ <= counts_.live; the queue is in enqueue
 // order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
@@ -59,9 +58,9 @@ class InjectingPool final : public Runtime {
       for (int i = 0; i < params_.min_threads; ++i) co_await start_worker();
       co_await k_.spawn(gate(), "gate");
     }
-    // The submitter's own part of the hand-over (lock_.rest()), the push
+    // The submitter's own part of the hand-over (lock_.rest_push()), the push
     // under the twin's lock, then the wake after its unlock.
-    co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
+    co_await k_.compute(lock_.rest_push());  // its own part; 0 without queue_lock_hold
     if (!lock_.try_lock()) co_await lock_.lock_slow();
     queue_.push_back({task, k_.now()});
     const bool wake = idle_ > 0;
@@ -103,7 +102,7 @@ class InjectingPool final : public Runtime {
         queue_.pop_front();
         co_await k_.compute(lock_.handover());  // the pop, on the worker
         if (lock_.unlock()) co_await lock_.wake();
-        co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
+        co_await k_.compute(lock_.rest_take());  // its own part; 0 without queue_lock_hold
         co_await driver_.execute(t);
         continue;
       }

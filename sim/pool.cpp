@@ -24,10 +24,11 @@
 // Invariants (asserted): counts_.live = workers started and not retired, at
 // most max_threads; the queue never holds more than its capacity; idle_
 // waiters are workers.
-// Hand-over cost: machine.queue_handover of CPU on the submitting thread per
-// enqueue (the push, before an idle worker is woken: the real twin pushes
-// under its lock and signals after the unlock) and on the worker per dequeue
-// (before it runs the task), plus queue_handover_remote when another CPU held
+// Hand-over cost: push_cost (models/machine.hpp: queue_push, else
+// queue_handover) of CPU on the submitting thread per enqueue (the push,
+// before an idle worker is woken: the real twin pushes under its lock and
+// signals after the unlock) and take_cost on the worker per dequeue (before
+// it runs the task), plus queue_handover_remote when another CPU held
 // the queue last, each under the queue's lock (sim/queue_lock.hpp: glibc's
 // mutex, whose contention costs futex system calls). A task handed to
 // a new thread as its first task never passes through the queue and pays
@@ -58,11 +59,11 @@ class Pool final : public Runtime {
   }
 
   Co submit(std::uint32_t task) override {
-    // The submitter's own part of a hand-over first (lock_.rest(): the
+    // The submitter's own part of a hand-over first (lock_.rest_push(): the
     // harness's time stamp and record, RunContext::submit_now, come before
     // the real twin's submit decides anything), so that the decision and
     // the push below see the queue as it is after it.
-    co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
+    co_await k_.compute(lock_.rest_push());  // its own part; 0 without queue_lock_hold
     const auto queued = static_cast<std::int64_t>(queue_.size());
     switch (decide_submit(limits_, counts_.live, queued)) {
       case SubmitAction::start_core_thread:
@@ -124,7 +125,7 @@ class Pool final : public Runtime {
         queue_.pop_front();
         co_await k_.compute(lock_.handover());  // the pop, on the worker
         if (lock_.unlock()) co_await lock_.wake();
-        co_await k_.compute(lock_.rest());  // its own part; 0 without queue_lock_hold
+        co_await k_.compute(lock_.rest_take());  // its own part; 0 without queue_lock_hold
         co_await driver_.execute(task);
       }
       IdlePeriod idle;

@@ -77,13 +77,18 @@ class QueueLock {
     const MachineProfile& m = k_.machine();
     return held(m) + (remote_ ? m.queue_handover_remote : Duration{0});
   }
-  // The rest of queue_handover, the side's own work outside the lock: a
-  // submitter charges it before its submit decides anything (the harness's
-  // time stamp and record come first), a worker after its unlock (the task's
-  // start record); meanwhile another thread can take the lock.
-  Duration rest() const {
+  // The rest of a side's part of the hand-over (push_cost, take_cost:
+  // models/machine.hpp), its own work outside the lock: a submitter charges
+  // it before its submit decides anything (the harness's time stamp and
+  // record come first), a worker after its unlock (the task's start
+  // record); meanwhile another thread can take the lock.
+  Duration rest_push() const {
     const MachineProfile& m = k_.machine();
-    return m.queue_handover - held(m);
+    return push_cost(m) - held(m);
+  }
+  Duration rest_take() const {
+    const MachineProfile& m = k_.machine();
+    return take_cost(m) - held(m);
   }
   // lll_unlock: true when the caller must then make the FUTEX_WAKE call
   // (wake()), outside any other work of its critical section.
@@ -101,8 +106,8 @@ class QueueLock {
 
  private:
   static Duration held(const MachineProfile& m) {
-    return m.queue_lock_hold > Duration{0} ? std::min(m.queue_lock_hold, m.queue_handover)
-                                           : m.queue_handover;
+    const Duration side = std::min(push_cost(m), take_cost(m));
+    return m.queue_lock_hold > Duration{0} ? std::min(m.queue_lock_hold, side) : side;
   }
   void took() {
     const int cpu = k_.current_cpu();

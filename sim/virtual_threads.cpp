@@ -32,8 +32,9 @@
 // unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
 // blocked by them), virtual_threads_peak (alive at once), carrier_parks,
 // remote_resumes (resumes on another CPU than the unmount's).
-// Runtime costs (CPU of the thread that does the work): queue_handover on
-// the submitter per intake push and on the carrier per intake pop;
+// Runtime costs (CPU of the thread that does the work): push_cost
+// (models/machine.hpp: queue_push, else queue_handover) on the submitter per
+// intake push and take_cost on the carrier per intake pop;
 // fiber_create on the carrier when a virtual thread starts (its creation,
 // first mount and end, as calibrate measures them together); fiber_switch on
 // the carrier per unmount and per remount (yield, the shared ready queue);
@@ -92,7 +93,7 @@ class VirtualThreads final : public Runtime {
     }
     intake_.push_back(task);
     if (idle_ > 0) k_.notify_one(idle_q_);
-    co_await k_.compute(k_.machine().queue_handover);  // the intake push, on the submitter
+    co_await k_.compute(push_cost(k_.machine()));  // the intake push, on the submitter
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -137,7 +138,7 @@ class VirtualThreads final : public Runtime {
         // of its first mount and its end included); a resumed one: the
         // remount.
         const bool resumed = users_.started(task);
-        co_await k_.compute(resumed ? m.fiber_switch : m.queue_handover + m.fiber_create);
+        co_await k_.compute(resumed ? m.fiber_switch : take_cost(m) + m.fiber_create);
         // A resume on another CPU than the unmount's, counted as the real
         // twin counts it (sched_getcpu around the suspension).
         if (const auto it = unmounted_on_.find(task); resumed && it != unmounted_on_.end()) {

@@ -39,6 +39,41 @@ TEST_CASE("runtime_costs.pool: a queue hand-over is charged to the submitter and
 }
 
 TEST_CASE(
+    "runtime_costs.queue_push: the submitter pays queue_push per hand-over, the taker the rest of "
+    "two queue_handover",
+    "[runtime][costs]") {
+  // A batch handed over on one CPU: the submitter's hand-overs come back to
+  // back (the worker cannot run before its slice ends); the first starts
+  // the worker, so the last is made after kN - 2 pushes. The CPU in all is
+  // unchanged.
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(1);
+  m.queue_handover = 300ns;
+  const Workload w = batch(kN, 0ns);
+  const auto last_submit = [](const RunResult& r) {
+    Duration last{0};
+    for (const TaskRecord& t : r.records) last = std::max(last, t.submit);
+    return last;
+  };
+  const RunResult even = sim::simulate(pool_scenario(m, 1), w);
+  m.queue_push = 100ns;
+  const RunResult split = sim::simulate(pool_scenario(m, 1), w);
+  CHECK(even.counters.cpu_time == 2 * (kN - 1) * 300ns);
+  CHECK(split.counters.cpu_time == even.counters.cpu_time);
+  CHECK(last_submit(even) == (kN - 2) * 300ns);
+  CHECK(last_submit(split) == (kN - 2) * 100ns);
+  CHECK(push_cost(m) == 100ns);
+  CHECK(take_cost(m) == 500ns);
+  // Virtual threads: the intake push on the submitter, the pop on a carrier.
+  const RunResult vt = sim::simulate(backend_scenario(m, BackendKind::virtual_threads, 1), w);
+  CHECK(last_submit(vt) <= (kN - 1) * 100ns);
+  // More than two queue_handover is capped: the taker pays nothing.
+  m.queue_push = 1ms;
+  CHECK(push_cost(m) == 600ns);
+  CHECK(take_cost(m) == 0ns);
+}
+
+TEST_CASE(
     "runtime_costs.pool: on two CPUs the submitter's and the worker's sides serialize on the "
     "queue's lock, only queue_lock_hold of them when the profile has it",
     "[runtime][costs][lock]") {
