@@ -35,17 +35,21 @@
 // them; the real twin adds the time spent acquiring a contended lock).
 // Runtime costs (CPU of the thread that does the work): push_cost
 // (queue_push, else queue_handover) on the submitter per post and take_cost
-// on the loop per new task's handler taken from the queue, each under the loop's scheduler mutex (a
-// QueueLock, as the pool's queue: plus queue_handover_remote when the other side last held it on
-// another CPU, and glibc's futex calls when contended); timer_arm on the loop per wait (arming the
-// timer and, later, dispatching its completion, as calibrate measures them together); task_remote
-// on the loop per task posted from another CPU (remote_start_cost, paid in Driver::execute before
-// its first phase). Memory: a task holds loop_task_touch (its handler and timer in the real Asio
-// loop) from its first handler to its end (sim/user_threads.hpp); a task posted but not yet started
-// holds nothing here; the loops' threads touch loop_stack more stack in total, at most worker_stack
-// each (the dynamic linker's lazy binding, Kernel::set_worker_stack). Left out: I/O readiness (a
-// wait is a timer, not a socket), a loop queue's bound and back-pressure, Node's libuv thread pool
-// for blocking calls.
+// on the loop per new task's handler taken from the queue, each under the
+// loop's scheduler mutex (a QueueLock, as the pool's queue: plus
+// queue_handover_remote when the other side last held it on another CPU,
+// and glibc's futex calls when contended); timer_arm on the loop per wait
+// (arming the timer and, later, dispatching its completion, as calibrate
+// measures them together); task_remote on the loop per task posted from
+// another CPU (remote_start_cost, paid in Driver::execute before its first
+// phase).
+// Memory: a task holds loop_task_touch (its handler and timer in the real
+// Asio loop) from its first handler to its end (sim/user_threads.hpp); a
+// task posted but not yet started holds nothing here; the loops' threads
+// touch loop_stack more stack in total, at most worker_stack each (the
+// dynamic linker's lazy binding, Kernel::set_worker_stack).
+// Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
+// bound and back-pressure, Node's libuv thread pool for blocking calls.
 #include <algorithm>
 #include <cstdint>
 #include <deque>

@@ -20,9 +20,11 @@
 //   the deadline is fixed when it goes idle (models/idle_policy.hpp, the
 //   rule of both twins and of the pool).
 // Hand-over cost: push_cost (queue_push, else queue_handover) of CPU on the
-// submitter per push and take_cost on the worker per pop (plus queue_handover_remote when another
-// CPU held the queue last), under the queue's lock (the twin's locked deque; sim/queue_lock.hpp),
-// as in sim/pool.cpp. Invariants: counts_.live = workers started and not retired, at most
+// submitter per push and take_cost on the worker per pop (plus
+// queue_handover_remote when another CPU held the queue last), under the
+// queue's lock (the twin's locked deque; sim/queue_lock.hpp), as in
+// sim/pool.cpp.
+// Invariants: counts_.live = workers started and not retired, at most
 // max_threads (asserted); idle_ <= counts_.live; the queue is in enqueue
 // order, so its head waited longest.
 // Counters (RunResult::extra): injections, threads_started, threads_retired,
