@@ -98,8 +98,7 @@ ClientStep closed_client_first(const Workload& w, std::uint32_t client) {
 }
 
 std::uint32_t closed_unowned_tasks(const Workload& w) {
-  const std::uint64_t owned = static_cast<std::uint64_t>(w.clients) * w.per_client;
-  return owned < w.tasks.size() ? static_cast<std::uint32_t>(w.tasks.size() - owned) : 0;
+  return static_cast<std::uint32_t>(w.tasks.size() - owned_tasks(w));
 }
 
 std::vector<std::uint32_t> first_wave_tasks(const Workload& w, std::uint32_t limit) {

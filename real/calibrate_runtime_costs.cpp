@@ -79,13 +79,19 @@ struct BackendRun {
   double submit_gap = 0;    // median seconds between consecutive hand-overs (after the first)
 };
 
+// The hand-over instants of a run's tasks, in seconds, in order.
+std::vector<double> handovers(const RunResult& r) {
+  std::vector<double> at;
+  for (const TaskRecord& rec : r.records)
+    if (rec.outcome != TaskOutcome::not_run) at.push_back(to_seconds(rec.submit));
+  std::sort(at.begin(), at.end());
+  return at;
+}
+
 // The median gap between consecutive hand-overs of a run, the first (which
 // starts the runtime) left out.
 double median_submit_gap(const RunResult& r) {
-  std::vector<double> at;
-  for (const TaskRecord& rec : r.records)
-    if (rec.outcome == TaskOutcome::completed) at.push_back(to_seconds(rec.submit));
-  std::sort(at.begin(), at.end());
+  const std::vector<double> at = handovers(r);
   std::vector<double> gaps;
   for (std::size_t i = 2; i < at.size(); ++i) gaps.push_back(at[i] - at[i - 1]);
   return gaps.empty() ? 0.0 : quantile(gaps, 0.5);
@@ -145,9 +151,7 @@ Measurement measure_first_creation(int reps, double reserve) {
   opt.sample_series = false;
   std::vector<double> extra, first, second;
   for (const RunResult& r : run_scenario(s, w, opt)) {
-    std::vector<double> at;
-    for (const TaskRecord& rec : r.records) at.push_back(to_seconds(rec.submit));
-    std::sort(at.begin(), at.end());
+    const std::vector<double> at = handovers(r);
     if (at.size() < 3) continue;
     first.push_back(at[1] - at[0]);
     second.push_back(at[2] - at[1]);
