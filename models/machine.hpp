@@ -77,6 +77,11 @@ struct MachineProfile {
   // contended queue lock's FUTEX_WAIT that finds the word changed, its
   // FUTEX_WAKE with nobody asleep; sim/queue_lock.hpp).
   Duration futex_call{};
+  // How long after a waiter finds a queue lock held FUTEX_WAIT still puts it
+  // to sleep: a release later than this makes it leave its CPU, an earlier
+  // one lets it go on (the call returns EAGAIN, or the FUTEX_WAKE reaches it
+  // before schedule() takes it off). 0: futex_call (sim/queue_lock.hpp).
+  Duration futex_wait_check{};
   // The extra of a push or pop whose queue (lock word, deque) another CPU
   // touched last: its cache lines move to this CPU.
   Duration queue_handover_remote{};

@@ -176,6 +176,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"futex_call", &MachineProfile::futex_call, FieldPresence::from_default, kCostRange,
      "a futex system call that neither sleeps nor wakes anybody (a contended queue lock)",
      "thread CPU time of FUTEX_WAKE calls on a word nobody waits on, per call"},
+    {"futex_wait_check", &MachineProfile::futex_wait_check, FieldPresence::from_default,
+     kCostRange,
+     "how late after a waiter finds a queue lock held a release still lets it stay on its CPU "
+     "(0: futex_call)",
+     "a std::mutex held on CPU 1 for a random time, a waiter on CPU 0: the remaining hold at "
+     "which the waiter's voluntary switches begin"},
     {"queue_handover_remote", &MachineProfile::queue_handover_remote, FieldPresence::from_default,
      kCostRange, "the extra of a push or pop whose queue another CPU used last",
      "threads on CPUs 0 and 1 take turns at a locked deque: time per turn less turns with no "

@@ -284,6 +284,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   const Measurement fork_activate = fork_activate_field(fork_costs, wake_ipi.median);
   ms.push_back(fork_activate);
   ms.push_back(measure_futex_call(20 * scale));
+  ms.push_back(measure_futex_wait_check(cpus, 1000 * scale));
   first_creation_block("the run's first creation (2 of 3)");
   fresh_block("creations no exit made room for (2 of 3)");
   step("thread stacks outside glibc's cache (2 of 3)");

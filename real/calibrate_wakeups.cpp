@@ -47,11 +47,23 @@
 //                   on, timed with the thread's CPU clock: the CPU of a
 //                   system call that neither sleeps nor wakes (a contended
 //                   queue lock's calls, sim/queue_lock.hpp); median per call.
+//   futex_wait_check a std::mutex held on CPU 1 for a random 0-1,000 ns
+//                   while a thread on CPU 0 tries to take it (glibc's
+//                   __lll_lock_wait: the word to 2, FUTEX_WAIT). Per try the
+//                   remaining hold (the holder's release less the waiter's
+//                   attempt, both by the time-stamp counter) and whether
+//                   the waiter switched voluntarily (getrusage); the value
+//                   is the remaining hold that best splits the tries that
+//                   slept from those that did not (fewest on the wrong
+//                   side), the median of 3 rounds. Below it the release
+//                   comes while the waiter is still on its way into the
+//                   kernel's check or before schedule() takes it off.
 #include <fmt/format.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,11 +71,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <random>
 #include <span>
 #include <thread>
 
@@ -528,6 +542,135 @@ Measurement measure_futex_call(int blocks) {
                    fmt::format("thread CPU time of {} FUTEX_WAKE calls on a word nobody waits on, "
                                "per call ({} blocks)",
                                kCalls, blocks));
+}
+
+namespace {
+// A time-stamp counter read, and its ticks per nanosecond against the
+// monotonic clock (x86; elsewhere the monotonic clock itself, 1 per ns).
+std::uint64_t stamp() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(t.tv_nsec);
+#endif
+}
+double stamps_per_ns() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t s0 = stamp();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) {
+  }
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(stamp() - s0) / ns;
+}
+long voluntary_switches() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  return r.ru_nvcsw;
+}
+struct LockTry {
+  double remaining_ns;  // the holder's release less the waiter's attempt
+  bool slept;
+};
+// One round: `tries` contended takes of a std::mutex held on CPU 1.
+std::vector<LockTry> contended_takes(int tries, double per_ns, std::uint32_t seed) {
+  std::mutex mu;
+  alignas(64) std::atomic<long> asked{0};
+  alignas(64) std::atomic<long> held{0};
+  alignas(64) std::atomic<std::uint64_t> hold_ticks{0}, released{0};
+  std::atomic<bool> stop{false};
+  std::thread holder([&] {
+    pin_self(1);
+    long seen = 0;
+    for (;;) {
+      long a = 0;
+      while ((a = asked.load(std::memory_order_acquire)) == seen)
+        if (stop.load(std::memory_order_relaxed)) return;
+      seen = a;
+      mu.lock();
+      held.store(a, std::memory_order_release);
+      const std::uint64_t s0 = stamp(), d = hold_ticks.load(std::memory_order_relaxed);
+      while (stamp() - s0 < d) {
+      }
+      released.store(stamp(), std::memory_order_relaxed);
+      mu.unlock();
+    }
+  });
+  pin_self(0);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> hold(0.0, 1000.0);
+  std::vector<LockTry> out;
+  out.reserve(static_cast<std::size_t>(tries));
+  for (long i = 1; i <= tries; ++i) {
+    hold_ticks.store(static_cast<std::uint64_t>(hold(rng) * per_ns), std::memory_order_relaxed);
+    asked.store(i, std::memory_order_release);
+    while (held.load(std::memory_order_acquire) != i) {
+    }
+    const long v0 = voluntary_switches();
+    const std::uint64_t attempt = stamp();
+    mu.lock();
+    mu.unlock();
+    const bool slept = voluntary_switches() != v0;
+    const auto ticks = static_cast<double>(static_cast<std::int64_t>(released.load() - attempt));
+    out.push_back({ticks / per_ns, slept});
+    const std::uint64_t s0 = stamp();  // let the holder's FUTEX_WAKE finish
+    while (stamp() - s0 < static_cast<std::uint64_t>(2000 * per_ns)) {
+    }
+  }
+  stop.store(true);
+  holder.join();
+  return out;
+}
+// The remaining hold that splits the tries with the fewest on the wrong
+// side (sleeps below it, stays at or above it).
+double sleep_split(std::vector<LockTry> t, double* below, double* above) {
+  std::sort(t.begin(), t.end(),
+            [](const LockTry& a, const LockTry& b) { return a.remaining_ns < b.remaining_ns; });
+  std::size_t wrong = 0;  // every try counted as "at or above": the stays are wrong
+  for (const LockTry& x : t) wrong += x.slept ? 0 : 1;
+  std::size_t best = wrong, at = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    wrong += t[i].slept ? 1 : 0;  // try i moves below the split
+    wrong -= t[i].slept ? 0 : 1;
+    if (wrong < best) {
+      best = wrong;
+      at = i + 1;
+    }
+  }
+  const auto frac = [&](std::size_t from, std::size_t to) {
+    std::size_t n = 0;
+    for (std::size_t i = from; i < to; ++i) n += t[i].slept ? 1 : 0;
+    return to > from ? static_cast<double>(n) / static_cast<double>(to - from) : 0.0;
+  };
+  *below = frac(0, at);
+  *above = frac(at, t.size());
+  if (at == 0) return 0.0;
+  if (at == t.size()) return t.back().remaining_ns;
+  return std::max(0.0, (t[at - 1].remaining_ns + t[at].remaining_ns) / 2);
+}
+}  // namespace
+
+Measurement measure_futex_wait_check(int cpus, int tries) {
+  if (cpus < 2)
+    return summarize("futex_wait_check", {0.0},
+                     "one CPU: a holder cannot release while its waiter runs (futex_call is used)");
+  const double per_ns = stamps_per_ns();
+  std::vector<double> splits;
+  double below = 0, above = 0;
+  for (std::uint32_t round = 0; round < 3; ++round)
+    splits.push_back(sleep_split(contended_takes(tries, per_ns, round + 1), &below, &above) * 1e-9);
+  unpin_self(cpus);
+  return summarize(
+      "futex_wait_check", splits,
+      fmt::format("a std::mutex held on CPU 1 for 0-1,000 ns, a waiter on CPU 0, {} tries a round: "
+                  "the remaining hold that best splits the tries that slept (voluntary switches) "
+                  "from those that did not, median of 3 rounds ({:.0f}, {:.0f}, {:.0f} ns; last "
+                  "round {:.0f}% slept below, {:.0f}% above)",
+                  tries, splits[0] * 1e9, splits[1] * 1e9, splits[2] * 1e9, below * 100,
+                  above * 100));
 }
 
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {

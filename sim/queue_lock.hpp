@@ -17,7 +17,15 @@
 // caller machine.futex_call of CPU (on this project's PVM guests a system
 // call is about 1 us); a wait that sleeps is a voluntary switch, and the
 // waker pays the wake as for any notify_one (wake_cost, wake_ipi). The
-// kernel's check of the word is at the end of the waiter's futex_call.
+// waiter leaves its CPU only if the lock is still held futex_wait_check
+// after it found it held (its CPU meanwhile; futex_call when 0): a release
+// before then reaches it in time (FUTEX_WAIT reads the word under the hash
+// bucket's lock and returns EAGAIN, or the FUTEX_WAKE finds it queued but
+// still running, before schedule() dequeues it). Measured (calibrate,
+// 2026-12-05): 141 ns, where a FUTEX_WAKE on an empty word costs 78 ns;
+// with the check at futex_call a simulated submitter posting to an event
+// loop slept on a take that held the lock 167 ns and waited out the
+// other loop's slice (docs/validation.md).
 // The critical section is the lock's part of the runtime's queue_handover
 // (queue_lock_hold, all of it when 0; the rest, rest(), is the side's own
 // work outside the lock, a submitter's before its submit, a worker's after
@@ -63,8 +71,8 @@ class QueueLock {
         took();
         co_return;
       }
-      co_await k_.compute(k_.machine().futex_call);  // FUTEX_WAIT(word, 2)
-      if (word_ != 2) continue;                      // changed meanwhile: EAGAIN
+      co_await k_.compute(wait_check(k_.machine()));  // FUTEX_WAIT(word, 2)
+      if (word_ != 2) continue;                       // released meanwhile: on it goes
       ++sleeps_;
       co_await k_.wait(q_);  // until a FUTEX_WAKE
     }
@@ -105,6 +113,11 @@ class QueueLock {
   }
 
  private:
+  // The waiter's time in FUTEX_WAIT up to where a release no longer keeps
+  // it on its CPU: futex_wait_check, else futex_call.
+  static Duration wait_check(const MachineProfile& m) {
+    return m.futex_wait_check > Duration{0} ? m.futex_wait_check : m.futex_call;
+  }
   static Duration held(const MachineProfile& m) {
     const Duration side = std::min(push_cost(m), take_cost(m));
     return m.queue_lock_hold > Duration{0} ? std::min(m.queue_lock_hold, side) : side;

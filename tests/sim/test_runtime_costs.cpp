@@ -148,6 +148,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "runtime_costs.pool: a lock waiter sleeps only if the lock is still held futex_wait_check "
+    "after "
+    "it tried (futex_call when 0)",
+    "[runtime][costs][lock]") {
+  // Submitter and worker on two CPUs, hand-overs of 1 us all under the lock:
+  // with the check at the end of a 100 ns futex_call a waiter that comes
+  // early in a hold sleeps; with the check later than any hold nobody does,
+  // and each contended try costs the check's CPU instead.
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(2);
+  m.queue_handover = 1us;
+  m.futex_call = 100ns;
+  const RunResult call = sim::simulate(pool_scenario(m, 1), batch(kN, 0ns));
+  m.futex_wait_check = m.futex_call;
+  const RunResult same = sim::simulate(pool_scenario(m, 1), batch(kN, 0ns));
+  CHECK(same.counters.cpu_time == call.counters.cpu_time);
+  CHECK(same.counters.switches_voluntary == call.counters.switches_voluntary);
+  CHECK(makespan(same) == makespan(call));
+  m.futex_wait_check = 2us;
+  const RunResult late = sim::simulate(pool_scenario(m, 1), batch(kN, 0ns));
+  CHECK(call.counters.switches_voluntary > 10);
+  CHECK(late.counters.switches_voluntary < call.counters.switches_voluntary / 10);
+  CHECK(late.counters.cpu_time > call.counters.cpu_time);
+}
+
 TEST_CASE("runtime_costs.injecting_pool: every task pays a queue hand-over", "[runtime][costs]") {
   constexpr int kN = 500;
   MachineProfile m = zero_machine(2);
