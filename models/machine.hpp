@@ -94,6 +94,11 @@ struct MachineProfile {
   // time stamp and record); the taking side's is the rest of two
   // queue_handover (take_cost). 0: each side queue_handover.
   Duration queue_push{};
+  // The submitter's part of a post to an event loop (Asio's post: the
+  // handler's allocation, the outstanding-work count, the push under the
+  // scheduler's mutex, with the harness's time stamp and record). 0:
+  // push_cost, as a pool's push (post_cost).
+  Duration loop_post{};
   // A task started on another CPU than the one its submitter handed it over
   // on: the CPU the starting thread spends as the task's record and the
   // runtime's per-task state come over from the other CPU's cache (sim
@@ -276,6 +281,10 @@ inline Duration push_cost(const MachineProfile& m) {
                                     : m.queue_handover;
 }
 inline Duration take_cost(const MachineProfile& m) { return 2 * m.queue_handover - push_cost(m); }
+// The submitter's side of a post to an event loop (MachineProfile::loop_post).
+inline Duration post_cost(const MachineProfile& m) {
+  return m.loop_post > Duration{0} ? m.loop_post : push_cost(m);
+}
 
 inline constexpr std::int64_t kWorkLoopUnits = std::int64_t{1} << 20;
 

@@ -34,6 +34,14 @@
 //                   threads are alive and each resumes after ~1,000 others
 //                   ran (its stack is cold): half the extra CPU per request
 //                   (an unmount and a remount).
+//   loop_post       event loop of 1 loop, 1,000 closed clients issuing
+//                   `cpu: 0ns` requests: the median gap between the
+//                   submitter's consecutive posts of the clients' first
+//                   requests (back to back; the later ones the loop posts
+//                   itself): Asio's post from outside the loop (the handler
+//                   allocated by malloc, the outstanding-work count, the
+//                   push under the scheduler's mutex) with the harness's
+//                   time stamp and record.
 //   timer_arm       event loop of 1 loop, 1,000 closed clients: CPU per
 //                   request with `wait: 1ms` less without (a timer armed,
 //                   with 1,000 pending, and its completion dispatched).
@@ -74,24 +82,28 @@ namespace {
 // (a YAML flow map), in this process (run_repetition, no sampler): one value
 // per run, after one warm-up run.
 struct BackendRun {
-  double cpu_per_task = 0;  // seconds
-  double remote_share = 0;  // tasks started on another CPU than their submitter's, per task
-  double submit_gap = 0;    // median seconds between consecutive hand-overs (after the first)
+  double cpu_per_task = 0;    // seconds
+  double remote_share = 0;    // tasks started on another CPU than their submitter's, per task
+  double submit_gap = 0;      // median seconds between consecutive hand-overs (after the first)
+  double first_wave_gap = 0;  // the same among the first wave's (intended at 0: closed clients)
 };
 
-// The hand-over instants of a run's tasks, in seconds, in order.
-std::vector<double> handovers(const RunResult& r) {
+// The hand-over instants of a run's tasks, in seconds, in order; with
+// `first_wave`, only those meant to arrive at the origin (a closed run's
+// first request of each client, posted back to back by the submitter).
+std::vector<double> handovers(const RunResult& r, bool first_wave = false) {
   std::vector<double> at;
   for (const TaskRecord& rec : r.records)
-    if (rec.outcome != TaskOutcome::not_run) at.push_back(to_seconds(rec.submit));
+    if (rec.outcome != TaskOutcome::not_run && (!first_wave || rec.intended == Duration{0}))
+      at.push_back(to_seconds(rec.submit));
   std::sort(at.begin(), at.end());
   return at;
 }
 
-// The median gap between consecutive hand-overs of a run, the first (which
-// starts the runtime) left out.
-double median_submit_gap(const RunResult& r) {
-  const std::vector<double> at = handovers(r);
+// The median gap between consecutive hand-overs of a run (or of its first
+// wave), the first (which starts the runtime) left out.
+double median_submit_gap(const RunResult& r, bool first_wave = false) {
+  const std::vector<double> at = handovers(r, first_wave);
   std::vector<double> gaps;
   for (std::size_t i = 2; i < at.size(); ++i) gaps.push_back(at[i] - at[i - 1]);
   return gaps.empty() ? 0.0 : quantile(gaps, 0.5);
@@ -118,7 +130,8 @@ std::vector<BackendRun> backend_runs(const std::string& backend, const std::stri
     const double n = static_cast<double>(done);
     if (t > 0)
       out.push_back({to_seconds(r.counters.cpu_time) / n,
-                     remote == r.extra.end() ? 0.0 : remote->second / n, median_submit_gap(r)});
+                     remote == r.extra.end() ? 0.0 : remote->second / n, median_submit_gap(r),
+                     median_submit_gap(r, true)});
   }
   return out;
 }
@@ -290,8 +303,8 @@ Measurement measure_queue_handover_remote(int rounds, int cpus) {
                                o, e, l, rounds));
 }
 
-// The five runtime costs (see the header comment): queue_handover,
-// queue_push, fiber_create, fiber_switch, timer_arm.
+// The six runtime costs (see the header comment): queue_handover,
+// queue_push, fiber_create, fiber_switch, loop_post, timer_arm.
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) {
   const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
   constexpr int kClients = 1000;
@@ -316,7 +329,14 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
   unpin_self(cpus);  // the other runtimes on every CPU, as before
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
-  const auto el0 = backend_cpu_per_task(el, closed, "cpu: 0ns", count, trials);
+  // The event loop's closed clients: the submitter posts their first
+  // requests back to back (later ones the loop posts itself), so the first
+  // wave's gaps are an outside post each (loop_post).
+  std::vector<double> el0, post;
+  for (const BackendRun& r : backend_runs(el, closed, "cpu: 0ns", count, trials)) {
+    el0.push_back(r.cpu_per_task);
+    post.push_back(r.first_wave_gap);
+  }
   const auto el1 = backend_cpu_per_task(el, closed, "wait: 1ms", count, trials);
   // Derived per run (run i of each experiment), so the spread shows.
   std::vector<double> qh, fc, fs, ta;
@@ -350,6 +370,10 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
           fmt::format("the same with `wait: 1ms` requests ({:.3g} us): half the extra (unmount + "
                       "remount, {} fibers alive)",
                       us(vt1), kClients)),
+      summarize("loop_post", post,
+                fmt::format("the event loop's runs without waits: the median gap between the "
+                            "submitter's consecutive posts of the {} clients' first requests",
+                            kClients)),
       summarize("timer_arm", ta,
                 fmt::format(
                     "real event loop, 1 loop, {} closed clients: CPU per request with `wait: 1ms` "

@@ -33,8 +33,9 @@
 // and resumptions), timers (waits turned into timers), blocking_waits (waits
 // inside a lock), loop_blocked_time (seconds loop threads were blocked by
 // them; the real twin adds the time spent acquiring a contended lock).
-// Runtime costs (CPU of the thread that does the work): push_cost
-// (queue_push, else queue_handover) on the submitter per post and take_cost
+// Runtime costs (CPU of the thread that does the work): post_cost
+// (loop_post, else queue_push, else queue_handover) on the submitter per
+// post from outside the loops (push_cost from a loop thread) and take_cost
 // on the loop per new task's handler taken from the queue, each under the
 // loop's scheduler mutex (a QueueLock, as the pool's queue: plus
 // queue_handover_remote when the other side last held it on another CPU,
@@ -83,6 +84,7 @@ class EventLoop final : public Runtime {
       for (std::size_t i = 0; i < loops_.size(); ++i) {
         const ThreadId t = co_await k_.spawn(loop(i), "loop");
         loops_[i].host = &users_.adopt(t);
+        loops_[i].thread = t;
       }
     }
     const std::size_t l = next_loop_++ % loops_.size();
@@ -90,7 +92,14 @@ class EventLoop final : public Runtime {
     // asio::post from outside the loop (scheduler::post_immediate_completion):
     // the push under the scheduler's mutex, the loop's wake after it.
     Loop& loop = loops_[l];
-    co_await k_.compute(loop.lock.rest_push());  // its own part; 0 without queue_lock_hold
+    // Its own part of the post: from outside the loops post_cost (loop_post,
+    // measured on the submitter's posts: the handler allocated by malloc);
+    // from a loop thread (a closed client's next request, a continuation) a
+    // pool's push (Asio recycles handler memory per loop thread).
+    const MachineProfile& m = k_.machine();
+    const bool inside = std::any_of(loops_.begin(), loops_.end(),
+                                    [&](const Loop& x) { return x.thread == k_.self(); });
+    co_await k_.compute(loop.lock.rest_push(inside ? push_cost(m) : post_cost(m)));
     if (!loop.lock.try_lock()) co_await loop.lock.lock_slow();
     co_await k_.compute(loop.lock.handover());  // the post, on the submitter
     if (loop.lock.unlock()) co_await loop.lock.wake();
@@ -125,6 +134,7 @@ class EventLoop final : public Runtime {
     // queue when it runs next.
     std::vector<std::uint32_t> expired;
     UserThreads::Host* host = nullptr;
+    ThreadId thread = kNoThread;  // the loop's OS thread
     bool idle = false;
     WaitQueue wake;
     QueueLock lock;  // the io_context scheduler's mutex (sim/queue_lock.hpp)

@@ -90,9 +90,11 @@ class QueueLock {
   // it before its submit decides anything (the harness's time stamp and
   // record come first), a worker after its unlock (the task's start
   // record); meanwhile another thread can take the lock.
-  Duration rest_push() const {
-    const MachineProfile& m = k_.machine();
-    return push_cost(m) - held(m);
+  Duration rest_push() const { return rest_push(push_cost(k_.machine())); }
+  // The same for a push whose side costs `side` in all (an event loop's
+  // post: post_cost), at least the hold.
+  Duration rest_push(Duration side) const {
+    return std::max(side - held(k_.machine()), Duration{0});
   }
   Duration rest_take() const {
     const MachineProfile& m = k_.machine();

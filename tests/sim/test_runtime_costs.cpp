@@ -243,11 +243,55 @@ TEST_CASE("runtime_costs.event_loop: a post per task and timer_arm per wait",
   m = zero;
   m.queue_handover = 200ns;
   CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) - base == 2 * kN * 200ns);
+  // loop_post: the submitter's posts from outside the loops; this batch
+  // has no closed clients, so every post is the submitter's.
+  m = zero;
+  m.loop_post = 700ns;
+  CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) - base == kN * 700ns);
+  m.queue_handover = 200ns;  // the loop's take is still a pool's pop
+  CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) - base == kN * (700ns + 200ns));
   // Fiber costs are not an event loop's.
   m = zero;
   m.fiber_create = 5us;
   m.fiber_switch = 5us;
   CHECK(cpu_of(m, BackendKind::event_loop, 2, two_waits) == base);
+}
+
+TEST_CASE(
+    "runtime_costs.event_loop: loop_post is the submitter's post; a loop posting its closed "
+    "clients' next requests pays a pool's push",
+    "[runtime][costs][el]") {
+  // Four closed clients without think time, five requests each: the
+  // submitter posts the four first requests, the loop each next one as the
+  // previous ends.
+  Workload w;
+  w.arrival = ArrivalKind::closed;
+  w.clients = 4;
+  w.per_client = 5;
+  w.closed_duration = 1s;
+  for (std::uint32_t i = 0; i < 20; ++i) {
+    Task t;
+    t.id = i;
+    t.client = i % 4;  // interleaved: closed_task_id
+    t.first_phase = 0;
+    t.phase_count = 1;
+    w.tasks.push_back(t);
+  }
+  w.phases.push_back({PhaseKind::cpu, 0, 5us, 0ns});
+  MachineProfile m = zero_machine(2);
+  const auto cpu = [&] {
+    return sim::simulate(backend_scenario(m, BackendKind::event_loop, 1), w).counters.cpu_time;
+  };
+  const Duration base = cpu();
+  CHECK(base == 20 * 5us);
+  m.loop_post = 700ns;
+  CHECK(cpu() - base == 4 * 700ns);
+  m.loop_post = 0ns;
+  m.queue_handover = 100ns;
+  m.queue_push = 300ns;  // a pool's push: every post when loop_post is 0
+  const Duration pushes = cpu();
+  m.loop_post = 700ns;
+  CHECK(cpu() - pushes == 4 * (700ns - 200ns));  // push_cost caps at 2 queue_handover
 }
 
 TEST_CASE("runtime_costs: runs with runtime costs are deterministic", "[runtime][costs]") {
