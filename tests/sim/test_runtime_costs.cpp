@@ -258,7 +258,7 @@ TEST_CASE("runtime_costs.event_loop: a post per task and timer_arm per wait",
 }
 
 TEST_CASE(
-    "runtime_costs.event_loop: loop_post is the submitter's post; a loop posting its closed "
+    "runtime_costs.event_loop: loop_post is the submitter's post and a loop posting its closed "
     "clients' next requests pays a pool's push",
     "[runtime][costs][el]") {
   // Four closed clients without think time, five requests each: the
