@@ -65,6 +65,29 @@ inline Workload batch(int n, Duration work) {
   return make_workload(ArrivalKind::batch, {}, std::vector<Duration>(n, work));
 }
 
+// `clients` closed clients of `per_client` requests of `work` CPU each,
+// thinking `think` between them, for `duration`; client c's k-th request is
+// task k x clients + c (closed_task_id).
+inline Workload closed_clients(std::uint32_t clients, std::uint32_t per_client, Duration duration,
+                               Duration think, Duration work) {
+  Workload w;
+  w.arrival = ArrivalKind::closed;
+  w.clients = clients;
+  w.per_client = per_client;
+  w.closed_duration = duration;
+  for (std::uint32_t i = 0; i < clients * per_client; ++i) {
+    Task t;
+    t.id = i;
+    t.client = i % clients;
+    t.think = think;
+    t.first_phase = 0;
+    t.phase_count = 1;
+    w.tasks.push_back(t);
+  }
+  w.phases.push_back({PhaseKind::cpu, 0, work, Duration{0}});
+  return w;
+}
+
 inline Duration exp_sample(Rng& r, double mean_ns) {
   return Duration{static_cast<std::int64_t>(std::llround(-std::log(r.uniform_open0()) * mean_ns))};
 }

@@ -149,9 +149,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "runtime_costs.pool: a lock waiter sleeps only if the lock is still held futex_wait_check "
-    "after "
-    "it tried (futex_call when 0)",
+    "runtime_costs.pool: a lock waiter sleeps only if the lock is held futex_wait_check after its "
+    "try (futex_call when 0)",
     "[runtime][costs][lock]") {
   // Submitter and worker on two CPUs, hand-overs of 1 us all under the lock:
   // with the check at the end of a 100 ns futex_call a waiter that comes
@@ -264,20 +263,7 @@ TEST_CASE(
   // Four closed clients without think time, five requests each: the
   // submitter posts the four first requests, the loop each next one as the
   // previous ends.
-  Workload w;
-  w.arrival = ArrivalKind::closed;
-  w.clients = 4;
-  w.per_client = 5;
-  w.closed_duration = 1s;
-  for (std::uint32_t i = 0; i < 20; ++i) {
-    Task t;
-    t.id = i;
-    t.client = i % 4;  // interleaved: closed_task_id
-    t.first_phase = 0;
-    t.phase_count = 1;
-    w.tasks.push_back(t);
-  }
-  w.phases.push_back({PhaseKind::cpu, 0, 5us, 0ns});
+  const Workload w = closed_clients(4, 5, 1s, 0ns, 5us);
   MachineProfile m = zero_machine(2);
   const auto cpu = [&] {
     return sim::simulate(backend_scenario(m, BackendKind::event_loop, 1), w).counters.cpu_time;

@@ -133,21 +133,7 @@ TEST_CASE("thread_per_task: one thread per task", "[runtime]") {
 TEST_CASE("driver.closed: clients issue after completion and think", "[runtime]") {
   // Two clients, think 1 ms, service 2 ms, duration 20 ms, one CPU per
   // client: each cycle is 3 ms, issues at 1, 4, 7, ..., 19 ms: 7 per client.
-  Workload w;
-  w.arrival = ArrivalKind::closed;
-  w.clients = 2;
-  w.per_client = 20;
-  w.closed_duration = 20ms;
-  for (std::uint32_t i = 0; i < 40; ++i) {
-    Task t;
-    t.id = i;
-    t.client = i % 2;  // interleaved: closed_task_id
-    t.think = 1ms;
-    t.first_phase = 0;
-    t.phase_count = 1;
-    w.tasks.push_back(t);
-  }
-  w.phases.push_back({PhaseKind::cpu, 0, 2ms, 0ns});
+  const Workload w = closed_clients(2, 20, 20ms, 1ms, 2ms);
   const RunResult r = sim::simulate(pool_scenario(zero_machine(3), 2), w);
   CHECK(count(r, TaskOutcome::completed) == 14);
   CHECK(count(r, TaskOutcome::not_run) == 26);
