@@ -194,12 +194,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"queue_push", &MachineProfile::queue_push, FieldPresence::from_default, kCostRange,
      "the submitting side's part of a hand-over through a locked queue, of two queue_handover "
      "(0: half)",
-     "the same pool run as queue_handover: the median gap between the submitter's consecutive "
-     "hand-overs, while the worker waits on the same CPU"},
+     "the same pool run as queue_handover: the mean gap between the submitter's consecutive "
+     "hand-overs, while the worker waits on the same CPU (gaps of 2 us or more left out)"},
     {"loop_post", &MachineProfile::loop_post, FieldPresence::from_default, kCostRange,
      "the submitter's part of a post to an event loop (0: as a pool's push)",
-     "the real event loop, 1 loop, 1,000 closed clients: the median gap between the submitter's "
-     "consecutive posts of the first wave"},
+     "the real event loop, 1 loop, 1,000 closed clients: the mean gap between the submitter's "
+     "consecutive posts of the first wave (gaps of 2 us or more left out)"},
     {"task_remote", &MachineProfile::task_remote, FieldPresence::from_default, kCostRange,
      "the extra CPU of starting a task on another CPU than the one it was submitted on (its "
      "record's and the runtime's per-task state's cache lines come over)",

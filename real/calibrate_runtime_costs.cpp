@@ -86,7 +86,7 @@ namespace {
 struct BackendRun {
   double cpu_per_task = 0;    // seconds
   double remote_share = 0;    // tasks started on another CPU than their submitter's, per task
-  double submit_gap = 0;      // median seconds between consecutive hand-overs (after the first)
+  double submit_gap = 0;      // mean seconds between consecutive hand-overs (mean_submit_gap)
   double first_wave_gap = 0;  // the same among the first wave's (intended at 0: closed clients)
 };
 

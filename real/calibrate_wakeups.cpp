@@ -625,7 +625,8 @@ std::vector<LockTry> contended_takes(int tries, double per_ns, std::uint32_t see
   return out;
 }
 // The remaining hold that splits the tries with the fewest on the wrong
-// side (sleeps below it, stays at or above it).
+// side of it (a try that slept below it, or one that stayed on its CPU at
+// or above it).
 double sleep_split(std::vector<LockTry> t, double* below, double* above) {
   std::sort(t.begin(), t.end(),
             [](const LockTry& a, const LockTry& b) { return a.remaining_ns < b.remaining_ns; });
