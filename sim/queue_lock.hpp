@@ -27,7 +27,7 @@
 // loop slept on a take that held the lock 167 ns and waited out the
 // other loop's slice (docs/validation.md).
 // The critical section is the lock's part of the runtime's queue_handover
-// (queue_lock_hold, all of it when 0; the rest, rest(), is the side's own
+// (queue_lock_hold, all of it when 0; the rest, rest_push() and rest_take(), is the side's own
 // work outside the lock, a submitter's before its submit, a worker's after
 // its unlock: the real submitter's time stamp, record and arrival loop are
 // 60% of its CPU per post, perf, 2026-12-05), plus
