@@ -47,8 +47,9 @@
 //                   on, timed with the thread's CPU clock: the CPU of a
 //                   system call that neither sleeps nor wakes (a contended
 //                   queue lock's calls, sim/queue_lock.hpp); median per call.
-//   futex_wait_check a std::mutex held on CPU 1 for a random 0-1,000 ns
-//                   while a thread on CPU 0 tries to take it (glibc's
+//   futex_wait_check a std::mutex held on CPU 1 for a random 0 to 4 futex
+//                   calls' CPU (at least 1,000 ns) while a thread on CPU 0
+//                   tries to take it (glibc's
 //                   __lll_lock_wait: the word to 2, FUTEX_WAIT). Per try the
 //                   remaining hold (the holder's release less the waiter's
 //                   attempt, both by the time-stamp counter) and whether
@@ -81,6 +82,7 @@
 #include <thread>
 
 #include "models/assert.hpp"
+#include "real/backend.hpp"
 #include "real/calibrate_experiments.hpp"
 #include "real/cpu_work.hpp"
 
@@ -571,7 +573,8 @@ struct LockTry {
   bool slept;
 };
 // One round: `tries` contended takes of a std::mutex held on CPU 1.
-std::vector<LockTry> contended_takes(int tries, double per_ns, std::uint32_t seed) {
+std::vector<LockTry> contended_takes(int tries, double per_ns, double max_hold_ns,
+                                     std::uint32_t seed) {
   std::mutex mu;
   alignas(64) std::atomic<long> asked{0};
   alignas(64) std::atomic<long> held{0};
@@ -596,15 +599,20 @@ std::vector<LockTry> contended_takes(int tries, double per_ns, std::uint32_t see
   });
   pin_self(0);
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> hold(0.0, 1000.0);
+  std::uniform_real_distribution<double> hold(0.0, max_hold_ns);
   std::vector<LockTry> out;
   out.reserve(static_cast<std::size_t>(tries));
   for (long i = 1; i <= tries; ++i) {
     hold_ticks.store(static_cast<std::uint64_t>(hold(rng) * per_ns), std::memory_order_relaxed);
+    // The switch count before the holder takes the lock: getrusage is a
+    // system call (0.4-1 us on this project's guests, 990 ns on
+    // 2026-12-05 16:55 UTC), which between seeing the lock held and trying
+    // it let every hold end first (every try's remaining hold was under
+    // -400 ns, nothing slept). The spin below never sleeps.
+    const long v0 = voluntary_switches();
     asked.store(i, std::memory_order_release);
     while (held.load(std::memory_order_acquire) != i) {
     }
-    const long v0 = voluntary_switches();
     const std::uint64_t attempt = stamp();
     mu.lock();
     mu.unlock();
@@ -622,9 +630,9 @@ std::vector<LockTry> contended_takes(int tries, double per_ns, std::uint32_t see
 // The remaining hold that splits the tries with the fewest on the wrong
 // side of it (a try that slept below it, or one that stayed on its CPU at
 // or above it).
+bool by_remaining(const LockTry& a, const LockTry& b) { return a.remaining_ns < b.remaining_ns; }
 double sleep_split(std::vector<LockTry> t, double* below, double* above) {
-  std::sort(t.begin(), t.end(),
-            [](const LockTry& a, const LockTry& b) { return a.remaining_ns < b.remaining_ns; });
+  std::sort(t.begin(), t.end(), by_remaining);
   std::size_t wrong = 0;  // every try counted as "at or above": the stays are wrong
   for (const LockTry& x : t) wrong += x.slept ? 0 : 1;
   std::size_t best = wrong, at = 0;
@@ -654,19 +662,40 @@ Measurement measure_futex_wait_check(int cpus, int tries) {
     return summarize("futex_wait_check", {0.0},
                      "one CPU: a holder cannot release while its waiter runs (futex_call is used)");
   const double per_ns = stamps_per_ns();
+  // The holds reach well past the waiter's way into FUTEX_WAIT, a system
+  // call: 4 times a FUTEX_WAKE's CPU here, at least 1 us (a call took
+  // 78-93 ns in the calibrations of 2026-12-05's morning and 940 ns at
+  // 16:55 UTC, another boot of this machine kind, with `pti=on`).
+  const double max_hold_ns = std::max(1000.0, 4e9 * measure_futex_call(3).median);
   std::vector<double> splits;
   double below = 0, above = 0;
-  for (std::uint32_t round = 0; round < 3; ++round)
-    splits.push_back(sleep_split(contended_takes(tries, per_ns, round + 1), &below, &above) * 1e-9);
+  for (std::uint32_t round = 0; round < 3; ++round) {
+    const std::vector<LockTry> t = contended_takes(tries, per_ns, max_hold_ns, round + 1);
+    const auto slept = std::count_if(t.begin(), t.end(), [](const LockTry& x) { return x.slept; });
+    if (slept == 0 || slept == static_cast<std::ptrdiff_t>(t.size())) {
+      unpin_self(cpus);
+      // No split to find: the holds did not reach past the waiter's check
+      // (or none ended before it). Refused rather than written as a guess.
+      throw MachineRefused(fmt::format(
+          "calibrate: futex_wait_check: {} of {} contended tries of a std::mutex slept (holds of "
+          "0-{:.0f} ns on CPU 1, remaining holds {:.0f} to {:.0f} ns at the waiter's try); the "
+          "experiment needs tries on both sides of the waiter's check",
+          slept, t.size(), max_hold_ns,
+          std::min_element(t.begin(), t.end(), by_remaining)->remaining_ns,
+          std::max_element(t.begin(), t.end(), by_remaining)->remaining_ns));
+    }
+    splits.push_back(sleep_split(t, &below, &above) * 1e-9);
+  }
   unpin_self(cpus);
   return summarize(
       "futex_wait_check", splits,
-      fmt::format("a std::mutex held on CPU 1 for 0-1,000 ns, a waiter on CPU 0, {} tries a round: "
+      fmt::format("a std::mutex held on CPU 1 for 0-{:.0f} ns (4 futex calls, at least 1 us), a "
+                  "waiter on CPU 0, {} tries a round: "
                   "the remaining hold that best splits the tries that slept (voluntary switches) "
                   "from those that did not, median of 3 rounds ({:.0f}, {:.0f}, {:.0f} ns; last "
                   "round {:.0f}% slept below, {:.0f}% above)",
-                  tries, splits[0] * 1e9, splits[1] * 1e9, splits[2] * 1e9, below * 100,
-                  above * 100));
+                  max_hold_ns, tries, splits[0] * 1e9, splits[1] * 1e9, splits[2] * 1e9,
+                  below * 100, above * 100));
 }
 
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples) {
