@@ -100,6 +100,11 @@ class QueueLock {
     const MachineProfile& m = k_.machine();
     return take_cost(m) - held(m);
   }
+  // A critical section whose own work is `work` (a counter, a pointer
+  // pushed), plus queue_handover_remote as handover() has it.
+  Duration section(Duration work) const {
+    return work + (remote_ ? k_.machine().queue_handover_remote : Duration{0});
+  }
   // lll_unlock: true when the caller must then make the FUTEX_WAKE call
   // (wake()), outside any other work of its critical section.
   [[nodiscard]] bool unlock() {

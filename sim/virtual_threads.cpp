@@ -61,7 +61,9 @@
 #include <memory>
 #include <unordered_map>
 
+#include "models/assert.hpp"
 #include "sim/driver.hpp"
+#include "sim/queue_lock.hpp"
 #include "sim/runtime.hpp"
 #include "sim/user_threads.hpp"
 
@@ -76,7 +78,10 @@ class VirtualThreads final : public Runtime {
         carriers_(std::max(1, ctx.scenario.backend.carriers)),
         users_(ctx.kernel, ctx.driver, BackendKind::virtual_threads,
                ctx.kernel.machine().fiber_touch, ctx.workload.tasks.size(), &VirtualThreads::ready,
-               this) {
+               this),
+        due_(static_cast<std::size_t>(carriers_)),
+        parked_(static_cast<std::size_t>(carriers_), false),
+        park_q_(static_cast<std::size_t>(carriers_)) {
     // Boost.Fiber's per-thread initialiser deepens every carrier's stack.
     const Bytes each = k_.machine().carrier_stack;
     k_.set_worker_stack(each, each * carriers_);
@@ -91,9 +96,16 @@ class VirtualThreads final : public Runtime {
         k_.memory_add(k_.machine().carrier_touch);
       }
     }
+    // The real twin's submit(): the intake push under CarrierShared::mu,
+    // the idle carriers read there, the wake after the unlock; the rest of
+    // the push (the harness's time stamp and record) before it.
+    co_await k_.compute(mu_.rest_push());
+    if (!mu_.try_lock()) co_await mu_.lock_slow();
     intake_.push_back(task);
-    if (idle_ > 0) k_.notify_one(idle_q_);
-    co_await k_.compute(push_cost(k_.machine()));  // the intake push, on the submitter
+    const bool wake = !idle_order_.empty();
+    co_await k_.compute(mu_.handover());
+    if (mu_.unlock()) co_await mu_.wake();
+    if (wake) wake_idle();
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -106,66 +118,160 @@ class VirtualThreads final : public Runtime {
     extra["pinned_time"] = to_seconds(Duration{c.pinned_ns});
     extra["virtual_threads_peak"] = static_cast<double>(c.peak);
     extra["carrier_parks"] = static_cast<double>(parks_);
+    extra["carrier_lock_sleeps"] = static_cast<double>(mu_.sleeps());
   }
 
  private:
+  // Where an unmounted virtual thread unmounted: its CPU (remote_resumes)
+  // and its carrier, whose scheduler holds it until it is due.
+  struct Unmounted {
+    std::int16_t cpu;
+    std::int16_t carrier;
+  };
+
+  // Its timer fired (or its permit was handed over): the virtual thread is
+  // due on the carrier it unmounted on, which moves it to the shared ready
+  // queue at its next dispatch; a parked carrier is woken for it (its
+  // condition wait was timed to its earliest sleeper).
   static void ready(void* self, std::uint32_t task, bool /*timer*/) {
     auto& vt = *static_cast<VirtualThreads*>(self);
-    vt.ready_.push_back(task);
-    if (vt.idle_ > 0) vt.k_.notify_one(vt.idle_q_);
+    const auto it = vt.unmounted_.find(task);
+    POOLSIM_ASSERT(it != vt.unmounted_.end(), "virtual threads: a task due that never unmounted");
+    const auto c = static_cast<std::size_t>(it->second.carrier);
+    vt.due_[c].push_back(task);
+    if (vt.parked_[c]) vt.wake_carrier(static_cast<int>(c));
+  }
+
+  // The real twin's cv.notify_one on the shared condition variable: one
+  // parked carrier, the longest parked.
+  void wake_idle() {
+    if (!idle_order_.empty()) wake_carrier(idle_order_.front());
+  }
+  void wake_carrier(int c) {
+    const auto at = std::find(idle_order_.begin(), idle_order_.end(), c);
+    if (at != idle_order_.end()) idle_order_.erase(at);
+    parked_[static_cast<std::size_t>(c)] = false;
+    k_.notify_one(park_q_[static_cast<std::size_t>(c)]);
+  }
+
+  // One critical section of CarrierShared::mu other than the intake's push
+  // and pop (a ready push or pop, a counter): queue_lock_hold (measured on
+  // a pool's deque; 0 in profiles without it), plus the lines' trip.
+  Co section() {
+    if (!mu_.try_lock()) co_await mu_.lock_slow();
+    co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
+    if (mu_.unlock()) co_await mu_.wake();
+  }
+
+  // What a carrier's CPU costs outside CarrierShared::mu: `cost` less the
+  // hold of the `sections` sections the calibration's single carrier took
+  // inside it (charged apart, by section()).
+  Duration outside(Duration cost, int sections) const {
+    return std::max(cost - sections * k_.machine().queue_lock_hold, Duration{0});
   }
 
   Co carrier(int i) {
     UserThreads::Host& host = *hosts_[static_cast<std::size_t>(i)];
+    const auto me = static_cast<std::size_t>(i);
     int since_unwind = 0;
     bool woken_for_nothing = false;
     for (;;) {
-      std::deque<std::uint32_t>* from = !ready_.empty()    ? &ready_
-                                        : !intake_.empty() ? &intake_
-                                                           : nullptr;
-      if (from != nullptr) {
-        const std::uint32_t task = from->front();
-        from->pop_front();
-        // The real twin's carrier makes the virtual thread ready in the
-        // shared queue before it mounts it (a new fiber posted by its
-        // launcher, a resumed one moved there by its dispatcher), and
-        // awakened() wakes an idle carrier for it; this carrier takes it
-        // first, so that carrier finds nothing (unless more is queued) and
-        // sleeps again (CarrierAlgorithm, real/virtual_threads.cpp).
-        if (idle_ > 0) k_.notify_one(idle_q_);
-        const MachineProfile& m = k_.machine();
-        // A new virtual thread: the intake pop, then its creation (the cost
-        // of its first mount and its end included); a resumed one: the
-        // remount.
-        const bool resumed = users_.started(task);
-        co_await k_.compute(resumed ? m.fiber_switch : take_cost(m) + m.fiber_create);
-        // A resume on another CPU than the unmount's, counted as the real
-        // twin counts it (sched_getcpu around the suspension).
-        if (const auto it = unmounted_on_.find(task); resumed && it != unmounted_on_.end()) {
-          if (it->second != k_.current_cpu()) ++remote_resumes_;
-          unmounted_on_.erase(it);
+      // The dispatcher (scheduler::dispatch, sleep2ready_): this carrier's
+      // due virtual threads into the shared ready queue, awakened() for
+      // each (a section, an idle carrier woken).
+      while (!due_[me].empty()) {
+        const std::uint32_t task = due_[me].front();
+        due_[me].pop_front();
+        if (!mu_.try_lock()) co_await mu_.lock_slow();
+        ready_.push_back(task);
+        const bool wake = !idle_order_.empty();
+        co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
+        if (mu_.unlock()) co_await mu_.wake();
+        if (wake) wake_idle();
+      }
+      // pick_next: the oldest ready virtual thread, else the launcher when
+      // the intake holds a task, else nothing.
+      if (!mu_.try_lock()) co_await mu_.lock_slow();
+      const MachineProfile& m = k_.machine();
+      std::uint32_t task = kNoTask;
+      if (!ready_.empty()) {
+        task = ready_.front();
+        ready_.pop_front();
+      }
+      const bool launch = task == kNoTask && !intake_.empty();
+      co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
+      if (mu_.unlock()) co_await mu_.wake();
+      if (task != kNoTask) {
+        // A resumed virtual thread: the remount (fiber_switch, of which its
+        // ready push and this pick were under the lock).
+        co_await k_.compute(outside(m.fiber_switch, 2));
+        const auto it = unmounted_.find(task);
+        POOLSIM_ASSERT(it != unmounted_.end(), "virtual threads: a resumed task never unmounted");
+        if (it->second.cpu != k_.current_cpu()) ++remote_resumes_;
+        unmounted_.erase(it);
+      } else if (launch) {
+        // The launcher: the intake pop, then the fiber's creation, its
+        // ready push (awakened(), an idle carrier woken: it finds nothing
+        // unless more is queued) and this carrier's pick of it.
+        if (!mu_.try_lock()) co_await mu_.lock_slow();
+        if (intake_.empty()) {  // another carrier's launcher took it
+          if (mu_.unlock()) co_await mu_.wake();
+          continue;
         }
-        const bool ended = co_await users_.run(host, task);
-        if (!ended) {
-          unmounted_on_[task] = static_cast<std::int16_t>(k_.current_cpu());
-          co_await k_.compute(m.fiber_switch);  // the unmount
-        }
-        // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
-        // tasks run, resume once from the event loop, in zero time.
-        if (++since_unwind == kUnwindEvery) {
-          since_unwind = 0;
-          co_await k_.unwind_stack();
-        }
+        task = intake_.front();
+        intake_.pop_front();
+        co_await k_.compute(mu_.handover());
+        if (mu_.unlock()) co_await mu_.wake();
+        co_await k_.compute(mu_.rest_take());
+        co_await k_.compute(outside(m.fiber_create, 4));
+        const bool wake = !idle_order_.empty();
+        co_await section();
+        if (wake) wake_idle();
+        co_await section();
+      } else {
+        co_await park(i, woken_for_nothing);
+        woken_for_nothing = ready_.empty() && intake_.empty() && due_[me].empty();
         continue;
       }
-      // A wake that finds nothing waits again within the same park, as the
-      // real carrier's condition wait does (carrier_parks counts parks).
-      if (!woken_for_nothing) ++parks_;
-      ++idle_;
-      co_await k_.wait(idle_q_);
-      --idle_;
-      woken_for_nothing = ready_.empty() && intake_.empty();
+      const bool ended = co_await users_.run(host, task);
+      if (ended) {
+        co_await section();  // run_fiber: the live count
+      } else {
+        unmounted_[task] = {static_cast<std::int16_t>(k_.current_cpu()),
+                            static_cast<std::int16_t>(i)};
+        co_await k_.compute(m.fiber_switch);  // the unmount
+      }
+      // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
+      // tasks run, resume once from the event loop, in zero time.
+      if (++since_unwind == kUnwindEvery) {
+        since_unwind = 0;
+        co_await k_.unwind_stack();
+      }
     }
+  }
+
+  // suspend_until: under the lock, nothing runnable: the carrier waits on
+  // the condition variable (which releases the lock) until a push, a
+  // submit or its own due sleeper wakes it, and takes the lock again. A
+  // wake that finds nothing waits again within the same park
+  // (carrier_parks counts parks).
+  Co park(int i, bool woken_for_nothing) {
+    const auto me = static_cast<std::size_t>(i);
+    if (!mu_.try_lock()) co_await mu_.lock_slow();
+    if (!ready_.empty() || !intake_.empty() || !due_[me].empty()) {
+      co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
+      if (mu_.unlock()) co_await mu_.wake();
+      co_return;
+    }
+    if (!woken_for_nothing) ++parks_;
+    idle_order_.push_back(i);
+    parked_[me] = true;
+    co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
+    if (mu_.unlock()) co_await mu_.wake();
+    // A wake meanwhile (wake_carrier cleared parked_) is not lost: the real
+    // condition wait registered under the lock, and its futex word changed.
+    if (parked_[me]) co_await k_.wait(park_q_[me]);
+    co_await section();  // the condition wait takes the lock again
   }
 
   // Tasks a carrier runs between two stack unwinds: deep enough that the
@@ -176,14 +282,19 @@ class VirtualThreads final : public Runtime {
   UserThreads users_;
   std::vector<UserThreads::Host*> hosts_;  // by carrier index
   std::deque<std::uint32_t> intake_;       // submitted, not yet started
-  std::deque<std::uint32_t> ready_;        // unmounted and due again
-  int idle_ = 0;
+  std::deque<std::uint32_t> ready_;        // the shared ready queue: due again
+  // Per carrier: its due sleepers not yet moved to ready_ (its scheduler's
+  // sleep queue), whether it is parked, the queue it parks on.
+  std::vector<std::deque<std::uint32_t>> due_;
+  std::vector<bool> parked_;
+  std::vector<WaitQueue> park_q_;
+  std::deque<int> idle_order_;  // parked carriers, longest parked first
+  QueueLock mu_{k_};            // CarrierShared::mu (sim/queue_lock.hpp)
   bool started_ = false;
   std::int64_t parks_ = 0;
   std::int64_t remote_resumes_ = 0;
-  // The CPU each unmounted virtual thread unmounted on, until it resumes.
-  std::unordered_map<std::uint32_t, std::int16_t> unmounted_on_;
-  WaitQueue idle_q_;
+  // The unmounted virtual threads: where each unmounted, until it resumes.
+  std::unordered_map<std::uint32_t, Unmounted> unmounted_;
 };
 
 }  // namespace

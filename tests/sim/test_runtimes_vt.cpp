@@ -82,6 +82,26 @@ TEST_CASE("virtual_threads.resume: any carrier", "[runtime][vt]") {
   CHECK(extra(r, "mounts") == 8);
 }
 
+TEST_CASE("virtual_threads.resume: a due virtual thread waits for its own carrier's dispatch",
+          "[runtime][vt]") {
+  // Boost.Fiber keeps a sleeping fiber in the sleep queue of the scheduler
+  // it slept on and moves it to the shared ready queue at that carrier's
+  // next dispatch (scheduler::dispatch, sleep2ready_). Task 0 unmounts on
+  // its carrier at 0.5 ms, which then runs task 2 (10 ms of CPU); it is due
+  // at 1.5 ms, but only that carrier makes it ready, at 10.5 ms: the other
+  // carrier, free at 10 ms, does not see it.
+  const Workload w = phased(3, [](int i) {
+    if (i == 0) return std::vector<Phase>{cpu(500us), wait(1ms), cpu(100us)};
+    return std::vector<Phase>{cpu(10ms)};
+  });
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::virtual_threads, 2), w);
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 3);
+  CHECK(to_seconds(r.records[0].end) == Approx(0.0106));
+  CHECK(to_seconds(r.records[2].start) == Approx(0.0005));
+  CHECK(makespan(r) == Approx(0.0106));
+}
+
 TEST_CASE("virtual_threads.scale: a million live under 1 GiB", "[runtime][vt][scale]") {
   // 1,000,000 virtual threads alive at once (each waits 1 s) on 4 carriers.
   // Measured in a child process so its peak RSS is this simulation's alone.
