@@ -764,14 +764,16 @@ TEST_CASE(
     "runner.memory: a thread-per-task run's peak is read while its threads live, not after they "
     "exit",
     "[real][runner]") {
-  // 24 threads alive at once for 60 ms, then gone: glibc's cache keeps four
+  // 24 threads alive at once for 500 ms, then gone: glibc's cache keeps four
   // of their stacks, so the count before the join sees four and VmHWM
   // (approximate per-CPU counters: up to a batch of pages per CPU) can miss
   // the rest. The exact count read at each new high of started threads sees
   // every stack: each new thread has touched at least its top page (struct
-  // pthread, static TLS) and its first frames.
+  // pthread, static TLS) and its first frames. The wait outlasts the
+  // creations: with 60 ms a ThreadSanitizer build on a boot whose system
+  // calls cost 1 us (2026-12-05) had only 18 alive at once.
   const Scenario s = scenario(
-      "workload:\n  arrival: {kind: batch, count: 24}\n  task: [{wait: 60ms}]\n"
+      "workload:\n  arrival: {kind: batch, count: 24}\n  task: [{wait: 500ms}]\n"
       "backend: {kind: thread-per-task}\nrun: {reps: 1, warmup: 0, timeout: 60s}\n",
       /*default_run=*/false);
   const RunResult r = run_scenario(s, generate_workload(s), RealOptions{}).front();

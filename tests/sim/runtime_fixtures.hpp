@@ -76,10 +76,10 @@ inline Workload fork_join(const Scenario& base, int depth, int fanout, Duration 
   ForkJoin fj;
   fj.depth = depth;
   fj.fanout = fanout;
-  fj.leaf = {CpuPhase{Distribution::fixed(leaf)}};
+  fj.leaf = {CpuPhase{Distribution::fixed(leaf), std::nullopt}};
   if (node.count() > 0) {
-    fj.fork = {CpuPhase{Distribution::fixed(node)}};
-    fj.join = {CpuPhase{Distribution::fixed(node)}};
+    fj.fork = {CpuPhase{Distribution::fixed(node), std::nullopt}};
+    fj.join = {CpuPhase{Distribution::fixed(node), std::nullopt}};
   }
   s.workload.arrival.reset();
   s.workload.graph = GraphSpec{{}, fj};

@@ -27,11 +27,12 @@ Scenario mixed(ArrivalKind kind, BackendKind backend) {
   a.interval = 400us;
   a.think = Distribution::fixed(0ns);
   s.workload.arrival = a;
-  s.workload.classes.push_back({0.6, {CpuPhase{Distribution::exponential(1ms)}}});
+  s.workload.classes.push_back({0.6, {CpuPhase{Distribution::exponential(1ms), std::nullopt}}});
   s.workload.classes.push_back(
       {0.4,
-       {CpuPhase{Distribution::fixed(200us)}, WaitPhase{Distribution::exponential(2ms)},
-        LockPhase{"rows", 4, Distribution::fixed(50us), std::nullopt}}});
+       {CpuPhase{Distribution::fixed(200us), std::nullopt},
+        WaitPhase{Distribution::exponential(2ms), std::nullopt},
+        LockPhase{"rows", 4, Distribution::fixed(50us), std::nullopt, std::nullopt}}});
   return s;
 }
 }  // namespace
