@@ -3,28 +3,44 @@
 //
 // Mechanism (OpenJDK java.lang.VirtualThread and its default scheduler, a
 // ForkJoinPool of `carriers` workers in FIFO async mode; the M:N core is
-// sim/user_threads.hpp):
+// sim/user_threads.hpp; the real twin's Boost.Fiber scheduling algorithm,
+// CarrierAlgorithm, decides the details below):
 // - submit() appends the task to the intake and wakes one idle carrier; a
 //   virtual thread exists from its first mount (a fiber in the real twin, a
 //   stack chunk in Java) to its end;
 // - a carrier runs, in this order: the oldest ready virtual thread (resumed
 //   after a wait; the shared FIFO ready queue), else a new one from the
-//   intake, else it parks until a submit or a timer wakes it -- the real
-//   twin's pick_next order (resumptions first, its launcher only when
-//   nothing is ready);
+//   intake, else it parks until a submit, a push or its own due sleeper
+//   wakes it -- the real twin's pick_next order (resumptions first, its
+//   launcher only when nothing is ready);
 // - `cpu` and lock-hold phases run on the carrier (mounted);
 // - a `wait` unmounts (VirtualThread.parkNanos -> yieldContinuation): the
-//   carrier runs other virtual threads meanwhile, and when the timer fires
-//   (deadline + timer_slack) the virtual thread is queued and one idle
-//   carrier is woken (the kernel's wake-up costs apply to the carrier);
+//   carrier runs other virtual threads meanwhile. When the timer fires
+//   (deadline + timer_slack) the virtual thread is due on the carrier it
+//   slept on, which alone moves it to the shared ready queue, at its next
+//   dispatch (Boost.Fiber's scheduler::dispatch, sleep2ready_), or at once
+//   when parked: it is woken for it (the real carrier's condition wait is
+//   timed to its earliest sleeper; here the timer's event wakes it, the
+//   kernel's wake-up costs applying to the carrier). A carrier busy with
+//   another virtual thread, or pinned, delays its due sleepers however idle
+//   the other carriers are;
 // - a wait for a permit of a bounded resource (`holding:`) unmounts too
 //   (Semaphore.acquire parks the virtual thread), until the releasing task
-//   hands the permit over and queues it (Kernel::park/unpark);
+//   hands the permit over; it is then due on its carrier the same way
+//   (a fiber's remote wake-up goes to its scheduler's remote ready queue);
 // - `lock` is a monitor: a contended enter blocks the carrier, and a
 //   `wait_inside` blocks it while the lock is held -- the virtual thread is
 //   pinned, as with `synchronized` before JDK 24 (JEP 491), and the carrier
 //   is lost to every other virtual thread (models/wait_policy.hpp:
-//   block_thread inside a lock, release_thread outside).
+//   block_thread inside a lock, release_thread outside);
+// - the carriers' shared state (intake, ready queue, idle count, live
+//   count) is under one mutex, CarrierShared::mu, a QueueLock
+//   (sim/queue_lock.hpp, glibc's lock): taken by the submit's intake push,
+//   each due virtual thread's push to the ready queue (awakened()), every
+//   pick, the launcher's intake pop, a new virtual thread's push and pick,
+//   the live count at its end, and a park's check and its retaking after
+//   the condition wait. A wake of an idle carrier wakes the longest parked
+//   (cv.notify_one).
 // Carriers start at the first submit, created by the submitting thread (it
 // pays thread_create for each), as the real twin's start() creates them,
 // called by the first hand-over.
@@ -32,19 +48,22 @@
 // unmounts, pins (waits inside a lock), pinned_time (seconds carriers were
 // blocked by them), virtual_threads_peak (alive at once), carrier_parks,
 // remote_resumes (resumes on another CPU than the unmount's).
-// Runtime costs (CPU of the thread that does the work): push_cost
-// (models/machine.hpp: queue_push, else queue_handover) on the submitter per
-// intake push and take_cost on the carrier per intake pop;
-// fiber_create on the carrier when a virtual thread starts (its creation,
-// first mount and end, as calibrate measures them together); fiber_switch on
-// the carrier per unmount and per remount (yield, the shared ready queue);
-// remote_resumes counts the remounts on another CPU than the unmount's
-// (charged nothing: the real carriers' extra on two CPUs is their shared
-// queue's; docs/simulator.md).
+// Runtime costs (CPU of the thread that does the work): the intake's push
+// and pop are a hand-over (QueueLock::handover() under the lock: the lock's
+// part, queue_lock_hold, plus queue_handover_remote after the other CPU's
+// turn; the rest of push_cost and take_cost outside it); every other
+// section holds queue_lock_hold plus the same remote trip; fiber_create on
+// the carrier when a virtual thread starts (its creation, first mount and
+// end, as calibrate measures them on one carrier: less the 4 sections it
+// took inside it); fiber_switch per unmount and per remount (the remount
+// less its 2 sections); remote_resumes counts the remounts on another CPU
+// than the unmount's (charged nothing beyond the sections' remote trips;
+// docs/simulator.md). Counted, simulated only: carrier_lock_sleeps (waits
+// for the mutex that slept).
 // Left out: the carrier pool's compensation for some pinning blocking calls
 // (it grows up to 256 in JDK 21, not for synchronized, which is what is
-// modelled); the separate unparker timer thread (the timer queues the virtual
-// thread directly); work stealing between the ForkJoinPool's queues (one
+// modelled); the separate unparker timer thread (the timer makes the
+// virtual thread due on its carrier directly); work stealing between the ForkJoinPool's queues (one
 // FIFO); the time a contended monitor enter pins (counted in pinned_time by
 // the real twin, blocked but not counted here). Memory: a live virtual
 // thread holds fiber_touch (its Boost.Fiber stack's touched pages, as the
@@ -125,8 +144,8 @@ class VirtualThreads final : public Runtime {
   // Where an unmounted virtual thread unmounted: its CPU (remote_resumes)
   // and its carrier, whose scheduler holds it until it is due.
   struct Unmounted {
-    std::int16_t cpu;
-    std::int16_t carrier;
+    int cpu;
+    int carrier;  // up to run.max_threads carriers
   };
 
   // Its timer fired (or its permit was handed over): the virtual thread is
@@ -237,8 +256,7 @@ class VirtualThreads final : public Runtime {
       if (ended) {
         co_await section();  // run_fiber: the live count
       } else {
-        unmounted_[task] = {static_cast<std::int16_t>(k_.current_cpu()),
-                            static_cast<std::int16_t>(i)};
+        unmounted_[task] = {k_.current_cpu(), i};
         co_await k_.compute(m.fiber_switch);  // the unmount
       }
       // Bound the native stack (Kernel::unwind_stack): every kUnwindEvery
