@@ -23,16 +23,12 @@
 #include "models/assert.hpp"
 
 namespace poolsim {
-namespace {
-
-// Streams (see the file comment). Fixed numbers so that the same seed always
-// gives the same list.
-constexpr std::uint64_t kArrivalStream = 1;
-constexpr std::uint64_t kShapeStream = 2;
-constexpr std::uint64_t kClientStreamBase = 1ULL << 32;
-constexpr std::uint64_t kNodeStreamBase = 1ULL << 33;
-// Upper bound on generated tasks: kMaxTasks (models/scenario.hpp).
-
+// The lock names of a workload: not in the anonymous namespace below, since
+// TaskStream::State (declared in models/workload.hpp) holds one, and a
+// member of internal linkage in a type of external linkage is what GCC's
+// -Wsubobject-linkage warns about (in the unity builds, where this file is
+// not the main file).
+namespace workload_detail {
 struct LockTable {
   std::map<std::string, std::pair<std::uint32_t, int>> base;  // name -> (first index, shards)
   std::vector<std::string> names;
@@ -56,6 +52,18 @@ struct LockTable {
       if (auto* l = std::get_if<LockPhase>(&p)) add(*l);
   }
 };
+}  // namespace workload_detail
+using workload_detail::LockTable;
+
+namespace {
+
+// Streams (see the file comment). Fixed numbers so that the same seed always
+// gives the same list.
+constexpr std::uint64_t kArrivalStream = 1;
+constexpr std::uint64_t kShapeStream = 2;
+constexpr std::uint64_t kClientStreamBase = 1ULL << 32;
+constexpr std::uint64_t kNodeStreamBase = 1ULL << 33;
+// Upper bound on generated tasks: kMaxTasks (models/scenario.hpp).
 
 // Samples the phases of one task of shape `spec` from `rng` into `out`
 // (appended), and returns its CPU work and its length (every phase).
