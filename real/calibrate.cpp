@@ -283,8 +283,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(wake_ipi);
   const Measurement fork_activate = fork_activate_field(fork_costs, wake_ipi.median);
   ms.push_back(fork_activate);
-  ms.push_back(measure_futex_call(20 * scale));
-  ms.push_back(measure_futex_wait_check(cpus, 1000 * scale));
+  const Measurement futex_call = measure_futex_call(20 * scale);
+  ms.push_back(futex_call);
+  ms.push_back(measure_futex_wait_check(cpus, 1000 * scale, futex_call.median));
   first_creation_block("the run's first creation (2 of 3)");
   fresh_block("creations no exit made room for (2 of 3)");
   step("thread stacks outside glibc's cache (2 of 3)");

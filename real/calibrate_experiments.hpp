@@ -161,8 +161,9 @@ Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi);
 // futex_call: blocks of FUTEX_WAKE calls on a word nobody waits on, per call.
 Measurement measure_futex_call(int blocks);
 // futex_wait_check: the remaining hold of a std::mutex on the other CPU
-// beyond which its waiter sleeps (0 on one CPU).
-Measurement measure_futex_wait_check(int cpus, int tries);
+// beyond which its waiter sleeps (0 on one CPU); `futex_call` is that
+// field's measurement (seconds): the holds reach four of it.
+Measurement measure_futex_wait_check(int cpus, int tries, double futex_call);
 
 // calibrate_noise.cpp: OS noise (real/os_noise.hpp) as the noise_* fields;
 // noise_preempt_idle only on one CPU (it is noise_preempt there).

@@ -657,16 +657,17 @@ double sleep_split(std::vector<LockTry> t, double* below, double* above) {
 }
 }  // namespace
 
-Measurement measure_futex_wait_check(int cpus, int tries) {
+Measurement measure_futex_wait_check(int cpus, int tries, double futex_call) {
   if (cpus < 2)
     return summarize("futex_wait_check", {0.0},
                      "one CPU: a holder cannot release while its waiter runs (futex_call is used)");
   const double per_ns = stamps_per_ns();
   // The holds reach well past the waiter's way into FUTEX_WAIT, a system
-  // call: 4 times a FUTEX_WAKE's CPU here, at least 1 us (a call took
-  // 78-93 ns in the calibrations of 2026-12-05's morning and 940 ns at
-  // 16:55 UTC, another boot of this machine kind, with `pti=on`).
-  const double max_hold_ns = std::max(1000.0, 4e9 * measure_futex_call(3).median);
+  // call: 4 times a FUTEX_WAKE's CPU (the futex_call measurement), at
+  // least 1 us (a call took 78-93 ns in the calibrations of 2026-12-05's
+  // morning and 940 ns at 16:55 UTC, another boot of this machine kind,
+  // with `pti=on`).
+  const double max_hold_ns = std::max(1000.0, 4e9 * futex_call);
   std::vector<double> splits;
   double below = 0, above = 0;
   for (std::uint32_t round = 0; round < 3; ++round) {
