@@ -7,6 +7,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "models/units.hpp"
@@ -51,6 +53,17 @@ struct MachineProfile {
   // the idle task counting as queued) bills that path to the woken thread.
   // 0: off.
   Duration timer_idle_run{};
+  // The CPU a thread computes more when it starts on a CPU that idled longer
+  // than kIdleRefillReference: while a vCPU is halted the host runs other
+  // work on its core, which evicts the caches the guest left there, at a
+  // steady rate until none of them is left after idle_evict_time; the first
+  // thread to run after the idle refills them (the kernel's wake and switch
+  // paths, its own stack and data). It computes idle_refill times the
+  // evicted share, min(1, idle / idle_evict_time), beyond the share evicted
+  // by kIdleRefillReference of idling (what the fields measured with 1 ms
+  // sleeps, timer_idle_run among them, already hold). 0: off.
+  Duration idle_refill{};
+  Duration idle_evict_time{};
   // What a timer's interrupt takes from the thread running on the CPU where
   // it fires (the interrupt, the expiry, the wake-up of the sleeper onto that
   // CPU's queue); timers whose soft expiry has passed come with it.
@@ -287,5 +300,25 @@ inline Duration post_cost(const MachineProfile& m) {
 }
 
 inline constexpr std::int64_t kWorkLoopUnits = std::int64_t{1} << 20;
+
+// The idle period the sleep fields are measured with (timer_idle_run,
+// sleep_cost: 1 ms sleeps) and idle_refill counts from.
+inline constexpr Duration kIdleRefillReference{1'000'000};
+
+// What a thread computes more when it starts on a CPU idle for `idle`
+// (MachineProfile::idle_refill): idle_refill times the share of the
+// guest's caches evicted meanwhile, beyond the share kIdleRefillReference
+// evicts; 0 when the field is off or the idle no longer than that.
+inline Duration idle_refill_cost(const MachineProfile& m, Duration idle) {
+  if (m.idle_refill <= Duration{0} || idle <= kIdleRefillReference) return Duration{0};
+  const auto evicted = [&](Duration d) {
+    if (m.idle_evict_time <= Duration{0}) return 1.0;
+    return std::min(
+        1.0, static_cast<double>(d.count()) / static_cast<double>(m.idle_evict_time.count()));
+  };
+  const double share = evicted(idle) - evicted(kIdleRefillReference);
+  return Duration{
+      static_cast<std::int64_t>(std::llround(share * static_cast<double>(m.idle_refill.count())))};
+}
 
 }  // namespace poolsim

@@ -139,6 +139,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"timer_idle_run", &MachineProfile::timer_idle_run, FieldPresence::from_default, kCostRange,
      "the sleeper's extra CPU when its own timer brings its idle CPU back (the idle exit billed to it)",
      "1 ms clock_nanosleep, the sleeper's CPU per sleep: 60 with its CPU left idle (after 40 to settle), median, less the median of the timer_slack sleeps with it kept awake"},
+    {"idle_refill", &MachineProfile::idle_refill, FieldPresence::from_default, kCostRange,
+     "CPU a thread computes to refill the caches of a CPU that idled, all of them evicted (beyond what 1 ms of idling evicts)",
+     "a lone sleeper on CPU 1 left idle, sleeps of 1 to 50 ms: the sleeper's CPU per sleep, median per length, less that of 1 ms sleeps, fitted to idle_refill x (min(1, sleep / idle_evict_time) - min(1, 1 ms / idle_evict_time))"},
+    {"idle_evict_time", &MachineProfile::idle_evict_time, FieldPresence::from_default, kCostRange,
+     "idle time after which none of a CPU's cached lines is left (the host evicts them at a steady rate while the vCPU halts)",
+     "the same fit's other parameter"},
     {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
      "CPU a timer's interrupt takes from the thread running where it fires",
      "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "

@@ -343,6 +343,12 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     ms.push_back(timer_program);
   }
   ms.push_back(timer_idle_run_field(sleep_cpu, idle_sleep_cpu));
+  step("a CPU's caches after it idled");
+  {
+    auto [idle_refill, idle_evict_time] = measure_idle_refill(cpus, opt.quick);
+    ms.push_back(idle_refill);
+    ms.push_back(idle_evict_time);
+  }
   // Less the parts the model charges besides, as this calibration measured them.
   {
     std::vector<Measurement> blocks;

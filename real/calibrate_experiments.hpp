@@ -137,6 +137,20 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
                                                       double cache_refill);
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
+// idle_refill and idle_evict_time from a sleeper's extra CPU per sleep by
+// idle length (seconds, each less that of a kIdleRefillReference sleep):
+// the least-squares fit of refill x (min(1, idle / evict_time) - min(1,
+// reference / evict_time)) over evict_time from 1.05 reference to 1 s,
+// refill never negative; both 0 when no point is above 0.
+struct IdleRefillFit {
+  double refill = 0;      // seconds
+  double evict_time = 0;  // seconds
+};
+IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extra_by_idle);
+// A lone sleeper pinned to the last CPU, left idle: runs of sleeps of 1, 2,
+// 5, 10, 20 and 50 ms, the first of each run left out; the sleeper's CPU per
+// sleep, median per length, less that of 1 ms, fitted (fit_idle_refill).
+std::pair<Measurement, Measurement> measure_idle_refill(int cpus, bool quick);
 Measurement measure_wake_packing(int cpus, int wakes);
 // fork_activate's samples, from the fork-packing experiment (below).
 struct ForkCosts {

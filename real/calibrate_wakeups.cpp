@@ -35,6 +35,20 @@
 //                   empty pair of clock reads.
 //   wake_ipi        the same with the waiter pinned to the idle CPU 1, minus
 //                   wake_cost (the inter-processor interrupt).
+//   idle_refill, idle_evict_time
+//                   a lone sleeper pinned to the last CPU, left idle (nothing
+//                   else of the calibration runs), sleeps runs of 80, 40, 34,
+//                   28, 22 and 18 relative clock_nanosleeps of 1, 2, 5, 10,
+//                   20 and 50 ms, the first 40, 10, 4, 3, 2 and 2 of them
+//                   left out (after a busy spell the first sleeps cost what
+//                   they cost awake: timer_idle_run's settling); its thread
+//                   CPU per sleep, median per length, less the 1 ms median,
+//                   fitted by fit_idle_refill. The mechanism (probe of
+//                   2026-12-05, docs/calibration.md): reading a 256 KiB
+//                   buffer right after such a sleep took 2.4 us after 0.2-1
+//                   ms and 9-12 us after 10-50 ms (1.6 us warm), while a
+//                   loop on registers did not change: the host evicts a
+//                   halted vCPU's caches while it idles.
 //   timer_irq       a thread on CPU 0 runs bursts of fixed-work quanta (4 ms
 //                   of every 5 ms) while a SCHED_IDLE thread on CPU 0 sleeps
 //                   to an absolute time in the middle of each burst (timer
@@ -72,6 +86,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <functional>
@@ -82,6 +97,7 @@
 #include <thread>
 
 #include "models/assert.hpp"
+#include "models/machine.hpp"
 #include "real/backend.hpp"
 #include "real/calibrate_experiments.hpp"
 #include "real/cpu_work.hpp"
@@ -756,6 +772,93 @@ Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle
                                "left idle, once settled (median {} of {}), less the timer_slack "
                                "sleeps kept awake (median {} of {})",
                                format_seconds(i), idle.size(), format_seconds(a), awake.size()));
+}
+
+IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extra_by_idle) {
+  const double reference = std::chrono::duration<double>(kIdleRefillReference).count();
+  IdleRefillFit best;
+  double best_residual = 0;
+  bool any = false;
+  for (const auto& [idle, extra] : extra_by_idle) any = any || (idle > reference && extra > 0);
+  if (!any) return best;
+  // Evict times from 1.05 reference to 1 s, 2,000 of them, evenly spaced
+  // in their logarithm.
+  constexpr int kSteps = 2000;
+  const double lo = std::log(1.05 * reference), hi = std::log(1.0);
+  bool first = true;
+  for (int k = 0; k <= kSteps; ++k) {
+    const double t = std::exp(lo + (hi - lo) * k / kSteps);
+    const auto share = [t](double idle) { return std::min(1.0, idle / t); };
+    double gy = 0, gg = 0;
+    for (const auto& [idle, extra] : extra_by_idle) {
+      const double g = share(idle) - share(reference);
+      gy += g * extra;
+      gg += g * g;
+    }
+    if (gg <= 0) continue;
+    const double refill = std::max(0.0, gy / gg);
+    double residual = 0;
+    for (const auto& [idle, extra] : extra_by_idle) {
+      const double r = extra - refill * (share(idle) - share(reference));
+      residual += r * r;
+    }
+    if (first || residual < best_residual) {
+      best = {refill, t};
+      best_residual = residual;
+      first = false;
+    }
+  }
+  if (best.refill <= 0) best = {};
+  return best;
+}
+
+std::pair<Measurement, Measurement> measure_idle_refill(int cpus, bool quick) {
+  struct Run {
+    std::int64_t sleep_ns;
+    int skip, kept;
+  };
+  constexpr std::array<Run, 6> kRuns{{{1'000'000, 40, 40},
+                                      {2'000'000, 10, 30},
+                                      {5'000'000, 4, 30},
+                                      {10'000'000, 3, 25},
+                                      {20'000'000, 2, 20},
+                                      {50'000'000, 2, 16}}};
+  const int cpu = cpus - 1;
+  std::vector<double> medians;  // seconds of CPU per sleep, by run
+  std::thread t([&] {
+    pin_self(cpu);
+    for (const Run& run : kRuns) {
+      const int kept = quick ? std::max(5, run.kept / 3) : run.kept;
+      std::vector<double> used;
+      for (int i = 0; i < run.skip + kept; ++i) {
+        const auto c0 = thread_cpu_ns();
+        timespec d{static_cast<time_t>(run.sleep_ns / 1'000'000'000),
+                   static_cast<long>(run.sleep_ns % 1'000'000'000)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR) {
+        }
+        const auto c1 = thread_cpu_ns();
+        if (i >= run.skip) used.push_back(static_cast<double>(c1 - c0) * 1e-9);
+      }
+      medians.push_back(quantile(used, 0.5));
+    }
+  });
+  t.join();
+  std::vector<std::pair<double, double>> points;
+  std::string table;
+  for (std::size_t i = 0; i < kRuns.size(); ++i) {
+    const double idle = static_cast<double>(kRuns[i].sleep_ns) * 1e-9;
+    points.emplace_back(idle, medians[i] - medians.front());
+    table += fmt::format("{}{} ms {}", i ? ", " : "", kRuns[i].sleep_ns / 1'000'000,
+                         format_seconds(medians[i]));
+  }
+  const IdleRefillFit fit = fit_idle_refill(points);
+  const std::string how = fmt::format(
+      "a lone sleeper on CPU {} left idle, its CPU per sleep (median) by sleep: {}; less the 1 ms "
+      "one, fitted to idle_refill x (min(1, sleep / idle_evict_time) - min(1, 1 ms / "
+      "idle_evict_time))",
+      cpu, table);
+  return {summarize("idle_refill", {fit.refill}, how),
+          summarize("idle_evict_time", {fit.evict_time}, "the same fit")};
 }
 
 }  // namespace poolsim::real::calib

@@ -626,6 +626,7 @@ void Kernel::pelt_detach(Cpu& c, const Thread& t) {
 
 void Kernel::set_cpu_state(Cpu& c, CpuState s) {
   running_cpus_ += (s == CpuState::running ? 1 : 0) - (c.state == CpuState::running ? 1 : 0);
+  if (s == CpuState::idle && c.state == CpuState::running) c.idle_since = now();
   c.state = s;
   reindex(c);
   // OS noise runs on busy time: a CPU that starts running a thread arms its
@@ -1408,6 +1409,10 @@ void Kernel::start_on(Cpu& c, ThreadId id) {
   Duration cost = m_.switch_cost;
   if (t.ran) cost += m_.cache_refill;
   if (t.last_cpu >= 0 && t.last_cpu != idx) cost += m_.migration_cost;
+  // A CPU that idled: the host evicted the caches it held meanwhile, and
+  // the first thread to run refills them (machine.idle_refill; a switch
+  // between threads passes through idle at one instant and pays nothing).
+  if (c.state != CpuState::running) cost += idle_refill_cost(m_, now() - c.idle_since);
   t.overhead += cost;
   if (!t.ran && id != 0) {
     worker_stack_on_first_run(t);

@@ -665,6 +665,9 @@ class Kernel {
     std::int64_t avg_n = 0;
     Duration seg_start{0};    // start of the unaccounted run
     Duration stall_until{0};  // OS noise: no thread progresses here before this
+    // When it last stopped running a thread (machine.idle_refill): what the
+    // next thread to start here refills depends on how long it idled.
+    Duration idle_since{0};
     // Expiries of the threads' timers armed here and pending (kept only
     // when machine.timer_program or timer_idle_run > 0: note_timer_armed).
     std::multiset<Duration> timers;

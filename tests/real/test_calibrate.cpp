@@ -261,6 +261,31 @@ TEST_CASE("calibrate.wake_pack: the threshold is read from the loaded end of the
         Approx(0.2 * 0.4 / 0.5));
 }
 
+TEST_CASE("calibrate.idle_refill: the fit recovers the curve's two parameters",
+          "[real][calibrate]") {
+  using poolsim::real::calib::fit_idle_refill;
+  // Points on 40 us x (min(1, idle / 20 ms) - 1 ms / 20 ms), as calibrate
+  // takes them: 1, 2, 5, 10, 20 and 50 ms.
+  const auto curve = [](double refill, double evict) {
+    std::vector<std::pair<double, double>> points;
+    for (const double idle : {1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3})
+      points.emplace_back(idle,
+                          refill * (std::min(1.0, idle / evict) - std::min(1.0, 1e-3 / evict)));
+    return points;
+  };
+  const auto fit = fit_idle_refill(curve(40e-6, 20e-3));
+  CHECK(fit.refill == Approx(40e-6).epsilon(0.01));
+  CHECK(fit.evict_time == Approx(20e-3).epsilon(0.01));
+  // Eviction over long before the shortest sleep beyond 1 ms: a step.
+  const auto step = fit_idle_refill(curve(30e-6, 1.5e-3));
+  CHECK(step.refill * (1 - 1e-3 / step.evict_time) ==
+        Approx(30e-6 * (1 - 1e-3 / 1.5e-3)).epsilon(0.05));
+  // Noise about a flat line: nothing to charge.
+  const auto flat = fit_idle_refill({{1e-3, 0.0}, {2e-3, -1e-6}, {5e-3, -0.5e-6}, {50e-3, -2e-6}});
+  CHECK(flat.refill == 0.0);
+  CHECK(flat.evict_time == 0.0);
+}
+
 TEST_CASE("calibrate.fork_pack: the threshold is read from the idle end of the levels",
           "[real][calibrate]") {
   using poolsim::real::calib::fork_pack_threshold;

@@ -268,3 +268,35 @@ TEST_CASE(
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)},
              {run_for(10us), sleep_for(2ms), run_for(10us)}}) == Duration(60us));
 }
+
+TEST_CASE(
+    "kernel.idle_refill: the first thread to run on a CPU that idled refills the evicted share "
+    "of its caches",
+    "[sim][mechanism]") {
+  // One CPU, every other cost zero; idle_refill 33 us, all of it evicted
+  // after 11 ms of idling: a sleep of D leaves the CPU idle D, and the
+  // sleeper computes 33 us x (min(1, D / 11 ms) - 1 ms / 11 ms) when it
+  // runs again.
+  MachineProfile m = zero_machine(1, 4ms, 4ms);
+  m.idle_refill = 33us;
+  m.idle_evict_time = 11ms;
+  const auto cpu = [&](const std::vector<std::vector<Phase>>& tasks) {
+    return sim::simulate(tpt_scenario(m), phased(tasks)).counters.cpu_time;
+  };
+  // 1 ms or less, what the sleep fields were measured with: nothing more.
+  CHECK(cpu({{run_for(10us), sleep_for(500us), run_for(10us)}}) == Duration(20us));
+  CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(20us));
+  // 6 ms: 5/11 of it.
+  CHECK(cpu({{run_for(10us), sleep_for(6ms), run_for(10us)}}) == Duration(35us));
+  // 20 ms: all evicted after 11 ms, 10/11 of it beyond the first 1 ms.
+  CHECK(cpu({{run_for(10us), sleep_for(20ms), run_for(10us)}}) == Duration(50us));
+  // Two sleeps of 6 ms each pay their own.
+  CHECK(cpu({{run_for(10us), sleep_for(6ms), run_for(10us), sleep_for(6ms), run_for(10us)}}) ==
+        Duration(60us));
+  // A CPU kept busy does not idle: the sleeper's wake finds another thread
+  // running and pays nothing (a switch between threads is no idle).
+  CHECK(cpu({{run_for(10us), sleep_for(6ms), run_for(10us)}, {run_for(8ms)}}) == Duration(8020us));
+  // Off (0), nothing.
+  m.idle_refill = Duration{0};
+  CHECK(cpu({{run_for(10us), sleep_for(20ms), run_for(10us)}}) == Duration(20us));
+}
