@@ -137,6 +137,9 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
                                                       double cache_refill);
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
+// The gap between the creations of the thread_start_idle stream (the other
+// CPU idles that long before each new thread starts there).
+inline constexpr int kIdleStreamGapUs = 3000;
 // idle_refill and idle_evict_time from a sleeper's extra CPU per sleep by
 // idle length (seconds, each less that of a kIdleRefillReference sleep):
 // the least-squares fit of refill x (min(1, idle / evict_time) - min(1,
@@ -147,10 +150,17 @@ struct IdleRefillFit {
   double evict_time = 0;  // seconds
 };
 IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extra_by_idle);
-// A lone sleeper pinned to the last CPU, left idle: runs of sleeps of 1, 2,
-// 5, 10, 20 and 50 ms, the first of each run left out; the sleeper's CPU per
-// sleep, median per length, less that of 1 ms, fitted (fit_idle_refill).
-std::pair<Measurement, Measurement> measure_idle_refill(int cpus, bool quick);
+// One block of the idle_refill experiment: a lone sleeper pinned to the
+// last CPU, left idle, runs of sleeps of 1, 2, 5, 10, 20 and 50 ms
+// (kIdleSleepsMs), the first of each run left out; the sleeper's CPU per
+// sleep (seconds), median per length.
+inline constexpr int kIdleSleepsMs[] = {1, 2, 5, 10, 20, 50};
+std::vector<double> measure_idle_sleeps(int cpus, bool quick);
+// idle_refill and idle_evict_time from blocks of measure_idle_sleeps: the
+// median over the blocks per length, less that of 1 ms, fitted
+// (fit_idle_refill).
+std::pair<Measurement, Measurement> idle_refill_fields(
+    const std::vector<std::vector<double>>& blocks, int cpus);
 Measurement measure_wake_packing(int cpus, int wakes);
 // fork_activate's samples, from the fork-packing experiment (below).
 struct ForkCosts {

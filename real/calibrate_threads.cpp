@@ -342,7 +342,7 @@ std::string idle_stream(int n) {
     probes[i].release = &release;
     probes[i].probe.creator_cpu = sched_getcpu();
     if (pthread_create(&threads[i], nullptr, blocked_probe_thread, &probes[i]) != 0) ::_exit(1);
-    ::usleep(3000);
+    ::usleep(kIdleStreamGapUs);
   }
   release = true;
   release.notify_all();

@@ -42,7 +42,10 @@
 //                   20 and 50 ms, the first 40, 10, 4, 3, 2 and 2 of them
 //                   left out (after a busy spell the first sleeps cost what
 //                   they cost awake: timer_idle_run's settling); its thread
-//                   CPU per sleep, median per length, less the 1 ms median,
+//                   CPU per sleep, median per length; three such blocks
+//                   spread over the calibration (the host's load moves it:
+//                   30-55 us at 50 ms in two calibrations 20 minutes apart),
+//                   per length the median of the blocks, less the 1 ms one,
 //                   fitted by fit_idle_refill. The mechanism (probe of
 //                   2026-12-05, docs/calibration.md): reading a 256 KiB
 //                   buffer right after such a sleep took 2.4 us after 0.2-1
@@ -812,51 +815,59 @@ IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extr
   return best;
 }
 
-std::pair<Measurement, Measurement> measure_idle_refill(int cpus, bool quick) {
-  struct Run {
-    std::int64_t sleep_ns;
-    int skip, kept;
-  };
-  constexpr std::array<Run, 6> kRuns{{{1'000'000, 40, 40},
-                                      {2'000'000, 10, 30},
-                                      {5'000'000, 4, 30},
-                                      {10'000'000, 3, 25},
-                                      {20'000'000, 2, 20},
-                                      {50'000'000, 2, 16}}};
+std::vector<double> measure_idle_sleeps(int cpus, bool quick) {
+  // Left out and kept per length: after a busy spell the first sleeps cost
+  // what they cost awake (timer_idle_run's settling).
+  constexpr std::array<int, 6> kSkip{40, 10, 4, 3, 2, 2}, kKept{40, 30, 30, 25, 20, 16};
+  static_assert(std::size(kIdleSleepsMs) == kSkip.size());
   const int cpu = cpus - 1;
-  std::vector<double> medians;  // seconds of CPU per sleep, by run
+  std::vector<double> medians;  // seconds of CPU per sleep, by length
   std::thread t([&] {
     pin_self(cpu);
-    for (const Run& run : kRuns) {
-      const int kept = quick ? std::max(5, run.kept / 3) : run.kept;
+    for (std::size_t r = 0; r < kSkip.size(); ++r) {
+      const int kept = quick ? std::max(5, kKept[r] / 3) : kKept[r];
+      const std::int64_t sleep_ns = std::int64_t{kIdleSleepsMs[r]} * 1'000'000;
       std::vector<double> used;
-      for (int i = 0; i < run.skip + kept; ++i) {
+      for (int i = 0; i < kSkip[r] + kept; ++i) {
         const auto c0 = thread_cpu_ns();
-        timespec d{static_cast<time_t>(run.sleep_ns / 1'000'000'000),
-                   static_cast<long>(run.sleep_ns % 1'000'000'000)};
+        timespec d{static_cast<time_t>(sleep_ns / 1'000'000'000),
+                   static_cast<long>(sleep_ns % 1'000'000'000)};
         while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR) {
         }
         const auto c1 = thread_cpu_ns();
-        if (i >= run.skip) used.push_back(static_cast<double>(c1 - c0) * 1e-9);
+        if (i >= kSkip[r]) used.push_back(static_cast<double>(c1 - c0) * 1e-9);
       }
       medians.push_back(quantile(used, 0.5));
     }
   });
   t.join();
+  return medians;
+}
+
+std::pair<Measurement, Measurement> idle_refill_fields(
+    const std::vector<std::vector<double>>& blocks, int cpus) {
   std::vector<std::pair<double, double>> points;
   std::string table;
-  for (std::size_t i = 0; i < kRuns.size(); ++i) {
-    const double idle = static_cast<double>(kRuns[i].sleep_ns) * 1e-9;
-    points.emplace_back(idle, medians[i] - medians.front());
-    table += fmt::format("{}{} ms {}", i ? ", " : "", kRuns[i].sleep_ns / 1'000'000,
-                         format_seconds(medians[i]));
+  std::vector<double> per_length;
+  for (std::size_t r = 0; r < std::size(kIdleSleepsMs); ++r) {
+    std::vector<double> of_blocks;
+    for (const auto& b : blocks)
+      if (r < b.size()) of_blocks.push_back(b[r]);
+    per_length.push_back(of_blocks.empty() ? 0.0 : quantile(of_blocks, 0.5));
+    std::string each;
+    for (const double v : of_blocks)
+      each += fmt::format("{}{}", each.empty() ? "" : " ", format_seconds(v));
+    table += fmt::format("{}{} ms {} ({})", r ? ", " : "", kIdleSleepsMs[r],
+                         format_seconds(per_length.back()), each);
   }
+  for (std::size_t r = 0; r < per_length.size(); ++r)
+    points.emplace_back(kIdleSleepsMs[r] * 1e-3, per_length[r] - per_length.front());
   const IdleRefillFit fit = fit_idle_refill(points);
   const std::string how = fmt::format(
-      "a lone sleeper on CPU {} left idle, its CPU per sleep (median) by sleep: {}; less the 1 ms "
-      "one, fitted to idle_refill x (min(1, sleep / idle_evict_time) - min(1, 1 ms / "
-      "idle_evict_time))",
-      cpu, table);
+      "a lone sleeper on CPU {} left idle, {} blocks spread over the calibration, its CPU per "
+      "sleep by sleep, the median of the blocks' medians (each block's): {}; less the 1 ms one, "
+      "fitted to idle_refill x (min(1, sleep / idle_evict_time) - min(1, 1 ms / idle_evict_time))",
+      cpus - 1, blocks.size(), table);
   return {summarize("idle_refill", {fit.refill}, how),
           summarize("idle_evict_time", {fit.evict_time}, "the same fit")};
 }
