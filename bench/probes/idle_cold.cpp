@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
   CPU_ZERO(&set);
   CPU_SET(0, &set);
   sched_setaffinity(0, sizeof set, &set);
-  const std::size_t ws =
-      std::min<std::size_t>(sizeof buffer, static_cast<std::size_t>(argc > 1 ? std::atoi(argv[1]) : 256) * 1024);
+  const std::size_t ws = std::min<std::size_t>(
+      sizeof buffer, static_cast<std::size_t>(argc > 1 ? std::atoi(argv[1]) : 256) * 1024);
   std::memset(buffer, 1, ws);
   for (const double ms : {0.2, 1.0, 5.0, 10.0, 20.0, 50.0}) {
     std::vector<long> sleep_cpu, reg, first, again;
