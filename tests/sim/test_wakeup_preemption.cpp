@@ -224,6 +224,14 @@ TEST_CASE("kernel.timers: a timer's interrupt takes timer_irq from the thread it
   CHECK(a_end(2300us) == Duration(10ms + 40us));
 }
 
+namespace {
+using Tasks = std::vector<std::vector<Phase>>;
+// The CPU time of a thread per task running `tasks` on machine `m`.
+Duration tpt_cpu(const MachineProfile& m, const Tasks& tasks) {
+  return sim::simulate(tpt_scenario(m), phased(tasks)).counters.cpu_time;
+}
+}  // namespace
+
 TEST_CASE(
     "kernel.timers: a timer armed ahead of every other on its CPU costs timer_program and one "
     "that wakes its idle CPU timer_idle_run",
@@ -233,9 +241,7 @@ TEST_CASE(
   // each timer armed ahead of the next tick and of every pending timer.
   MachineProfile m = zero_machine(1, 4ms, 4ms);
   m.timer_program = 30us;
-  const auto cpu = [&](const std::vector<std::vector<Phase>>& tasks) {
-    return sim::simulate(tpt_scenario(m), phased(tasks)).counters.cpu_time;
-  };
+  const auto cpu = [&](const Tasks& tasks) { return tpt_cpu(m, tasks); };
   // Ahead of the tick (timer at 1.01 ms): 20 us of work, 30 to pay.
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(50us));
   // Behind the tick at 4 ms (timer at 5.01 ms): nothing to pay.
@@ -280,9 +286,7 @@ TEST_CASE(
   MachineProfile m = zero_machine(1, 4ms, 4ms);
   m.idle_refill = 33us;
   m.idle_evict_time = 11ms;
-  const auto cpu = [&](const std::vector<std::vector<Phase>>& tasks) {
-    return sim::simulate(tpt_scenario(m), phased(tasks)).counters.cpu_time;
-  };
+  const auto cpu = [&](const Tasks& tasks) { return tpt_cpu(m, tasks); };
   // 1 ms or less, what the sleep fields were measured with: nothing more.
   CHECK(cpu({{run_for(10us), sleep_for(500us), run_for(10us)}}) == Duration(20us));
   CHECK(cpu({{run_for(10us), sleep_for(1ms), run_for(10us)}}) == Duration(20us));
