@@ -142,8 +142,9 @@ Measurement measure_timer_irq(int bursts);
 inline constexpr int kIdleStreamGapUs = 3000;
 // idle_refill and idle_evict_time from a sleeper's extra CPU per sleep by
 // idle length (seconds, each less that of a kIdleRefillReference sleep):
-// the least-squares fit of refill x (min(1, idle / evict_time) - min(1,
-// reference / evict_time)) over evict_time from 1.05 reference to 1 s,
+// the least-squares fit of the curve the simulator charges
+// (idle_refill_cost: refill x (min(1, idle / evict_time) - min(1,
+// reference / evict_time))) over evict_time from 1.05 reference to 1 s,
 // refill never negative; both 0 when no point is above 0.
 struct IdleRefillFit {
   double refill = 0;      // seconds

@@ -94,6 +94,7 @@
 #include <condition_variable>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <span>
@@ -778,37 +779,38 @@ Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle
 }
 
 IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extra_by_idle) {
-  const double reference = std::chrono::duration<double>(kIdleRefillReference).count();
+  const double reference = to_seconds(kIdleRefillReference);
   IdleRefillFit best;
-  double best_residual = 0;
   bool any = false;
   for (const auto& [idle, extra] : extra_by_idle) any = any || (idle > reference && extra > 0);
   if (!any) return best;
   // Evict times from 1.05 reference to 1 s, 2,000 of them, evenly spaced
-  // in their logarithm.
+  // in their logarithm; for each, the curve the simulator charges
+  // (idle_refill_cost) per second of idle_refill, and the refill that fits
+  // it best.
   constexpr int kSteps = 2000;
   const double lo = std::log(1.05 * reference), hi = std::log(1.0);
-  bool first = true;
+  double best_residual = std::numeric_limits<double>::infinity();
   for (int k = 0; k <= kSteps; ++k) {
-    const double t = std::exp(lo + (hi - lo) * k / kSteps);
-    const auto share = [t](double idle) { return std::min(1.0, idle / t); };
+    MachineProfile unit;
+    unit.idle_refill = std::chrono::seconds(1);
+    unit.idle_evict_time = from_seconds(std::exp(lo + (hi - lo) * k / kSteps));
+    const auto shape = [&unit](double idle) {
+      return to_seconds(idle_refill_cost(unit, from_seconds(idle)));
+    };
     double gy = 0, gg = 0;
     for (const auto& [idle, extra] : extra_by_idle) {
-      const double g = share(idle) - share(reference);
-      gy += g * extra;
-      gg += g * g;
+      gy += shape(idle) * extra;
+      gg += shape(idle) * shape(idle);
     }
     if (gg <= 0) continue;
     const double refill = std::max(0.0, gy / gg);
     double residual = 0;
-    for (const auto& [idle, extra] : extra_by_idle) {
-      const double r = extra - refill * (share(idle) - share(reference));
-      residual += r * r;
-    }
-    if (first || residual < best_residual) {
-      best = {refill, t};
+    for (const auto& [idle, extra] : extra_by_idle)
+      residual += (extra - refill * shape(idle)) * (extra - refill * shape(idle));
+    if (residual < best_residual) {
+      best = {refill, to_seconds(unit.idle_evict_time)};
       best_residual = residual;
-      first = false;
     }
   }
   if (best.refill <= 0) best = {};
