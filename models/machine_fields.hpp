@@ -261,8 +261,8 @@ inline constexpr MachineField kMachineFields[] = {
     {"fork_pack_util", &MachineProfile::fork_pack_util, FieldPresence::from_default, kFractionRange,
      "the creator's CPU utilization below which a new thread starts on the creator's CPU, "
      "when nothing is queued there (0 = mainline: an idle CPU first)",
-     "where most new threads stop starting on their creator's CPU as a load thread keeps it "
-     "0-90% busy"},
+     "the utilization below which a lone creator's new threads start on its CPU, as its "
+     "own utilization climbs from 0 (the fewest misplaced)"},
     {"newidle_random", &MachineProfile::newidle_random, FieldPresence::from_default, kSwitchRange,
      "1: a CPU going idle pulls a queued thread only as often as its recent newidle balances "
      "succeeded (NI_RANDOM, Linux 6.18.5 and 6.19 on); 0: it always tries",

@@ -277,7 +277,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   step("wake-up packing");
   ms.push_back(measure_wake_packing(cpus, 60 * scale));
   ForkCosts fork_costs;
-  ms.push_back(measure_fork_packing(cpus, 60 * scale, &fork_costs));
+  ms.push_back(measure_fork_packing(cpus, 2 * scale, &fork_costs));
   preempt_idle_block("a lone spinner's preemptions (2 of 3)");
   noise_block("OS noise (fixed work quanta on every CPU, 2 of 3)");
   step("wake-up costs to the waker");

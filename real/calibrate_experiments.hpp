@@ -167,19 +167,34 @@ Measurement measure_wake_packing(int cpus, int wakes);
 struct ForkCosts {
   std::vector<double> local, remote;  // creator CPU seconds per creation
 };
-// fork_pack_util; with `costs`, also the creator's CPU time of the
-// creations that stayed on CPU 0 at the unloaded level (`local`) and of
-// those that started on CPU 1 at the 90% level (`remote`).
-Measurement measure_fork_packing(int cpus, int forks, ForkCosts* costs = nullptr);
+// fork_pack_util from `ramps` utilization ramps of a lone creator; with
+// `costs`, also 30 x `ramps` creations each while a load thread keeps CPU 0
+// 0% and 90% busy: the creator's CPU time of those that stayed on CPU 0 at
+// the unloaded level (`local`) and of those that started on CPU 1 at the
+// 90% level (`remote`).
+Measurement measure_fork_packing(int cpus, int ramps, ForkCosts* costs = nullptr);
 // wake_pack_util from the packed fraction at each load level (ascending).
 double wake_pack_threshold(std::span<const double> levels, std::span<const double> packed);
-// fork_pack_util: the same crossing, seen from the idle end.
-double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed);
+// One creation of the fork-packing ramps: the creator's CPU utilization
+// (PELT, 0-1) when it created the thread, and whether that thread first ran
+// on the creator's CPU.
+struct PackSample {
+  double util = 0;
+  bool packed = false;
+};
+// fork_pack_util: the utilization t for which the rule "packed while the
+// creator's CPU is below t" misplaces the fewest samples; among equally good
+// t the middle of their range; 0 if no sample packed, 1 if every one did.
+double fork_pack_threshold(std::vector<PackSample> samples);
+// The PELT utilization (0-1) of a thread that was at `util` and then ran
+// `run_ns` and slept `sleep_ns` (kernel/sched/pelt.c: contributions halve
+// every 32 ms; continuous time).
+double pelt_after(double util, std::int64_t run_ns, std::int64_t sleep_ns);
 std::pair<Measurement, Measurement> measure_wake_costs(int cpus, int samples);
-// fork_activate from the fork-packing experiment's creations (each after a
-// 3 ms rest; create and join, a cached stack): the median creator CPU of
-// those that started on the idle CPU 1 (CPU 0 90% loaded) less that of
-// those that stayed on CPU 0 (unloaded), less `wake_ipi`: what
+// fork_activate from the fork-packing step's creations (each after a 3 ms
+// rest; create and join, a cached stack): the median creator CPU of those
+// that started on the idle CPU 1 (CPU 0 90% loaded) less that of those that
+// stayed on CPU 0 (unloaded), less `wake_ipi`: what
 // wake_up_new_task's enqueue on the other CPU's run queue costs beyond the
 // reschedule IPI a sleeper's wake also sends. 0 with fewer than 5 of either.
 Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi);

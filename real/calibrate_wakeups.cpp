@@ -22,13 +22,24 @@
 //                   between the most loaded level at which most wakes were
 //                   packed and the level above it (1 if that is the top
 //                   level; 0: no level packed most).
-//   fork_pack_util  the same for new threads: a creator sleeps 3 ms pinned
-//                   to CPU 0, is allowed both CPUs again (it stays on CPU 0)
-//                   and creates a thread that reads its CPU first thing,
-//                   under the same load levels on CPU 0, CPU 1 idle.
-//                   Mainline Linux starts it on the idle CPU 1
-//                   (sched_balance_find_dst_group: more idle CPUs); the value
-//                   is found as wake_pack_util's.
+//   fork_pack_util  the same for new threads, measured by the creator's own
+//                   utilization instead of a load thread's (a load thread
+//                   mixes two conditions: this VM packs a new thread only
+//                   while nothing else is queued on the creator's CPU, and
+//                   only while that CPU's utilization is low; the duty-cycle
+//                   version gave 0.26-0.62 in seven calibrations of
+//                   2026-12-05). A lone creator pinned to CPU 0 sleeps 250 ms
+//                   (PELT forgets what ran before), then 24 times: spins 6
+//                   ms of CPU, sleeps 1 ms, is allowed both CPUs (it stays
+//                   on CPU 0), reads its utilization (se.avg.util_avg of
+//                   /proc/thread-self/sched; else the PELT arithmetic of its
+//                   run and sleep times) and creates a thread that reads its
+//                   CPU first thing; CPU 1 idle. Its utilization climbs from
+//                   0 to about 0.85. The value is the utilization below which
+//                   "packed" misplaces the fewest creations
+//                   (fork_pack_threshold). Mainline Linux starts every one
+//                   on the idle CPU 1 (sched_balance_find_dst_group: more
+//                   idle CPUs).
 //   wake_cost       the waker's thread CPU time across one FUTEX_WAKE of a
 //                   thread blocked in FUTEX_WAIT on the waker's own CPU (both
 //                   pinned to CPU 0, a wake every 2 ms), median, minus an
@@ -92,12 +103,15 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iterator>
 #include <limits>
 #include <mutex>
 #include <random>
 #include <span>
+#include <string>
 #include <thread>
 
 #include "models/assert.hpp"
@@ -325,12 +339,14 @@ double packed_fraction(double duty, int wakes) {
   return woken > 0 ? static_cast<double>(packed) / woken : 0.0;
 }
 
-// One level of the fork-packing experiment: the fraction of `forks` new
-// threads that first ran on their creator's CPU 0 while a load thread kept
+// fork_activate's creations: `forks` new threads while a load thread keeps
 // CPU 0 busy `duty` of each millisecond. The creator sleeps 3 ms pinned to
 // CPU 0, is allowed both CPUs again (it stays on CPU 0), and creates a thread
-// that reads its CPU first thing; CPU 1 is idle. The creator's CPU seconds
-// per creation, by where the new thread first ran (CPU 0 or not).
+// that reads its CPU first thing; CPU 1 is idle, woken by every thread that
+// starts there (the ramps below leave it idle for hundreds of ms, and their
+// creations onto it cost 49-59 us against 39-44 us here: a longer-idle vCPU,
+// not the enqueue this field is). The creator's CPU seconds per creation, by
+// where the new thread first ran (CPU 0 or not).
 void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
   const Cpu0Load load(duty);
   std::thread creator([&] {
@@ -348,6 +364,63 @@ void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<
       child.join();
       ++made;
       (where.load() == 0 ? local : remote).push_back(cost);
+    }
+  });
+  creator.join();
+}
+
+// The calling thread's PELT utilization as the kernel keeps it (0-1: the
+// se.avg.util_avg line of /proc/thread-self/sched, out of 1024), or -1 on a
+// kernel that does not show it.
+double kernel_util() {
+  std::ifstream f("/proc/thread-self/sched");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("se.avg.util_avg", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) return -1;
+    return std::strtod(line.c_str() + colon + 1, nullptr) / 1024.0;
+  }
+  return -1;
+}
+
+void sleep_for_ns(std::int64_t ns) {
+  timespec rest{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  while (nanosleep(&rest, &rest) != 0) {
+  }
+}
+
+// The fork-packing ramp (see the header): 250 ms of rest, then 24 steps of
+// 6 ms of CPU and 1 ms of sleep on CPU 0, each followed by one creation
+// from CPU 0 with both CPUs allowed. Appends one sample per creation that
+// started from CPU 0. `kernel_view` is cleared when the kernel did not show
+// the utilization (the samples then carry the PELT arithmetic's).
+void fork_ramp(int cpus, std::vector<PackSample>& samples, bool& kernel_view) {
+  constexpr std::int64_t kRestNs = 250'000'000;  // 7.8 half-lives: under 0.5% is left
+  constexpr std::int64_t kSpinNs = 6'000'000, kSleepNs = 1'000'000;
+  constexpr int kSteps = 24;  // 0 -> about 0.85 (the fixed point of 6 ms on, 1 ms off)
+  std::thread creator([&] {
+    pin_self(0);
+    sleep_for_ns(kRestNs);
+    double util = 0;  // the arithmetic's view
+    for (int step = 0; step < kSteps; ++step) {
+      pin_self(0);
+      const std::int64_t t0 = now_ns(), c0 = thread_cpu_ns();
+      while (thread_cpu_ns() - c0 < kSpinNs) {
+      }
+      const std::int64_t t1 = now_ns();
+      sleep_for_ns(kSleepNs);
+      const std::int64_t t2 = now_ns();
+      util = pelt_after(util, t1 - t0, t2 - t1);
+      unpin_self(cpus);
+      if (sched_getcpu() != 0) continue;
+      const double seen = kernel_util();
+      if (seen < 0) kernel_view = false;
+      std::atomic<int> where{-1};
+      std::thread child([&] { where = sched_getcpu(); });
+      child.join();
+      util = pelt_after(util, now_ns() - t2, 0);
+      samples.push_back({seen >= 0 ? seen : util, where.load() == 0});
     }
   });
   creator.join();
@@ -375,22 +448,42 @@ double wake_pack_threshold(std::span<const double> levels, std::span<const doubl
   return 0.0;
 }
 
-// The crossing seen from the idle end: between the last level of the run of
-// levels from 0% at which most new threads were packed and the first at
-// which most were not (0 if even the idle level did not pack most; 1 if
-// every level did). The loaded levels pack a fraction that wanders around
-// one half here (20-60% load: 13-53% packed in three calibrations of
-// 2026-12-02) while the idle level packs 97-98%, so wake_pack_threshold's
-// view from the loaded end flipped between 0.11 and 0.61.
-double fork_pack_threshold(std::span<const double> levels, std::span<const double> packed) {
-  POOLSIM_ASSERT(levels.size() == packed.size(), "one packed fraction per load level");
-  for (std::size_t i = 0; i < levels.size(); ++i) {
-    if (packed[i] >= 0.5) continue;
-    if (i == 0) return 0.0;
-    return levels[i - 1] +
-           (levels[i] - levels[i - 1]) * (packed[i - 1] - 0.5) / (packed[i - 1] - packed[i]);
+double pelt_after(double util, std::int64_t run_ns, std::int64_t sleep_ns) {
+  constexpr double kHalfLifeNs = 32e6;  // LOAD_AVG_PERIOD: 32 periods of 1024 us
+  const double run = std::exp2(-static_cast<double>(run_ns) / kHalfLifeNs);
+  const double rest = std::exp2(-static_cast<double>(sleep_ns) / kHalfLifeNs);
+  return (util * run + (1.0 - run)) * rest;
+}
+
+double fork_pack_threshold(std::vector<PackSample> samples) {
+  if (samples.empty()) return 0.0;
+  std::sort(samples.begin(), samples.end(),
+            [](const PackSample& a, const PackSample& b) { return a.util < b.util; });
+  const std::size_t n = samples.size();
+  // Split i puts the threshold between samples i-1 and i: the misplaced are
+  // the unpacked below it and the packed from it on.
+  std::size_t packed_from = 0, unpacked_below = 0;
+  for (const PackSample& s : samples) packed_from += s.packed ? 1 : 0;
+  std::size_t best = packed_from, first = 0, last = 0;
+  for (std::size_t i = 1; i <= n; ++i) {
+    if (samples[i - 1].packed)
+      --packed_from;
+    else
+      ++unpacked_below;
+    const std::size_t misplaced = packed_from + unpacked_below;
+    if (misplaced < best) {
+      best = misplaced;
+      first = last = i;
+    } else if (misplaced == best) {
+      last = i;
+    }
   }
-  return 1.0;
+  const auto at = [&](std::size_t i) {
+    if (i == 0) return 0.0;
+    if (i == n) return 1.0;
+    return (samples[i - 1].util + samples[i].util) / 2;
+  };
+  return (at(first) + at(last)) / 2;
 }
 
 namespace {
@@ -418,20 +511,41 @@ Measurement packing(MachineFieldName field, int cpus,
 }
 }  // namespace
 
-Measurement measure_fork_packing(int cpus, int forks, ForkCosts* costs) {
-  // The creations of the unloaded level that stayed on CPU 0 and those of
-  // the most loaded level that started on CPU 1 are fork_activate's.
-  const auto fraction = [costs](double duty, int n) {
-    std::vector<double> local, remote;
-    fork_costs(duty, n, local, remote);
-    if (costs != nullptr && duty == kPackLevels.front()) costs->local = local;
-    if (costs != nullptr && duty == kPackLevels.back()) costs->remote = remote;
-    const std::size_t made = local.size() + remote.size();
-    return made > 0 ? static_cast<double>(local.size()) / static_cast<double>(made) : 0.0;
-  };
-  return packing("fork_pack_util", cpus, fraction, fork_pack_threshold, forks,
-                 "new threads first run on their creator's CPU 0 (CPU 1 idle)", "threads",
-                 "where the packed fraction first falls under 50% from the idle end");
+Measurement measure_fork_packing(int cpus, int ramps, ForkCosts* costs) {
+  if (cpus < 2) return summarize("fork_pack_util", {0.0}, "one CPU: nothing to pack");
+  std::vector<PackSample> samples;
+  bool kernel_view = true;
+  for (int r = 0; r < ramps; ++r) fork_ramp(cpus, samples, kernel_view);
+  if (costs != nullptr) {
+    // Unloaded, most stay on CPU 0; 90% loaded, most start on CPU 1.
+    std::vector<double> unused;
+    fork_costs(0.0, 30 * ramps, costs->local, unused);
+    fork_costs(0.9, 30 * ramps, unused, costs->remote);
+  }
+  const double threshold = fork_pack_threshold(samples);
+  // What was seen, by utilization band.
+  constexpr std::array<double, 7> kBands{0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 1.01};
+  std::string seen;
+  for (std::size_t b = 0; b + 1 < kBands.size(); ++b) {
+    int made = 0, packed = 0;
+    for (const PackSample& s : samples)
+      if (s.util >= kBands[b] && s.util < kBands[b + 1]) {
+        ++made;
+        packed += s.packed ? 1 : 0;
+      }
+    if (made > 0)
+      seen += fmt::format("{}{:.1f}-{:.1f}: {} of {}", seen.empty() ? "" : ", ", kBands[b],
+                          std::min(1.0, kBands[b + 1]), packed, made);
+  }
+  return summarize(
+      "fork_pack_util", {threshold},
+      fmt::format("new threads that first ran on their lone creator's CPU 0 (CPU 1 idle), by the "
+                  "creator's utilization ({}; {} ramps): {}; the utilization below which "
+                  "packing misplaces the fewest",
+                  kernel_view ? "the kernel's se.avg.util_avg"
+                              : "PELT arithmetic of its run "
+                                "and sleep times",
+                  ramps, seen));
 }
 
 Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi) {
@@ -445,8 +559,8 @@ Measurement fork_activate_field(const ForkCosts& costs, double wake_ipi) {
                                  local.size(), remote.size()));
   const double l = quantile(local, 0.5), r = quantile(remote, 0.5);
   return summarize("fork_activate", {std::max(0.0, r - l - wake_ipi)},
-                   fmt::format("the fork_pack_util experiment's creations: {} that started on CPU "
-                               "1 (CPU 0 90% loaded; median {}) less {} that stayed on CPU 0 "
+                   fmt::format("creations of the fork_pack_util step: {} that started on CPU 1 "
+                               "(CPU 0 90% loaded; median {}) less {} that stayed on CPU 0 "
                                "(unloaded; median {}), less wake_ipi ({})",
                                remote.size(), format_seconds(r), local.size(), format_seconds(l),
                                format_seconds(wake_ipi)));

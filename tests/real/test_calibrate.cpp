@@ -244,6 +244,43 @@ TEST_CASE("calibrate.out: the profile is written whole or not at all",
   CHECK(dir.entries() == 1);
 }
 
+TEST_CASE("calibrate.fork_pack: the utilization below which packing misplaces the fewest",
+          "[real][calibrate]") {
+  using poolsim::real::calib::fork_pack_threshold;
+  using poolsim::real::calib::PackSample;
+  // A clean edge: packed up to 0.64, not from 0.76 (probe of 2026-12-05:
+  // 0.61 packed 10 of 10, 0.71 2 of 10, 0.74 0 of 20).
+  CHECK(
+      fork_pack_threshold({{0.05, true}, {0.3, true}, {0.64, true}, {0.76, false}, {0.8, false}}) ==
+      Approx(0.70));
+  // Unsorted, with one stray each way: the edge still wins (one misplaced
+  // on either side of it).
+  CHECK(fork_pack_threshold({{0.8, false},
+                             {0.1, true},
+                             {0.2, false},
+                             {0.5, true},
+                             {0.6, true},
+                             {0.72, false},
+                             {0.9, true},
+                             {0.95, false}}) == Approx(0.66));
+  // Equally good edges (0.2 and 0.6: one misplaced each): their middle.
+  CHECK(fork_pack_threshold({{0.1, true}, {0.3, false}, {0.5, true}, {0.7, false}}) == Approx(0.4));
+  // Mainline: nothing packed; a host that always packs: everything.
+  CHECK(fork_pack_threshold({{0.1, false}, {0.5, false}, {0.9, false}}) == 0.0);
+  CHECK(fork_pack_threshold({{0.1, true}, {0.5, true}, {0.9, true}}) == 1.0);
+  CHECK(fork_pack_threshold({}) == 0.0);
+}
+
+TEST_CASE("calibrate.pelt_after: PELT's halving every 32 ms", "[real][calibrate]") {
+  using poolsim::real::calib::pelt_after;
+  CHECK(pelt_after(0.0, 32'000'000, 0) == Approx(0.5));
+  CHECK(pelt_after(0.5, 0, 32'000'000) == Approx(0.25));
+  CHECK(pelt_after(1.0, 10'000'000, 0) == Approx(1.0));
+  // 6 ms on, 1 ms off, from rest: the ramp's first steps.
+  CHECK(pelt_after(0.0, 6'000'000, 1'000'000) ==
+        Approx((1 - std::exp2(-6.0 / 32)) * std::exp2(-1.0 / 32)));
+}
+
 TEST_CASE("calibrate.wake_pack: the threshold is read from the loaded end of the levels",
           "[real][calibrate]") {
   using poolsim::real::calib::wake_pack_threshold;
@@ -286,23 +323,6 @@ TEST_CASE("calibrate.idle_refill: the fit recovers the curve's two parameters",
   CHECK(flat.evict_time == 0.0);
 }
 
-TEST_CASE("calibrate.fork_pack: the threshold is read from the idle end of the levels",
-          "[real][calibrate]") {
-  using poolsim::real::calib::fork_pack_threshold;
-  const std::vector<double> levels{0.0, 0.2, 0.4, 0.6, 0.8, 0.9};
-  // Three calibrations of 2026-12-02: the loaded levels wander around one
-  // half, the idle level does not; the crossing after the idle level stays
-  // between 0.1 and 0.2 (from the loaded end it was 0.11 once, 0.61 twice).
-  CHECK(fork_pack_threshold(levels, std::vector<double>{0.98, 0.13, 0.27, 0.35, 0.0, 0.0}) ==
-        Approx(0.2 * 0.48 / 0.85));
-  CHECK(fork_pack_threshold(levels, std::vector<double>{0.97, 0.50, 0.45, 0.53, 0.02, 0.17}) ==
-        Approx(0.2 + 0.2 * 0.0 / 0.05));
-  // Mainline: even an idle creator's CPU keeps none.
-  CHECK(fork_pack_threshold(levels, std::vector<double>{0.02, 0.0, 0.0, 0.0, 0.0, 0.0}) == 0.0);
-  // Every level packs most.
-  CHECK(fork_pack_threshold(levels, std::vector<double>{1.0, 0.9, 0.8, 0.7, 0.6, 0.55}) == 1.0);
-}
-
 TEST_CASE(
     "calibrate.fresh: thread_create_fresh is the later creations' mean less the model's other "
     "parts (the run's first is thread_create_first's)",
@@ -338,18 +358,21 @@ TEST_CASE("calibrate.fork_activate: a remote creation's median less a local one'
 }
 
 TEST_CASE(
-    "calibrate.fork_activate: the fork-packing experiment's creations at both ends of its loads "
-    "give a figure that is not negative",
+    "calibrate.fork_activate: the fork-packing step's creations at both ends of its loads give a "
+    "figure that is not negative",
     "[real][calibrate]") {
   const int cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   real::calib::ForkCosts costs;
-  CHECK(real::calib::measure_fork_packing(std::min(cpus, 2), 8, &costs).field == "fork_pack_util");
+  const real::Measurement pack = real::calib::measure_fork_packing(std::min(cpus, 2), 1, &costs);
+  CHECK(pack.field == "fork_pack_util");
+  CHECK(pack.median >= 0.0);
+  CHECK(pack.median <= 1.0);
   const real::Measurement m = real::calib::fork_activate_field(costs, 0.0);
   CHECK(m.field == "fork_activate");
   CHECK(m.median >= 0.0);
   CHECK(m.median < 5e-3);
   if (cpus >= 2)
-    CHECK((m.method.find("the fork_pack_util experiment's creations") != std::string::npos ||
+    CHECK((m.method.find("creations of the fork_pack_util step") != std::string::npos ||
            m.method.find("too few") != std::string::npos));
 }
 
