@@ -43,8 +43,10 @@
 // Left out: the neighbour's own quota and cpuset, its threads' migrations,
 // PELT averaging of the group loads, periodic load balancing between the
 // CPUs, and nested groups. The neighbour's threads are not simulated
-// threads: the kernel only sees their CPU as busy (it is never idle for
-// wake-up placement) and loses it to them when this model says so.
+// threads: the kernel sees their CPU as busy (it is never idle for wake-up
+// placement), adds their group entity to that CPU's PELT sums (Kernel::Cpu
+// nb_util, nb_load: fork balancing and packing read them) and loses the CPU
+// to them when this model says so.
 //
 // Interface: the kernel tells a GroupShare when the scenario group becomes
 // runnable on a CPU (enqueue) and when it stops being runnable there
@@ -87,6 +89,9 @@ class GroupShare {
 
   // Neighbour threads on CPU `cpu` (0: the scenario has it alone).
   int neighbours_on(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)].threads; }
+  // The neighbour's group weight on CPU `cpu` (calc_group_shares; 0 without
+  // neighbour threads there).
+  std::int64_t neighbour_weight(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)].wn; }
   // The scenario's group became runnable on `cpu` (its first runnable thread
   // there). True: it runs now (no neighbour there, or it preempts it).
   bool enqueue(int cpu);

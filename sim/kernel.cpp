@@ -46,8 +46,13 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
     gs_ = std::make_unique<GroupShare>(engine_, gp, cpu_count(), &Kernel::on_group_share,
                                        &Kernel::group_runnable_on, this);
     for (int i = 0; i < cpu_count(); ++i) {
-      cpus_[static_cast<std::size_t>(i)].neighbours = gs_->neighbours_on(i);
-      cpus_[static_cast<std::size_t>(i)].foreign = gs_->neighbours_on(i) > 0;
+      Cpu& c = cpus_[static_cast<std::size_t>(i)];
+      c.neighbours = gs_->neighbours_on(i);
+      c.foreign = c.neighbours > 0;
+      // The neighbour ran here alone before the run: its utilization has
+      // reached the whole CPU.
+      c.nb_util = c.foreign ? 1.0 : 0.0;
+      c.nb_load = static_cast<double>(gs_->neighbour_weight(i)) / 1024.0;
     }
   }
   for (Cpu& c : cpus_) reindex(c);
@@ -547,6 +552,7 @@ void Kernel::pelt_cpu_update(Cpu& c) {
   c.util = c.util * y + (1.0 - y) * c.pelt_running;
   c.runnable = c.runnable * y + (1.0 - y) * c.pelt_runnable;
   c.load = c.load * y + (1.0 - y) * c.pelt_runnable;
+  if (c.neighbours > 0) c.nb_util = c.nb_util * y + (1.0 - y) * (c.foreign ? 1.0 : 0.0);
   c.pelt_t = t;
 }
 
@@ -730,7 +736,7 @@ void Kernel::reindex(Cpu& c) {
 double Kernel::cpu_util(int cpu) {
   Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
   pelt_cpu_update(c);
-  return c.util;
+  return c.util + c.nb_util;
 }
 
 // A group of one CPU as sched_balance_find_dst_group sees it (fair.c:
@@ -814,8 +820,11 @@ int Kernel::fork_cpu(int creator_cpu) {
   Cpu& idlest = cpus_[static_cast<std::size_t>(other)];
   pelt_cpu_update(local);
   pelt_cpu_update(idlest);
-  const GroupStats l = group_stats(cpu_load(local), local.util, local.runnable, local.load);
-  const GroupStats i = group_stats(cpu_load(idlest), idlest.util, idlest.runnable, idlest.load);
+  const GroupStats l = group_stats(cpu_load(local), local.util + local.nb_util,
+                                   local.runnable + local.neighbours, local.load + local.nb_load);
+  const GroupStats i =
+      group_stats(cpu_load(idlest), idlest.util + idlest.nb_util,
+                  idlest.runnable + idlest.neighbours, idlest.load + idlest.nb_load);
   if (l.type != i.type) return l.type < i.type ? creator_cpu : other;
   if (l.type == GroupType::has_spare)
     return (l.idle ? 1 : 0) >= (i.idle ? 1 : 0) ? creator_cpu : other;
@@ -1823,12 +1832,14 @@ void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
 void Kernel::group_idle(Cpu& c) {
   if (c.neighbours == 0) return;
   gs_->dequeue(static_cast<int>(&c - cpus_.data()));
+  pelt_cpu_update(c);
   c.foreign = true;
   reindex(c);
 }
 
 void Kernel::group_runnable(Cpu& c) {
   if (!gs_->enqueue(static_cast<int>(&c - cpus_.data()))) return;
+  pelt_cpu_update(c);
   c.foreign = false;
   reindex(c);
   if (c.state == CpuState::idle) pick_next(c);
@@ -1844,6 +1855,7 @@ int Kernel::group_runnable_on(const void* self, int cpu) {
 void Kernel::on_group_share(void* self, int cpu, bool run) {
   auto& k = *static_cast<Kernel*>(self);
   Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  k.pelt_cpu_update(c);
   if (run) {  // the scenario's group entity was picked at the root
     c.foreign = false;
     k.reindex(c);

@@ -698,6 +698,12 @@ class Kernel {
     // (1 = 1024 in the kernel), as of pelt_t; how many of those threads run
     // and are runnable since (pelt_cpu_update).
     double util = 0, runnable = 0, load = 0;
+    // The neighbour's group entity's share of this CPU's sums (the kernel's
+    // root cfs_rq holds both groups): its utilization, the PELT average of
+    // the time it held the CPU (`foreign`, as of pelt_t); always runnable,
+    // it adds its thread count to the runnable sum and its group weight
+    // here (GroupShare::neighbour_weight / 1024) to the load.
+    double nb_util = 0, nb_load = 0;
     Duration pelt_t{0};
     int pelt_running = 0, pelt_runnable = 0;
     int kstacks = 0;  // freed kernel stacks cached here (machine.kstack_cache)

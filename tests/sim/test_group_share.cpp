@@ -65,3 +65,18 @@ TEST_CASE(
   CHECK(compute_metrics(with_neighbour(1, 1, 1024, 4096, w))[Metric::latency_mean] ==
         Approx(0.005).epsilon(0.05));
 }
+
+TEST_CASE("group_share: new threads spread over CPUs that each hold a neighbour thread",
+          "[group_share]") {
+  // Two neighbour threads, one per CPU, two workers with 400 ms each. The
+  // root run queue of each CPU carries the neighbour's utilization (its
+  // group entity runs there all the time), so the creator's CPU is the
+  // busier group (sched_balance_find_dst_group) and the second worker
+  // starts on the other CPU: each CPU splits 1:1 between the neighbour
+  // (1024 x 1/2) and the scenario (1024 x 1/2, a runnable thread on each
+  // CPU), 800 ms. Counting only the scenario's own threads, both CPUs
+  // looked idle-ish, both workers stayed beside their creator and shared
+  // its CPU's two thirds: 1.2 s.
+  CHECK(makespan(with_neighbour(2, 2, 1024, 1024, batch(2, 400ms), 2)) ==
+        Approx(0.8).epsilon(0.02));
+}
