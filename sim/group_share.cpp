@@ -15,11 +15,12 @@ constexpr std::int64_t kMinShares = 2;     // MIN_SHARES
 }  // namespace
 
 GroupShare::GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count,
-                       void* ctx)
+                       Load load, void* ctx)
     : engine_(engine),
       p_(p),
       hook_(hook),
       count_(count),
+      load_(load),
       ctx_(ctx),
       cpus_(static_cast<std::size_t>(cpus)) {
   if (p_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
@@ -47,13 +48,16 @@ GroupShare::~GroupShare() {
 
 Duration GroupShare::vslice(std::int64_t w) const { return p_.slice * kNice0Load / w; }
 
-// calc_group_shares with instantaneous loads: shares * here / everywhere.
+// calc_group_shares: shares * load here / the group's load everywhere,
+// where the load here is the larger of its runnable weight and its PELT
+// load average, and elsewhere each CPU's load average (tg->load_avg).
 std::int64_t GroupShare::scenario_weight(int cpu) const {
-  const std::int64_t here = std::max(1, count_(ctx_, cpu));
-  std::int64_t total = 0;
+  const double here = std::max<double>(std::max(1, count_(ctx_, cpu)), load_(ctx_, cpu));
+  double total = here;
   for (int j = 0; j < static_cast<int>(cpus_.size()); ++j)
-    total += j == cpu ? here : count_(ctx_, j);
-  return std::clamp<std::int64_t>(p_.shares * here / total, kMinShares, p_.shares);
+    if (j != cpu) total += load_(ctx_, j);
+  const auto w = static_cast<std::int64_t>(static_cast<double>(p_.shares) * here / total);
+  return std::clamp<std::int64_t>(w, kMinShares, p_.shares);
 }
 
 // update_curr of the running entity (calc_delta_fair).

@@ -10,9 +10,11 @@
 //   CPU-bound threads sit round-robin on the CPUs (the load balancer keeps
 //   them spread) and are always runnable: its weight on a CPU is shares_n *
 //   (its threads there) / N. The scenario's weight on a CPU is shares_s *
-//   (its runnable threads there) / (its runnable threads on every CPU), the
-//   instantaneous counts (the kernel uses max(load.weight, load_avg) here and
-//   the PELT-averaged tg->load_avg elsewhere: simplified to counts). Weights
+//   load_here / (load_here + its PELT load on every other CPU), load_here
+//   being the larger of its runnable count there and its PELT load there
+//   (max(load.weight, load_avg) against tg->load_avg; the kernel updates
+//   tg->load_avg lazily, the model reads the averages as of now; until
+//   2026-12-05 the instantaneous counts). Weights
 //   are brought up to date where the kernel calls update_cfs_group: at the
 //   tick and at the group's enqueue.
 // - Between the two group entities the root runs EEVDF: vruntime advances by
@@ -41,12 +43,10 @@
 // grow.
 //
 // Left out: the neighbour's own quota and cpuset, its threads' migrations,
-// PELT averaging of the group loads, periodic load balancing between the
-// CPUs, and nested groups. The neighbour's threads are not simulated
-// threads: the kernel sees their CPU as busy (it is never idle for wake-up
-// placement), adds their group entity to that CPU's PELT sums (Kernel::Cpu
-// nb_util, nb_load: fork balancing and packing read them) and loses the CPU
-// to them when this model says so.
+// periodic load balancing between the CPUs, and nested groups. The neighbour's threads are not
+// simulated threads: the kernel sees their CPU as busy (it is never idle for wake-up placement),
+// adds their group entity to that CPU's PELT sums (Kernel::Cpu nb_util, nb_load: fork balancing and
+// packing read them) and loses the CPU to them when this model says so.
 //
 // Interface: the kernel tells a GroupShare when the scenario group becomes
 // runnable on a CPU (enqueue) and when it stops being runnable there
@@ -79,9 +79,12 @@ class GroupShare {
   using Hook = void (*)(void* ctx, int cpu, bool run);
   // The scenario's runnable threads on CPU `cpu` (queued or running).
   using Count = int (*)(const void* ctx, int cpu);
+  // The PELT load average of the scenario's threads on CPU `cpu`, now (in
+  // threads: 1 = one always-runnable nice-0 thread).
+  using Load = double (*)(const void* ctx, int cpu);
 
   // Throws std::invalid_argument for a non-positive slice or share.
-  GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count,
+  GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count, Load load,
              void* ctx);
   GroupShare(const GroupShare&) = delete;
   GroupShare& operator=(const GroupShare&) = delete;
@@ -133,6 +136,7 @@ class GroupShare {
   GroupShareParams p_;
   Hook hook_;
   Count count_;
+  Load load_;
   void* ctx_;
   std::vector<Cpu> cpus_;
 };

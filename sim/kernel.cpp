@@ -44,7 +44,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
         limits.shares, limits.neighbour->shares, limits.neighbour->threads, m_.slice, m_.tick,
         tick_offset_};
     gs_ = std::make_unique<GroupShare>(engine_, gp, cpu_count(), &Kernel::on_group_share,
-                                       &Kernel::group_runnable_on, this);
+                                       &Kernel::group_runnable_on, &Kernel::group_load_on, this);
     for (int i = 0; i < cpu_count(); ++i) {
       Cpu& c = cpus_[static_cast<std::size_t>(i)];
       c.neighbours = gs_->neighbours_on(i);
@@ -1850,6 +1850,17 @@ int Kernel::group_runnable_on(const void* self, int cpu) {
   const Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
   if (c.throttled) return 0;
   return static_cast<int>(rq_size(c)) + (c.state != CpuState::idle ? 1 : 0);
+}
+
+// The scenario's PELT load average on the CPU, brought up to now without
+// changing it (pelt_cpu_update's arithmetic).
+double Kernel::group_load_on(const void* self, int cpu) {
+  const auto& k = *static_cast<const Kernel*>(self);
+  const Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  const Duration t = k.now();
+  if (t <= c.pelt_t) return c.load;
+  const double y = pelt_decay(t - c.pelt_t);
+  return c.load * y + (1.0 - y) * c.pelt_runnable;
 }
 
 void Kernel::on_group_share(void* self, int cpu, bool run) {

@@ -80,3 +80,20 @@ TEST_CASE("group_share: new threads spread over CPUs that each hold a neighbour 
   CHECK(makespan(with_neighbour(2, 2, 1024, 1024, batch(2, 400ms), 2)) ==
         Approx(0.8).epsilon(0.02));
 }
+
+TEST_CASE(
+    "group_share: the scenario's weight on a CPU follows its PELT loads, so a thread that ran "
+    "briefly on the other CPU keeps weighing after it blocked",
+    "[group_share]") {
+  // A neighbour thread on each of 2 CPUs (weight 512 each); two workers,
+  // 400 ms and 10 ms. calc_group_shares divides the scenario's shares by
+  // its load on every CPU as PELT averages it (tg->load_avg). While the short
+  // task runs (20 ms at 1:1) both CPUs weigh 512; then the long task's CPU
+  // gets 2/3 from the runnable counts (608 ms in all), but by PELT the
+  // other CPU's load L decays from 1 with a 32 ms half-life and the weight
+  // is 1024 / (1 + L): a share of 2 / (3 + L), short of 2/3 by 2L / (3(3 +
+  // L)), whose integral is (2 tau / 3) ln(4/3) = 8.9 ms of CPU (tau = 32 ms
+  // / ln 2), 13.3 ms at 2/3: 621 ms.
+  const Workload w = make_workload(ArrivalKind::batch, {}, {400ms, 10ms});
+  CHECK(makespan(with_neighbour(2, 2, 1024, 1024, w, 2)) == Approx(0.621).epsilon(0.01));
+}
