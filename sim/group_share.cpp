@@ -111,13 +111,18 @@ void GroupShare::reweight(Cpu& c, std::int64_t w) {
 }
 
 // pick_eevdf between the two queued entities: the current one while it is
-// protected (RUN_TO_PARITY), else the eligible one with the earlier
-// deadline; on a tie the one that is not running.
+// eligible and protected (RUN_TO_PARITY; __pick_eevdf drops a current
+// entity that is no longer eligible before it looks at the protection, so
+// a woken entity whose lag pulled V below the current one takes the CPU),
+// else the eligible one with the earlier deadline; on a tie the one that is
+// not running. Until 2026-12-05 the protection held an ineligible current
+// entity too (docs/containers.md, "The neighbour in each CPU's averages").
 bool GroupShare::pick_scenario(const Cpu& c) const {
-  const Duration v_cur = c.scenario_cur ? c.vs : c.vn;
-  if (v_cur < c.prot) return c.scenario_cur;
   const Duration v = avg_v(c);
   const bool s_ok = c.vs <= v, n_ok = c.vn <= v;
+  const bool cur_ok = c.scenario_cur ? s_ok : n_ok;
+  const Duration v_cur = c.scenario_cur ? c.vs : c.vn;
+  if (cur_ok && v_cur < c.prot) return c.scenario_cur;
   if (s_ok != n_ok) return s_ok;
   if (c.scenario_cur) return c.ds < c.dn;
   return c.ds <= c.dn;
@@ -173,21 +178,23 @@ bool GroupShare::enqueue(int cpu) {
   c.ds = c.vs + vslice(c.ws);
   c.queued = true;
   // check_preempt_wakeup_fair: update_curr may find the neighbour past its
-  // deadline (then it reschedules); else its protection holds until it has
-  // run the slice it was picked with.
+  // deadline (update_deadline gives it a new one and reschedules: a pick
+  // follows, and a neighbour picked again is protected anew); else the pick
+  // keeps it while it is eligible and has not run the slice it was picked
+  // with (its protection), and an ineligible one is not protected.
   bool forced = false;
   if (c.vn >= c.dn) {
     c.dn = c.vn + vslice(c.wn);
     forced = true;
   }
-  const bool protected_now = !forced && c.vn < c.prot;
-  if (!protected_now && pick_scenario(c)) {
+  if (pick_scenario(c)) {
     c.scenario_cur = true;
     c.prot = c.ds;
     c.since = engine_.now();
     arm(cpu);
     return true;
   }
+  if (forced) c.prot = c.dn;  // set_protect_slice at the neighbour's re-pick
   arm(cpu);
   return false;
 }
