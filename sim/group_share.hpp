@@ -79,9 +79,9 @@ class GroupShare {
   using Hook = void (*)(void* ctx, int cpu, bool run);
   // The scenario's runnable threads on CPU `cpu` (queued or running).
   using Count = int (*)(const void* ctx, int cpu);
-  // The PELT load average of the scenario's threads on CPU `cpu`, now (in
-  // threads: 1 = one always-runnable nice-0 thread).
-  using Load = double (*)(const void* ctx, int cpu);
+  // The PELT load average of the scenario's threads on CPU `cpu`, brought
+  // up to now (in threads: 1 = one always-runnable nice-0 thread).
+  using Load = double (*)(void* ctx, int cpu);
 
   // Throws std::invalid_argument for a non-positive slice or share.
   GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count, Load load,

@@ -1852,15 +1852,12 @@ int Kernel::group_runnable_on(const void* self, int cpu) {
   return static_cast<int>(rq_size(c)) + (c.state != CpuState::idle ? 1 : 0);
 }
 
-// The scenario's PELT load average on the CPU, brought up to now without
-// changing it (pelt_cpu_update's arithmetic).
-double Kernel::group_load_on(const void* self, int cpu) {
-  const auto& k = *static_cast<const Kernel*>(self);
-  const Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
-  const Duration t = k.now();
-  if (t <= c.pelt_t) return c.load;
-  const double y = pelt_decay(t - c.pelt_t);
-  return c.load * y + (1.0 - y) * c.pelt_runnable;
+// The scenario's PELT load average on the CPU, brought up to now.
+double Kernel::group_load_on(void* self, int cpu) {
+  auto& k = *static_cast<Kernel*>(self);
+  Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
+  k.pelt_cpu_update(c);
+  return c.load;
 }
 
 void Kernel::on_group_share(void* self, int cpu, bool run) {

@@ -758,7 +758,7 @@ class Kernel {
   void timer_interrupt(Cpu& tc, int dest);
   static void on_group_share(void* self, int cpu, bool run);
   static int group_runnable_on(const void* self, int cpu);
-  static double group_load_on(const void* self, int cpu);
+  static double group_load_on(void* self, int cpu);
 
   // CPU state machine
   void account(Cpu& c);
