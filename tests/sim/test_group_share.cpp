@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "models/metrics.hpp"
+#include "sim/engine.hpp"
+#include "sim/group_share.hpp"
 #include "sim/simulate.hpp"
 #include "sim_fixtures.hpp"
 
@@ -96,4 +98,56 @@ TEST_CASE(
   // / ln 2), 13.3 ms at 2/3: 621 ms.
   const Workload w = make_workload(ArrivalKind::batch, {}, {400ms, 10ms});
   CHECK(makespan(with_neighbour(2, 2, 1024, 1024, w, 2)) == Approx(0.621).epsilon(0.01));
+}
+
+TEST_CASE(
+    "group_share: a neighbour that a woken entity's lag made ineligible is not protected by its "
+    "slice",
+    "[group_share]") {
+  // One CPU, one neighbour thread, equal weights, a 1.4 ms slice and 4 ms
+  // ticks, driven directly. The scenario's entity arrives at 0.5 ms behind
+  // the neighbour's first slice (protected: it waits), gets the CPU at the
+  // 4 ms tick, runs 0.1 ms and leaves with its lag (it waited 3.5 ms): 1.7
+  // ms. The neighbour, picked again, is protected for a new slice; the
+  // scenario's entity comes back at 4.2 ms, placed twice its lag before V
+  // (PLACE_LAG), which pulls V below the neighbour: __pick_eevdf drops an
+  // ineligible current entity before it looks at its protection, so the
+  // scenario's entity runs at once (until 2026-12-05 it waited for the
+  // neighbour's protection to end and the tick after it, 8 ms).
+  sim::Engine engine;
+  struct Driver {
+    sim::Engine* engine = nullptr;
+    sim::GroupShare* gs = nullptr;
+    std::vector<std::pair<Duration, bool>> turns;  // the root's switches at ticks
+    bool first = true, second = false;             // enqueue's answers
+  } d;
+  d.engine = &engine;
+  const sim::GroupShareParams p{1024, 1024, 1, Duration(1400us), Duration(4ms), Duration{0}};
+  sim::GroupShare gs(
+      engine, p, 1,
+      [](void* ctx, int, bool run) {
+        auto& dr = *static_cast<Driver*>(ctx);
+        dr.turns.emplace_back(dr.engine->now(), run);
+      },
+      [](const void*, int) { return 1; }, [](void*, int) { return 1.0; }, &d);
+  d.gs = &gs;
+  // Ops: 0 enqueue (first), 1 dequeue, 2 enqueue (second).
+  const auto op = [](void* ctx, std::uint64_t what) {
+    auto& dr = *static_cast<Driver*>(ctx);
+    if (what == 0) dr.first = dr.gs->enqueue(0);
+    if (what == 1) dr.gs->dequeue(0);
+    if (what == 2) dr.second = dr.gs->enqueue(0);
+  };
+  engine.at(Duration(500us), op, &d, 0);
+  engine.at(Duration(4100us), op, &d, 1);
+  engine.at(Duration(4200us), op, &d, 2);
+  engine.at(Duration(6ms), op, &d, 1);
+  engine.run();
+  const bool first = d.first, second = d.second;
+  const auto& turns = d.turns;
+  CHECK_FALSE(first);
+  REQUIRE(turns.size() == 1);
+  CHECK(turns[0].first == Duration(4ms));
+  CHECK(turns[0].second);
+  CHECK(second);
 }
