@@ -119,7 +119,7 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
         rq_push(cpus_[0], id);
         return id;
       }
-      cpus_[0].foreign = false;
+      set_foreign(cpus_[0], false);
     }
     cpus_[0].curr = id;
     start_on(cpus_[0], id);
@@ -820,11 +820,12 @@ int Kernel::fork_cpu(int creator_cpu) {
   Cpu& idlest = cpus_[static_cast<std::size_t>(other)];
   pelt_cpu_update(local);
   pelt_cpu_update(idlest);
-  const GroupStats l = group_stats(cpu_load(local), local.util + local.nb_util,
-                                   local.runnable + local.neighbours, local.load + local.nb_load);
-  const GroupStats i =
-      group_stats(cpu_load(idlest), idlest.util + idlest.nb_util,
-                  idlest.runnable + idlest.neighbours, idlest.load + idlest.nb_load);
+  // The root run queue's sums: the scenario's threads and the neighbour.
+  const auto stats = [](const Cpu& c) {
+    return group_stats(cpu_load(c), c.util + c.nb_util, c.runnable + c.neighbours,
+                       c.load + c.nb_load);
+  };
+  const GroupStats l = stats(local), i = stats(idlest);
   if (l.type != i.type) return l.type < i.type ? creator_cpu : other;
   if (l.type == GroupType::has_spare)
     return (l.idle ? 1 : 0) >= (i.idle ? 1 : 0) ? creator_cpu : other;
@@ -1829,18 +1830,21 @@ void Kernel::on_bandwidth(void* self, int cpu, bool throttle) {
 
 // ---- a noisy neighbour (the root's choice is in sim/group_share.cpp) -------
 
+void Kernel::set_foreign(Cpu& c, bool foreign) {
+  pelt_cpu_update(c);
+  c.foreign = foreign;
+}
+
 void Kernel::group_idle(Cpu& c) {
   if (c.neighbours == 0) return;
   gs_->dequeue(static_cast<int>(&c - cpus_.data()));
-  pelt_cpu_update(c);
-  c.foreign = true;
+  set_foreign(c, true);
   reindex(c);
 }
 
 void Kernel::group_runnable(Cpu& c) {
   if (!gs_->enqueue(static_cast<int>(&c - cpus_.data()))) return;
-  pelt_cpu_update(c);
-  c.foreign = false;
+  set_foreign(c, false);
   reindex(c);
   if (c.state == CpuState::idle) pick_next(c);
 }
@@ -1863,16 +1867,15 @@ double Kernel::group_load_on(void* self, int cpu) {
 void Kernel::on_group_share(void* self, int cpu, bool run) {
   auto& k = *static_cast<Kernel*>(self);
   Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
-  k.pelt_cpu_update(c);
   if (run) {  // the scenario's group entity was picked at the root
-    c.foreign = false;
+    k.set_foreign(c, false);
     k.reindex(c);
     if (c.state == CpuState::idle) k.pick_next(c);
     return;
   }
   // The neighbour's turn: the running thread is preempted and waits.
   POOLSIM_ASSERT(c.state != CpuState::waking, "the neighbour preempts a waking CPU");
-  c.foreign = true;
+  k.set_foreign(c, true);
   if (c.state == CpuState::running) {
     k.account(c);
     k.switch_out(c, false);

@@ -827,6 +827,9 @@ class Kernel {
   int fork_cpu(int creator_cpu);
   int select_cpu(int target) const;
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
+  // Every change of c.foreign after the start goes through it: the
+  // neighbour's PELT average (nb_util) is brought up to now first.
+  void set_foreign(Cpu& c, bool foreign);
   // PELT (kernel/sched/pelt.c): a CPU's sums and a thread's averages brought
   // up to now; a thread's averages moved to the sums of `cpu` (a placement
   // or a pull; the first one gives a new thread post_init_entity_util_avg's
