@@ -384,12 +384,6 @@ double kernel_util() {
   return -1;
 }
 
-void sleep_for_ns(std::int64_t ns) {
-  timespec rest{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-  while (nanosleep(&rest, &rest) != 0) {
-  }
-}
-
 // The fork-packing ramp (see the header): 250 ms of rest, then 24 steps of
 // 6 ms of CPU and 1 ms of sleep on CPU 0, each followed by one creation
 // from CPU 0 with both CPUs allowed. Appends one sample per creation that
@@ -401,7 +395,7 @@ void fork_ramp(int cpus, std::vector<PackSample>& samples, bool& kernel_view) {
   constexpr int kSteps = 24;  // 0 -> about 0.85 (the fixed point of 6 ms on, 1 ms off)
   std::thread creator([&] {
     pin_self(0);
-    sleep_for_ns(kRestNs);
+    sleep_until_ns(now_ns() + kRestNs);
     double util = 0;  // the arithmetic's view
     for (int step = 0; step < kSteps; ++step) {
       pin_self(0);
@@ -409,7 +403,7 @@ void fork_ramp(int cpus, std::vector<PackSample>& samples, bool& kernel_view) {
       while (thread_cpu_ns() - c0 < kSpinNs) {
       }
       const std::int64_t t1 = now_ns();
-      sleep_for_ns(kSleepNs);
+      sleep_until_ns(now_ns() + kSleepNs);
       const std::int64_t t2 = now_ns();
       util = pelt_after(util, t1 - t0, t2 - t1);
       unpin_self(cpus);
