@@ -491,6 +491,7 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // A delayed thread is still on its CPU's queue: ttwu_runnable wakes it in
   // place (requeue_delayed_entity), without select_task_rq.
   int c = t.delayed ? t.last_cpu : select_cpu(target);
+  const bool none_idle = !t.delayed && !cpu_idle(cpus_[static_cast<std::size_t>(c)]);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
   // on the waker's CPU while that CPU is lightly used and nothing is queued
@@ -502,6 +503,11 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   if (!t.delayed && pack_cpu >= 0 && c != pack_cpu &&
       cpu_idle(cpus_[static_cast<std::size_t>(c)]) && packs_wakes_onto(pack_cpu))
     c = pack_cpu;
+  // No CPU idle: this guest kernel (the same wake path as its packing:
+  // wake_pack_util > 0) moves the woken thread off a previous CPU that holds
+  // clearly more runnable threads than another (busy_wake_cpu), where
+  // select_idle_sibling keeps the previous CPU whatever its queue.
+  if (none_idle && m_.wake_pack_util > 0) c = busy_wake_cpu(c);
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
   if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
@@ -833,6 +839,31 @@ int Kernel::fork_cpu(int creator_cpu) {
   if (i.load >= l.load + kImbalance) return creator_cpu;
   if (100 * l.load <= kImbalancePct * i.load) return creator_cpu;
   return other;
+}
+
+// Where this guest kernel wakes a thread when no CPU is idle: its previous
+// CPU, unless that CPU is overloaded and another is not, the group types of
+// sched_balance_find_dst_group (a lower type wins; between equal types the
+// previous CPU stays) taken from the runnable threads alone: overloaded with
+// more runnable threads than CPUs (two or more on one CPU). Measured
+// 2026-12-06 (ftrace of the quickstart, 3 repetitions; docs/simulator.md,
+// "wake placement with no CPU idle"): a worker woken by the submitter while both CPUs ran
+// threads went to the other CPU in 14.3 of 18.6 wakes a repetition when its
+// previous CPU held the submitter and a worker the submitter had preempted
+// and the other CPU one worker, and stayed in 40.3 of 42 when the submitter
+// ran there alone; a worker whose previous CPU ran one worker stayed there
+// in 17.3 of 20.6 with the submitter alone on its CPU, 14.0 of 14.3 with a
+// preempted worker beside it. With both CPUs overloaded the kernel compares
+// PELT loads with a 17% margin; the model keeps the previous CPU (a
+// 200-thread pool's queues differ by far less).
+int Kernel::busy_wake_cpu(int prev) {
+  const auto overloaded = [&](int cpu) {
+    return cpu_load(cpus_[static_cast<std::size_t>(cpu)]) > 1;
+  };
+  if (!overloaded(prev)) return prev;
+  const int n = cpu_count();
+  const int least = load_idx_.first_from(load_idx_.min_level(), (prev + 1) % n);
+  return least >= 0 && !overloaded(least) ? least : prev;
 }
 
 void Kernel::place_new(ThreadId id, int creator_cpu) {

@@ -62,7 +62,9 @@
 //   queued and the current one's deadline or protection has passed.
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the first idle CPU scanning upwards from it, else the previous CPU's
-//   queue. A new thread (wake_up_new_task -> sched_balance_find_dst_cpu)
+//   queue (on a host that packs, wake_pack_util > 0, another CPU's if the
+//   previous one holds two or more runnable threads and that one at most
+//   one: busy_wake_cpu). A new thread (wake_up_new_task -> sched_balance_find_dst_cpu)
 //   stays on its creator's CPU unless an idle CPU, or one better by
 //   sched_balance_find_dst_group's group types and loads (PELT sums,
 //   imbalance_pct 117), is found (fork_cpu; on a host that packs,
@@ -842,6 +844,7 @@ class Kernel {
   double cpu_util(int cpu);
   // Wake-up packing holds a wake on `cpu` (wake_pack_util; kernel.cpp).
   bool packs_wakes_onto(int cpu);
+  int busy_wake_cpu(int prev);
   void reindex(Cpu& c);
   // A thread other than the main one starts: its malloc arena (memory).
   bool arena_on_thread_start();

@@ -173,6 +173,42 @@ TEST_CASE(
   CHECK(p.records[1].start - p.records[1].submit == 800us);
 }
 
+TEST_CASE(
+    "kernel.wake: with no CPU idle, a host that packs wakes the thread onto the CPU with the "
+    "fewest runnable threads",
+    "[mechanism]") {
+  // Two CPUs, zero costs, slice 1 ms, tickless. The submitter makes four
+  // threads at t = 0: A goes to the idle CPU 1, then B, C and W stay on the
+  // submitter's CPU 0 (fork_cpu: neither CPU idle, both with spare capacity).
+  // W computes 10 us, sleeps 1 ms and computes 10 us more. At its timer
+  // wake CPU 0 runs B or C with the other queued, CPU 1 runs A alone: no
+  // CPU is idle. Mainline (select_idle_sibling) queues W on its previous
+  // CPU 0; this guest kernel (wake_pack_util > 0) puts it on CPU 1.
+  MachineProfile m = zero_machine(2, 1ms, 0ns);
+  const Workload w =
+      phased({{cpu(20ms)}, {cpu(20ms)}, {cpu(20ms)}, {cpu(10us), wait(1ms), cpu(10us)}});
+  const auto second_run_cpu = [&](const RunResult& r) {
+    const TaskRecord& rec = r.records[3];
+    std::string track;
+    for (const TraceSpan& s : r.trace.spans)
+      if (r.trace.tracks[s.track].is_cpu && s.kind == SpanKind::running && s.thread == rec.worker &&
+          s.begin > rec.start + 1ms && track.empty())
+        track = r.trace.tracks[s.track].name;
+    return track;
+  };
+  const RunResult mainline = sim::simulate(tpt_scenario(m), w, sim::SimOptions{true});
+  m.wake_pack_util = 1e-9;
+  const RunResult packing = sim::simulate(tpt_scenario(m), w, sim::SimOptions{true});
+  INFO("mainline: W ends " << mainline.records[3].end.count() << " on " << second_run_cpu(mainline)
+                           << "; packing host: " << packing.records[3].end.count() << " on "
+                           << second_run_cpu(packing));
+  CHECK(second_run_cpu(mainline) == "cpu 0");
+  CHECK(second_run_cpu(packing) == "cpu 1");
+  // Queued behind one thread rather than two, it ends a millisecond sooner.
+  CHECK(mainline.records[3].end == Duration(3020us));
+  CHECK(packing.records[3].end == Duration(2020us));
+}
+
 TEST_CASE("kernel.wake: the waker pays wake_cost, plus wake_ipi for another CPU", "[mechanism]") {
   // A one-worker pool handed a 5 us task every 10 ms: each submit wakes the
   // sleeping worker. The submitter pays wake_cost per wake, plus wake_ipi
