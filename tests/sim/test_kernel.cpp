@@ -174,8 +174,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "kernel.wake: with no CPU idle, a host that packs wakes the thread onto the CPU with the "
-    "fewest runnable threads",
+    "kernel.wake: with no CPU idle, a host that packs wakes a thread off an overloaded CPU onto "
+    "one running a single thread",
     "[mechanism]") {
   // Two CPUs, zero costs, slice 1 ms, tickless. The submitter makes four
   // threads at t = 0: A goes to the idle CPU 1, then B, C and W stay on the
@@ -207,6 +207,20 @@ TEST_CASE(
   // Queued behind one thread rather than two, it ends a millisecond sooner.
   CHECK(mainline.records[3].end == Duration(3020us));
   CHECK(packing.records[3].end == Duration(2020us));
+  // Without C, CPU 0 holds only B at W's wake: not overloaded, so W stays
+  // queued there on either kernel, as on a CPU where nothing is overloaded.
+  const Workload two = phased({{cpu(20ms)}, {cpu(20ms)}, {cpu(10us), wait(1ms), cpu(10us)}});
+  const auto second_cpu_of = [&](const RunResult& r) {
+    const TaskRecord& rec = r.records[2];
+    for (const TraceSpan& s : r.trace.spans)
+      if (r.trace.tracks[s.track].is_cpu && s.kind == SpanKind::running && s.thread == rec.worker &&
+          s.begin > rec.start + 1ms)
+        return r.trace.tracks[s.track].name;
+    return std::string{};
+  };
+  CHECK(second_cpu_of(sim::simulate(tpt_scenario(m), two, sim::SimOptions{true})) == "cpu 0");
+  m.wake_pack_util = 0;
+  CHECK(second_cpu_of(sim::simulate(tpt_scenario(m), two, sim::SimOptions{true})) == "cpu 0");
 }
 
 TEST_CASE("kernel.wake: the waker pays wake_cost, plus wake_ipi for another CPU", "[mechanism]") {
