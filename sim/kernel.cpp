@@ -854,8 +854,8 @@ int Kernel::fork_cpu(int creator_cpu) {
 // ran there alone; a worker whose previous CPU ran one worker stayed there
 // in 17.3 of 20.6 with the submitter alone on its CPU, 14.0 of 14.3 with a
 // preempted worker beside it. With both CPUs overloaded the kernel compares
-// PELT loads with a 17% margin; the model keeps the previous CPU (a
-// 200-thread pool's queues differ by far less).
+// PELT loads with a 17% margin; the model keeps the previous CPU (not
+// traced).
 int Kernel::busy_wake_cpu(int prev) {
   const auto overloaded = [&](int cpu) {
     return cpu_load(cpus_[static_cast<std::size_t>(cpu)]) > 1;
