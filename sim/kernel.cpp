@@ -774,6 +774,39 @@ GroupStats group_stats(std::size_t nr, double util_sum, double runnable, double 
 }
 }  // namespace
 
+// The least loaded CPU other than `cpu`, by runnable threads (cpu_load):
+// the first at the lowest load level after `cpu` (wrapping), -1 with one
+// CPU. `cpu` itself is at a level of its own when it is the only one there.
+int Kernel::least_loaded_other(int cpu) {
+  const int n = cpu_count();
+  int other = -1;
+  for (int level = load_idx_.min_level(); level <= load_idx_.max_level(); ++level) {
+    const int j = load_idx_.first_from(level, (cpu + 1) % n);
+    if (j >= 0 && j != cpu) {
+      other = j;
+      break;
+    }
+  }
+#ifndef NDEBUG
+  {
+    // The index's answer is a scan's: the least loaded CPU other than
+    // `cpu`, the first after it on ties (wrapping).
+    std::size_t best_load = static_cast<std::size_t>(-1);
+    int scan = -1;
+    for (int i = 1; i < n; ++i) {
+      const int j = (cpu + i) % n;
+      const std::size_t load = cpu_load(cpus_[static_cast<std::size_t>(j)]);
+      if (load < best_load) {
+        best_load = load;
+        scan = j;
+      }
+    }
+    POOLSIM_ASSERT(scan == other, "load index disagrees with the CPUs");
+  }
+#endif
+  return other;
+}
+
 // Where a new thread starts (wake_up_new_task -> select_task_rq_fair with
 // WF_FORK -> sched_balance_find_dst_cpu). A host that packs (fork_pack_util)
 // keeps it on the creator's CPU while that CPU is lightly used and nothing
@@ -787,41 +820,11 @@ GroupStats group_stats(std::size_t nr, double util_sum, double runnable, double 
 // kernel compares every CPU's group type and PELT sums): exact on 2 CPUs,
 // O(1) on many.
 int Kernel::fork_cpu(int creator_cpu) {
-  const int n = cpu_count();
-  const int from = creator_cpu >= 0 ? creator_cpu : 0;
-  if (creator_cpu < 0) return load_idx_.first_from(load_idx_.min_level(), from);
+  if (creator_cpu < 0) return load_idx_.first_from(load_idx_.min_level(), 0);
   Cpu& local = cpus_[static_cast<std::size_t>(creator_cpu)];
   if (m_.fork_pack_util > 0 && rq_empty(local) && cpu_util(creator_cpu) < m_.fork_pack_util)
     return creator_cpu;
-  if (n == 1) return creator_cpu;
-  // The other CPU compared: the first at the lowest load level after the
-  // creator's (wrapping); the creator's own CPU is at a level of its own
-  // when it is the only one there.
-  int other = -1;
-  for (int level = load_idx_.min_level(); level <= load_idx_.max_level(); ++level) {
-    const int j = load_idx_.first_from(level, (from + 1) % n);
-    if (j >= 0 && j != creator_cpu) {
-      other = j;
-      break;
-    }
-  }
-#ifndef NDEBUG
-  {
-    // The index's answer is a scan's: the least loaded CPU other than the
-    // creator's, the first after it on ties (wrapping).
-    std::size_t best_load = static_cast<std::size_t>(-1);
-    int scan = -1;
-    for (int i = 1; i < n; ++i) {
-      const int j = (from + i) % n;
-      const std::size_t load = cpu_load(cpus_[static_cast<std::size_t>(j)]);
-      if (load < best_load) {
-        best_load = load;
-        scan = j;
-      }
-    }
-    POOLSIM_ASSERT(scan == other, "load index disagrees with the CPUs");
-  }
-#endif
+  const int other = least_loaded_other(creator_cpu);  // -1 with one CPU
   if (other < 0) return creator_cpu;
   Cpu& idlest = cpus_[static_cast<std::size_t>(other)];
   pelt_cpu_update(local);
@@ -861,8 +864,7 @@ int Kernel::busy_wake_cpu(int prev) {
     return cpu_load(cpus_[static_cast<std::size_t>(cpu)]) > 1;
   };
   if (!overloaded(prev)) return prev;
-  const int n = cpu_count();
-  const int least = load_idx_.first_from(load_idx_.min_level(), (prev + 1) % n);
+  const int least = least_loaded_other(prev);
   return least >= 0 && !overloaded(least) ? least : prev;
 }
 

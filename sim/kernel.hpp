@@ -827,6 +827,7 @@ class Kernel {
   void charge_waker(Duration cost);
   void place_new(ThreadId t, int creator_cpu);
   int fork_cpu(int creator_cpu);
+  int least_loaded_other(int cpu);
   int select_cpu(int target) const;
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   // Every change of c.foreign after the start goes through it: the
