@@ -56,6 +56,19 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
     }
   }
   for (Cpu& c : cpus_) reindex(c);
+  if (m_.tick > Duration{0}) {
+    // The domain's balance_interval starts at its CPU count in ms (sd_init:
+    // min_interval = sd_weight); each CPU last balanced somewhere within
+    // its first busy interval before the run.
+    for (int i = 0; i < cpu_count(); ++i) {
+      Cpu& c = cpus_[static_cast<std::size_t>(i)];
+      c.balance_ms = cpu_count();
+      const double phase = std::fmod(opt.balance_phase + 0.6180339887498949 * i, 1.0);
+      const auto back =
+          static_cast<std::int64_t>(phase * static_cast<double>(busy_balance_ticks(c)));
+      c.last_balance = tick_offset_ - m_.tick * (back + 1);
+    }
+  }
   if (limits.cpus) {
     const BandwidthParams bp{
         Duration{std::llround(*limits.cpus * static_cast<double>(limits.period.count()))},
@@ -644,6 +657,7 @@ void Kernel::set_cpu_state(Cpu& c, CpuState s) {
   // OS noise runs on busy time: a CPU that starts running a thread arms its
   // next interruption unless one is pending; one that goes idle drops it (a
   // Poisson process has no memory, so the next busy stretch draws anew).
+  if (s == CpuState::running) arm_busy_balance(c);
   if (!noise_.on()) return;
   if (s == CpuState::idle) {
     engine_.cancel(c.noise_ev);
@@ -1323,12 +1337,16 @@ bool Kernel::pull(Cpu& c, bool periodic) {
   expire_delayed(s);
   // The thread queued longest ago: detach_tasks takes from the tail of the
   // most-recently-used cfs_tasks list.
-  const RqEntry& oldest = s.rq.oldest();
+  migrate_queued(s, s.rq.oldest(), c);
+  return true;
+}
+
+void Kernel::migrate_queued(Cpu& s, const RqEntry& entry, Cpu& c) {
   // update_entity_lag at the dequeue: V - v, clamped to
   // the largest slice plus TICK_NSEC (6.18's update_entity_lag).
   const Duration limit = m_.slice + m_.tick;
-  const Duration lag = std::clamp(avg_vruntime(s) - oldest.v, -limit, limit);
-  const RqEntry e = rq_take(s, oldest);
+  const Duration lag = std::clamp(avg_vruntime(s) - entry.v, -limit, limit);
+  const RqEntry e = rq_take(s, entry);
   if (s.foreign && rq_empty(s)) group_idle(s);
   Thread& t = threads_[e.t];
   // place_entity on this CPU; PLACE_REL_DEADLINE keeps the deadline's
@@ -1338,7 +1356,147 @@ bool Kernel::pull(Cpu& c, bool periodic) {
   t.cpu = static_cast<int>(&c - cpus_.data());
   pelt_attach(e.t, t.cpu);
   rq_push(c, e.t);
-  return true;
+}
+
+namespace {
+// sd_init (kernel/sched/topology.c): a busy CPU balances busy_factor times
+// less often than an idle one; sysctl_sched_nr_migrate: the most queued
+// threads one balance looks at (env->loop_max).
+constexpr std::int64_t kBusyFactor = 16;
+constexpr std::size_t kNrMigrate = 32;
+}  // namespace
+
+// get_sd_balance_interval(sd, busy): balance_interval x busy_factor ms in
+// jiffies, rounded up (msecs_to_jiffies), less one (since 5.10, so that the
+// levels' periods are not multiples of each other), clamped to one jiffy
+// and max_load_balance_interval (HZ x CPUs / 10). On this 2-CPU host with
+// HZ 250: 7 ticks (28 ms) after a balance that found an imbalance, 15 (60
+// ms) once balanced.
+std::int64_t Kernel::busy_balance_ticks(const Cpu& c) const {
+  const std::int64_t tick = m_.tick.count();
+  const std::int64_t ms = std::int64_t{1'000'000} * c.balance_ms * kBusyFactor;
+  const std::int64_t hz = std::max<std::int64_t>(1, std::int64_t{1'000'000'000} / tick);
+  const std::int64_t most = std::max<std::int64_t>(1, hz * cpu_count() / 10);
+  return std::clamp<std::int64_t>((ms + tick - 1) / tick - 1, 1, most);
+}
+
+void Kernel::arm_busy_balance(Cpu& c) {
+  if (m_.tick <= Duration{0} || cpu_count() < 2 || c.balance_ev.valid()) return;
+  const Duration due = c.last_balance + m_.tick * busy_balance_ticks(c);
+  const Duration at = std::max(due, round_to_tick(now()));
+  c.balance_ev =
+      engine_.at(at, &Kernel::on_busy_balance, this, static_cast<std::uint64_t>(&c - cpus_.data()));
+}
+
+// The tick at which a CPU's balance is due (sched_balance_trigger ->
+// SCHED_SOFTIRQ -> sched_balance_domains): a CPU running a thread balances
+// as busy; one that is not lets its next run arm the balance again (an idle
+// CPU's balancing is the newidle and nohz paths').
+void Kernel::on_busy_balance(void* self, std::uint64_t cpu) {
+  auto& k = *static_cast<Kernel*>(self);
+  Cpu& c = k.cpus_[cpu];
+  c.balance_ev = {};
+  if (c.state != CpuState::running || c.foreign) return;
+  k.busy_balance(c);
+  c.last_balance = k.now();
+  k.arm_busy_balance(c);
+}
+
+// sched_balance_rq for a busy CPU (CPU_NOT_IDLE) in the model's one domain,
+// each CPU a group (fair.c, 6.18: update_sd_lb_stats, update_sd_pick_busiest,
+// sched_balance_find_src_group, calculate_imbalance, detach_tasks). Each
+// CPU's group type and load come from its root run queue's PELT sums
+// (group_stats, as fork_cpu's). The busiest is the other CPU of the highest
+// group type, then the highest load (the first after this one on ties); a
+// busy CPU pulls only from an overloaded one, and, itself overloaded, only
+// when the busiest's load exceeds its own by imbalance_pct and its own is
+// below the average. The amount: with spare capacity here, the capacity
+// left (migrate_util, by the threads' utilization: a domain without a
+// shared last-level cache, as this host's, whose CPUs report no caches);
+// else enough load to bring both towards the average (migrate_load, the
+// smaller of the busiest's excess and this CPU's shortfall). detach_tasks
+// then looks at up to sysctl_sched_nr_migrate queued threads, least
+// recently queued first, skips the cache-hot (ran within cache_hot_time,
+// until more than cache_nice_tries balances failed) and any whose share
+// (halved per failed balance: shr_bound) exceeds what is left to move, and
+// moves the rest until that is used up. A balance that found an imbalance
+// resets the interval to its shortest, a balanced one doubles it (up to
+// twice the CPU count in ms). Left out: active balancing (pushing a running
+// thread after cache_nice_tries + 2 failures) and the balance's own CPU
+// time.
+bool Kernel::busy_balance(Cpu& l) {
+  const int n = cpu_count();
+  const int li = static_cast<int>(&l - cpus_.data());
+  const auto stats = [](const Cpu& c) {
+    return group_stats(cpu_load(c), c.util + c.nb_util, c.runnable + c.neighbours,
+                       c.load + c.nb_load);
+  };
+  double total = 0;
+  int src = -1;
+  GroupStats local{}, busiest{};
+  for (int k = 0; k < n; ++k) {
+    const int j = (li + k) % n;
+    Cpu& o = cpus_[static_cast<std::size_t>(j)];
+    pelt_cpu_update(o);
+    const GroupStats g = stats(o);
+    total += g.load;
+    if (j == li) {
+      local = g;
+      continue;
+    }
+    if (o.throttled || rq_empty(o)) continue;  // nothing of the scenario's to pull
+    if (src < 0 || g.type > busiest.type || (g.type == busiest.type && g.load > busiest.load)) {
+      src = j;
+      busiest = g;
+    }
+  }
+  const double avg = total / n;
+  bool unbalanced = src >= 0 && busiest.type == GroupType::overloaded && local.type <= busiest.type;
+  if (unbalanced && local.type == GroupType::overloaded)
+    unbalanced = local.load < busiest.load && local.load < avg &&
+                 100 * busiest.load > kImbalancePct * local.load;
+  const bool by_util = local.type == GroupType::has_spare;
+  double imbalance = 0;
+  if (unbalanced) {
+    imbalance = by_util ? std::max(1.0, local.util) - local.util
+                        : std::min(busiest.load - avg, avg - local.load);
+    unbalanced = imbalance > 0;
+  }
+  if (!unbalanced) {  // out_balanced
+    l.lb_failed = 0;
+    if (l.balance_ms < 2 * n) l.balance_ms *= 2;
+    return false;
+  }
+  l.balance_ms = n;  // "we were unbalanced, so reset the balancing interval"
+  Cpu& s = cpus_[static_cast<std::size_t>(src)];
+  account(s);
+  note_update(s);  // update_curr in dequeue_entity
+  expire_delayed(s);
+  account(l);
+  note_update(l);  // update_curr in enqueue_entity
+  // The least recently queued first: the tail of the cfs_tasks list.
+  std::vector<RqEntry> cand;
+  cand.reserve(rq_size(s));
+  s.rq.for_each([&](const RqEntry& e) { cand.push_back(e); });
+  const std::size_t look = std::min({kNrMigrate, cand.size(), cpu_load(s)});
+  std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(look), cand.end(),
+                    [](const RqEntry& a, const RqEntry& b) { return a.seq < b.seq; });
+  const int failed = std::min(l.lb_failed, 62);
+  int moved = 0;
+  for (std::size_t i = 0; i < look && imbalance > 0; ++i) {
+    Thread& t = threads_[cand[i].t];
+    if (t.ran && now() - t.ran_until < m_.cache_hot_time && l.lb_failed <= kCacheNiceTries)
+      continue;  // task_hot
+    pelt_thread_update(t);
+    const double share = by_util ? t.pelt_util : std::max(t.pelt_load, 1.0 / 1024);
+    if (std::ldexp(share, -failed) > imbalance) continue;
+    migrate_queued(s, cand[i], l);
+    imbalance -= share;
+    ++moved;
+  }
+  l.lb_failed = moved > 0 ? 0 : l.lb_failed + 1;
+  if (moved > 0) arm(l);  // threads queued behind the current one: its slice end counts
+  return moved > 0;
 }
 
 // ---- the CPU state machine ---------------------------------------------------

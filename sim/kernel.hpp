@@ -126,6 +126,13 @@
 //   has a thread queued while another CPU is idle, each idle CPU pulls the
 //   same way, but not a thread that ran within cache_hot_time until more
 //   than one such attempt of that CPU failed (task_hot, cache_nice_tries).
+// - Busy balancing (busy_balance): a CPU running a thread balances at the
+//   tick every get_sd_balance_interval(sd, busy) (CPU count ms x
+//   busy_factor 16, in jiffies less one; doubled while balanced), pulling
+//   from an overloaded CPU the queued threads least recently queued, not
+//   cache-hot, until the load (or, with spare capacity here, utilization)
+//   that evens the two is moved (sched_balance_rq, calculate_imbalance,
+//   detach_tasks).
 // - PELT (kernel/sched/pelt.c): every thread's utilization, runnable and
 //   load averages (weights halving every 32 ms, continuous time), a CPU's
 //   the sums over the threads attached to it: taken along by a thread that
@@ -195,8 +202,7 @@
 // Left out (documented in docs/simulator.md): nice levels and weights,
 // a delayed sleeper's weight in V and its own pick (DELAY_DEQUEUE, above),
 // SMT/LLC topology (all CPUs share a cache, select_idle_sibling scans all),
-// periodic load balancing of busy CPUs (only newidle pulls), cache-hot
-// resistance to migration, and the memory of exited threads' stacks kept in
+// active balancing (pushing a running thread), and the memory of exited threads' stacks kept in
 // glibc's stack cache.
 //
 // Invariants (POOLSIM_ASSERT, checked in Debug and sanitizer builds): a
@@ -318,6 +324,10 @@ struct KernelOptions {
   // the tick in [0, 1): the ticks fall at phase x tick + k x tick. On a
   // machine the run starts at an arbitrary point between two ticks.
   double tick_phase = 0;
+  // Where the run starts in the busy CPUs' balance intervals, as a fraction
+  // of the shortest in [0, 1) (Kernel::busy_balance): CPU i last balanced
+  // frac(phase + i x 0.618) of an interval before the start.
+  double balance_phase = 0;
 };
 
 class Kernel {
@@ -687,9 +697,16 @@ class Kernel {
     Duration upd_at{0};
     Duration upd_v{0};
     EventId ev;
-    // sd->nr_balance_failed of this CPU's domain: its periodic idle
-    // balances that found only a cache-hot thread to pull (balance_idle).
+    // sd->nr_balance_failed of this CPU's domain: its periodic balances
+    // (idle or busy) that found only cache-hot threads to pull.
     int lb_failed = 0;
+    // Its periodic balance while busy (Kernel::busy_balance): the domain's
+    // balance_interval in ms (sd->balance_interval: from the CPU count,
+    // doubled up to twice that while balanced), the tick of its last
+    // balance, and the pending balance (armed while it runs a thread).
+    int balance_ms = 0;
+    Duration last_balance{0};
+    EventId balance_ev;
     // The success statistics of this CPU's newidle balances (the
     // proportional newidle balance, machine.newidle_random; sim/newidle.hpp).
     NewidleStats newidle;
@@ -788,6 +805,17 @@ class Kernel {
   // kCacheNiceTries periodic attempts failed (`periodic`: counts them).
   bool pull(Cpu& c, bool periodic = false);
   bool newidle_balance(Cpu& c);
+  // Moves queued entry `e` of CPU `s` onto the queue of `c` (detach_task +
+  // attach_task): its lag and relative deadline go along.
+  void migrate_queued(Cpu& s, const RqEntry& e, Cpu& c);
+  // The periodic balance of a busy CPU (sched_balance_domains from the tick,
+  // CPU_NOT_IDLE): arm_busy_balance when the CPU starts running threads,
+  // on_busy_balance at the tick it is due, busy_balance the balance itself
+  // (true if it moved threads); busy_balance_ticks its interval in ticks.
+  void arm_busy_balance(Cpu& c);
+  static void on_busy_balance(void* self, std::uint64_t cpu);
+  bool busy_balance(Cpu& c);
+  std::int64_t busy_balance_ticks(const Cpu& c) const;
   // The nohz idle balance (balance_idle): armed when a busy CPU has a
   // queued thread while another CPU is idle.
   void nohz_kick();

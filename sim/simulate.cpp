@@ -113,13 +113,18 @@ double draw_phase(std::uint64_t draw) {
   return weyl(draw, kGolden);
 }
 
+double draw_balance_phase(std::uint64_t draw) {
+  constexpr double kBronze = 0.3027756377319946;  // (sqrt(13) - 3) / 2
+  return weyl(draw, kBronze);
+}
+
 RunResult simulate(const Scenario& s, const Workload& w, const SimOptions& opt) {
   if (w.streamed() && !can_stream(s))
     throw std::logic_error("sim::simulate: this scenario cannot run from a task stream");
   Engine engine;
   Kernel kernel(engine, s.machine, s.limits,
                 KernelOptions{opt.trace, noise_seed(s.seed, opt.draw), draw_phase(opt.draw),
-                              draw_tick_phase(opt.draw)});
+                              draw_tick_phase(opt.draw), draw_balance_phase(opt.draw)});
   kernel.set_thread_stack(s.backend.stack);
   Driver driver(kernel, s, w, DriverOptions{opt.records, opt.quantiles});
   const SimContext ctx{kernel, driver, s, w};

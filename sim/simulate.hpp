@@ -66,6 +66,11 @@ double draw_phase(std::uint64_t draw);
 // (sqrt(2) - 1)), another Weyl sequence (0, 0.414, 0.828, 0.243, ...), so
 // that it does not move in step with the period's phase.
 double draw_tick_phase(std::uint64_t draw);
+// Where draw `draw` starts in the busy CPUs' balance intervals
+// (KernelOptions::balance_phase): frac(k x (sqrt(13) - 3) / 2), a third
+// Weyl sequence (0, 0.303, 0.606, 0.908, ...). Not a reason of its own for
+// draws to differ (draws_differ): an idealised machine takes draw 0's.
+double draw_balance_phase(std::uint64_t draw);
 
 // A run that passed its event budget (Scenario::run.max_events): thrown by
 // simulate(), exit 3 in the CLI.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
 #include "sim/newidle.hpp"
 #include "sim_fixtures.hpp"
@@ -719,4 +720,55 @@ TEST_CASE("kernel.tick_phase: a draw's ticks fall at its phase of the tick plus 
   // Then 4 ms turns from there; the work is the same: both end by 20 ms.
   CHECK(makespan(r0) == Approx(0.020));
   CHECK(makespan(r1) == Approx(0.020));
+}
+
+TEST_CASE(
+    "kernel.balance: a busy CPU pulls queued threads from an overloaded one at its periodic "
+    "balance",
+    "[mechanism]") {
+  // Two CPUs, zero costs, slice 1 ms, tick 4 ms; nine threads made at t = 0
+  // (thread per task). Fork placement puts threads 1, 5, 6 and 8 on CPU 1,
+  // the others on CPU 0; 5, 6 and 8 compute 6 ms, the rest 200 ms. Once the
+  // short ones are done (22-26 ms), CPU 1 runs thread 1 alone (fully busy)
+  // and CPU 0 holds five (overloaded): never idle, CPU 1 balances only as a
+  // busy CPU, every 7 ticks (16 x 2 ms = 32 ms in jiffies, less one), and
+  // pulls enough load to bring both to the average: min(5 - 3, 3 - 1) = 2
+  // threads, the two queued longest ago. Then three a CPU, and the last
+  // ends near 3 x 200 ms (five on CPU 0 would take it to 1 s). Without the
+  // busy balance nothing moves: CPU 1 is never idle.
+  std::vector<std::vector<Phase>> tasks;
+  for (int i = 0; i < 9; ++i) tasks.push_back({cpu(i == 4 || i == 5 || i == 7 ? 6ms : 200ms)});
+  const auto moved = [](const RunResult& r) {
+    std::map<std::uint32_t, std::string> first;
+    std::set<std::uint32_t> out;
+    for (const TraceSpan& s : r.trace.spans) {
+      if (!r.trace.tracks[s.track].is_cpu || s.kind != SpanKind::running || s.begin > 500ms)
+        continue;
+      const std::string& cpu_name = r.trace.tracks[s.track].name;
+      if (!first.count(s.thread)) first[s.thread] = cpu_name;
+      if (first[s.thread] == "cpu 0" && cpu_name == "cpu 1") out.insert(s.thread);
+    }
+    return out;
+  };
+  const auto last_end = [](const RunResult& r) {
+    Duration end{0};
+    for (const TaskRecord& rec : r.records) end = std::max(end, rec.end);
+    return end;
+  };
+  const RunResult ticked =
+      sim::simulate(tpt_scenario(zero_machine(2, 1ms, 4ms)), phased(tasks), sim::SimOptions{true});
+  const std::set<std::uint32_t> pulled = moved(ticked);
+  INFO("threads moved to CPU 1: " << pulled.size() << "; last end " << last_end(ticked).count());
+  CHECK(pulled == std::set<std::uint32_t>{2, 9});
+  CHECK(last_end(ticked) > 590ms);
+  CHECK(last_end(ticked) < 620ms);
+  // Pulled at CPU 1's first balance after the short threads ended (within
+  // 7 ticks), each runs there within a few slices of it.
+  for (const TraceSpan& sp : ticked.trace.spans)
+    if (ticked.trace.tracks[sp.track].is_cpu && sp.kind == SpanKind::running &&
+        pulled.count(sp.thread) && ticked.trace.tracks[sp.track].name == "cpu 1") {
+      CHECK(sp.begin > 26ms);
+      CHECK(sp.begin < 26ms + 7 * 4ms + 3 * 4ms);
+      break;
+    }
 }
