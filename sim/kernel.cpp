@@ -872,14 +872,20 @@ int Kernel::fork_cpu(int creator_cpu) {
 // in 17.3 of 20.6 with the submitter alone on its CPU, 14.0 of 14.3 with a
 // preempted worker beside it. With both CPUs overloaded the kernel compares
 // PELT loads with a 17% margin; the model keeps the previous CPU (not
-// traced).
+// traced). A CPU holding the neighbour's threads is no target: beside a
+// neighbour on both CPUs, all 2,237 traced wakes stayed on their previous
+// CPU (container-neighbour, 2026-12-06).
 int Kernel::busy_wake_cpu(int prev) {
   const auto overloaded = [&](int cpu) {
     return cpu_load(cpus_[static_cast<std::size_t>(cpu)]) > 1;
   };
   if (!overloaded(prev)) return prev;
   const int least = least_loaded_other(prev);
-  return least >= 0 && !overloaded(least) ? least : prev;
+  if (least < 0 || overloaded(least)) return prev;
+  // A CPU where the neighbour's CPU-bound threads sit is no target: traced
+  // beside a neighbour (container-neighbour, 2026-12-06), every worker woken
+  // with no CPU idle stayed on its previous CPU, whatever the two queues.
+  return cpus_[static_cast<std::size_t>(least)].neighbours == 0 ? least : prev;
 }
 
 void Kernel::place_new(ThreadId id, int creator_cpu) {

@@ -151,3 +151,32 @@ TEST_CASE(
   CHECK(turns[0].second);
   CHECK(second);
 }
+
+TEST_CASE(
+    "group_share: beside a neighbour on every CPU, a host that packs wakes places them as "
+    "mainline does",
+    "[group_share]") {
+  // Two CPUs, a neighbour thread on each: no CPU is ever idle, so wake-up
+  // packing never applies, and the guest's busy-wake rule (busy_wake_cpu)
+  // must not move a woken worker onto the other neighbour's CPU either: an
+  // ftrace of container-neighbour (2026-12-06) saw every one of 2,237 such
+  // wakes stay on the worker's previous CPU. So every task starts and ends
+  // as with wake_pack_util 0.
+  std::vector<Duration> arrivals, work;
+  for (int i = 0; i < 60; ++i) {
+    arrivals.push_back(Duration{3ms * i + 1ms * (i % 3)});
+    work.push_back(i % 4 == 0 ? 5ms : 1500us);
+  }
+  const Workload w = make_workload(ArrivalKind::poisson, arrivals, work);
+  Scenario s = pool_scenario(zero_machine(2, 1ms, 4ms), 2);
+  s.limits.neighbour = Neighbour{2, 1024};
+  const RunResult mainline = sim::simulate(s, w);
+  s.machine.wake_pack_util = 0.5;
+  const RunResult packing = sim::simulate(s, w);
+  REQUIRE(packing.records.size() == mainline.records.size());
+  for (std::size_t i = 0; i < mainline.records.size(); ++i) {
+    INFO("task " << i);
+    CHECK(packing.records[i].start == mainline.records[i].start);
+    CHECK(packing.records[i].end == mainline.records[i].end);
+  }
+}
