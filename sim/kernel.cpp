@@ -1474,7 +1474,10 @@ bool Kernel::busy_balance(Cpu& l) {
     return false;
   }
   l.balance_ms = n;  // "we were unbalanced, so reset the balancing interval"
+  POOLSIM_ASSERT(src != li && l.state == CpuState::running,
+                 "a busy balance pulls onto its own running CPU from another");
   Cpu& s = cpus_[static_cast<std::size_t>(src)];
+  [[maybe_unused]] const std::size_t queued_before = rq_size(l) + rq_size(s);
   account(s);
   note_update(s);  // update_curr in dequeue_entity
   expire_delayed(s);
@@ -1500,6 +1503,10 @@ bool Kernel::busy_balance(Cpu& l) {
     imbalance -= share;
     ++moved;
   }
+  POOLSIM_ASSERT(
+      rq_size(l) + rq_size(s) == queued_before && static_cast<std::size_t>(moved) <= look,
+      "a busy balance moves queued threads, at most sysctl_sched_nr_migrate, and "
+      "loses none");
   l.lb_failed = moved > 0 ? 0 : l.lb_failed + 1;
   if (moved > 0) arm(l);  // threads queued behind the current one: its slice end counts
   return moved > 0;
