@@ -1483,7 +1483,20 @@ bool Kernel::busy_balance(Cpu& l) {
   expire_delayed(s);
   account(l);
   note_update(l);  // update_curr in enqueue_entity
-  // The least recently queued first: the tail of the cfs_tasks list.
+  const int moved = detach_tasks(s, l, imbalance, by_util);
+  POOLSIM_ASSERT(rq_size(l) + rq_size(s) == queued_before,
+                 "a busy balance moves queued threads and loses none");
+  l.lb_failed = moved > 0 ? 0 : l.lb_failed + 1;
+  if (moved > 0) arm(l);  // threads queued behind the current one: its slice end counts
+  return moved > 0;
+}
+
+// detach_tasks + attach_tasks of a busy balance: from `s` onto `l`, up to
+// sysctl_sched_nr_migrate queued threads, least recently queued first (the
+// tail of the cfs_tasks list), skipping the cache-hot ones and any whose
+// share (utilization or load, halved per failed balance: shr_bound)
+// exceeds what is left of `imbalance`; the number moved.
+int Kernel::detach_tasks(Cpu& s, Cpu& l, double imbalance, bool by_util) {
   std::vector<RqEntry> cand;
   cand.reserve(rq_size(s));
   s.rq.for_each([&](const RqEntry& e) { cand.push_back(e); });
@@ -1503,13 +1516,9 @@ bool Kernel::busy_balance(Cpu& l) {
     imbalance -= share;
     ++moved;
   }
-  POOLSIM_ASSERT(
-      rq_size(l) + rq_size(s) == queued_before && static_cast<std::size_t>(moved) <= look,
-      "a busy balance moves queued threads, at most sysctl_sched_nr_migrate, and "
-      "loses none");
-  l.lb_failed = moved > 0 ? 0 : l.lb_failed + 1;
-  if (moved > 0) arm(l);  // threads queued behind the current one: its slice end counts
-  return moved > 0;
+  POOLSIM_ASSERT(static_cast<std::size_t>(moved) <= look,
+                 "a balance moves at most the sysctl_sched_nr_migrate threads it looked at");
+  return moved;
 }
 
 // ---- the CPU state machine ---------------------------------------------------

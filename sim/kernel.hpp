@@ -811,10 +811,12 @@ class Kernel {
   // The periodic balance of a busy CPU (sched_balance_domains from the tick,
   // CPU_NOT_IDLE): arm_busy_balance when the CPU starts running threads,
   // on_busy_balance at the tick it is due, busy_balance the balance itself
-  // (true if it moved threads); busy_balance_ticks its interval in ticks.
+  // (true if it moved threads), detach_tasks its moves (how many);
+  // busy_balance_ticks its interval in ticks.
   void arm_busy_balance(Cpu& c);
   static void on_busy_balance(void* self, std::uint64_t cpu);
   bool busy_balance(Cpu& c);
+  int detach_tasks(Cpu& s, Cpu& l, double imbalance, bool by_util);
   std::int64_t busy_balance_ticks(const Cpu& c) const;
   // The nohz idle balance (balance_idle): armed when a busy CPU has a
   // queued thread while another CPU is idle.
