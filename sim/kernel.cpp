@@ -786,6 +786,12 @@ GroupStats group_stats(std::size_t nr, double util_sum, double runnable, double 
     g.type = GroupType::fully_busy;  // !group_has_capacity
   return g;
 }
+// A CPU's group as its root run queue sums it: the scenario's threads
+// (`nr` runnable) and the neighbour's group entity (fork_cpu, busy_balance).
+template <class C>
+GroupStats root_group_stats(std::size_t nr, const C& c) {
+  return group_stats(nr, c.util + c.nb_util, c.runnable + c.neighbours, c.load + c.nb_load);
+}
 }  // namespace
 
 // The least loaded CPU other than `cpu`, by runnable threads (cpu_load):
@@ -843,12 +849,8 @@ int Kernel::fork_cpu(int creator_cpu) {
   Cpu& idlest = cpus_[static_cast<std::size_t>(other)];
   pelt_cpu_update(local);
   pelt_cpu_update(idlest);
-  // The root run queue's sums: the scenario's threads and the neighbour.
-  const auto stats = [](const Cpu& c) {
-    return group_stats(cpu_load(c), c.util + c.nb_util, c.runnable + c.neighbours,
-                       c.load + c.nb_load);
-  };
-  const GroupStats l = stats(local), i = stats(idlest);
+  const GroupStats l = root_group_stats(cpu_load(local), local);
+  const GroupStats i = root_group_stats(cpu_load(idlest), idlest);
   if (l.type != i.type) return l.type < i.type ? creator_cpu : other;
   if (l.type == GroupType::has_spare)
     return (l.idle ? 1 : 0) >= (i.idle ? 1 : 0) ? creator_cpu : other;
@@ -1433,10 +1435,6 @@ void Kernel::on_busy_balance(void* self, std::uint64_t cpu) {
 bool Kernel::busy_balance(Cpu& l) {
   const int n = cpu_count();
   const int li = static_cast<int>(&l - cpus_.data());
-  const auto stats = [](const Cpu& c) {
-    return group_stats(cpu_load(c), c.util + c.nb_util, c.runnable + c.neighbours,
-                       c.load + c.nb_load);
-  };
   double total = 0;
   int src = -1;
   GroupStats local{}, busiest{};
@@ -1444,7 +1442,7 @@ bool Kernel::busy_balance(Cpu& l) {
     const int j = (li + k) % n;
     Cpu& o = cpus_[static_cast<std::size_t>(j)];
     pelt_cpu_update(o);
-    const GroupStats g = stats(o);
+    const GroupStats g = root_group_stats(cpu_load(o), o);
     total += g.load;
     if (j == li) {
       local = g;
