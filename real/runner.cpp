@@ -17,8 +17,9 @@
 //
 // Measurement, in run_repetition():
 //  - switches and CPU time: getrusage(RUSAGE_SELF) (every thread of the
-//    child, dead ones included) from just before the origin to after stop(),
-//    minus the sampler thread's own RUSAGE_THREAD;
+//    child, dead ones included) from just before the origin to the moment
+//    every task is final, before stop() (the simulated run ends there too),
+//    minus the sampler thread's own counts over the same window;
 //  - threads_peak: RunContext's live-thread peak (submitter included,
 //    sampler excluded), counted around pthread_create and thread bodies;
 //  - memory_peak: anonymous memory only (stacks, heap), the largest of three
@@ -217,8 +218,8 @@ class Sampler {
       pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
       if (!g_harness_exit_file.empty())
         std::ofstream(g_harness_exit_file) << static_cast<long>(::gettid());
+      tid_.store(::gettid(), std::memory_order_release);
       if (!samples_) {
-        tid_.store(::gettid(), std::memory_order_release);
         stop_.wait(false, std::memory_order_acquire);
         return;
       }
@@ -229,6 +230,8 @@ class Sampler {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       loop();
     });
+    handle_ = thread_.native_handle();
+    while (tid_.load(std::memory_order_acquire) == 0) std::this_thread::yield();
     if (!samples_) wait_parked();
   }
   void begin() {
@@ -245,12 +248,33 @@ class Sampler {
     threads.resize(n_threads_);
     runnable.resize(n_runnable_);
   }
-  Usage own;  // the sampler thread's own usage, subtracted from the child's
+  // The sampler thread's own usage so far, read from another thread (its
+  // /proc status counts and its CPU clock: the same task counters its
+  // RUSAGE_THREAD reads), so that the runner subtracts exactly what the
+  // sampler did between its own two readings of the child's usage. Zero
+  // without a sampler thread.
+  Usage usage_now() const {
+    Usage u;
+    const pid_t tid = tid_.load(std::memory_order_acquire);
+    if (tid == 0 || !thread_.joinable()) return u;
+    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+        u.voluntary = std::atoll(line.c_str() + 24);
+      else if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        u.involuntary = std::atoll(line.c_str() + 27);
+    }
+    clockid_t clock{};
+    timespec ts{};
+    if (pthread_getcpuclockid(handle_, &clock) == 0 && clock_gettime(clock, &ts) == 0)
+      u.cpu = Duration{static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec};
+    return u;
+  }
   std::vector<Sample> threads, runnable;
 
  private:
   void loop() {
-    const Usage u0 = usage(RUSAGE_THREAD);
     Duration next = RunContext::monotonic_now();
     while (!stop_.load(std::memory_order_acquire)) {
       sample();
@@ -259,8 +283,6 @@ class Sampler {
                   static_cast<long>(next.count() % 1000000000)};
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }
-    const Usage u1 = usage(RUSAGE_THREAD);
-    own = Usage{u1.voluntary - u0.voluntary, u1.involuntary - u0.involuntary, u1.cpu - u0.cpu};
   }
   // Until the parked thread sleeps: its start and its block are then
   // before the usage baseline, and the run sees none of it (its wake and
@@ -300,10 +322,34 @@ class Sampler {
   Duration period_;
   bool samples_;
   std::atomic<pid_t> tid_{0};
+  pthread_t handle_{};  // the thread's, for its CPU clock
   std::atomic<bool> stop_{false};
   std::atomic<bool> go_{false};
   std::thread thread_;
 };
+
+// The child's usage and the sampler's at one moment.
+struct UsageMark {
+  Usage self, sampler;
+};
+
+UsageMark usage_mark(const Sampler& sampler) { return {usage(RUSAGE_SELF), sampler.usage_now()}; }
+
+// Switches and CPU time between two marks, the sampler's own left out: from
+// just before the origin to the moment every task is final, where the
+// simulated run ends. The backend's stop (waking its parked workers, joining
+// them, oneTBB's finalize) and the sampler's join are teardown: until
+// 2026-12-06 the second mark came after both, and a oneTBB fork-join of
+// 1,365 tasks measured 6-7 voluntary switches, 5 of them the submitter's
+// waits there and one a worker's park after the last task
+// (docs/real-backends.md).
+void usage_counters(RunCounters& c, const UsageMark& a, const UsageMark& b) {
+  c.switches_voluntary =
+      b.self.voluntary - a.self.voluntary - (b.sampler.voluntary - a.sampler.voluntary);
+  c.switches_involuntary =
+      b.self.involuntary - a.self.involuntary - (b.sampler.involuntary - a.sampler.involuntary);
+  c.cpu_time = b.self.cpu - a.self.cpu - (b.sampler.cpu - a.sampler.cpu);
+}
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status))
@@ -622,7 +668,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // The usage baseline is read before the origin: getrusage(RUSAGE_SELF)
   // walks the child's threads and took 33-167 us here, which at the origin
   // delayed the first hand-over by as much.
-  const Usage u0 = usage(RUSAGE_SELF);
+  const UsageMark usage0 = usage_mark(sampler);
   ctx.warm_first_wave();
   ctx.set_origin_now();
   ctx.memory_probe_start();
@@ -635,7 +681,8 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // stacks its cache (40 MiB) cannot keep, and VmHWM, read after it, comes
   // from RSS counters whose per-CPU parts lag by up to a batch of pages per
   // CPU (a pool of 16 workers: 88 KiB by VmHWM and RssAnon, 204 KiB by the
-  // page tables).
+  // page tables). The switches and CPU time end here too (usage_counters).
+  const UsageMark usage1 = usage_mark(sampler);
   const Bytes exact_before_stop = exact_anon();
   const Bytes hwm = status_kib("VmHWM:");
   // File-backed pages (library code and data faulted in for the first time
@@ -647,18 +694,15 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   backend->stop();
   const WorkSample probe = stop_speed_probe();
   // Detached threads (thread-per-task) leave the count at the very end of
-  // their body; wait for the stragglers so the usage includes them.
+  // their body; wait for the stragglers so that none outlives the run.
   while (ctx.live_threads() > 1) std::this_thread::sleep_for(std::chrono::microseconds(50));
   sampler.finish();
-  const Usage u1 = usage(RUSAGE_SELF);
 
   RunResult r;
   r.mode = "measured";
   r.cpus_available = measured_capacity(s);
   r.records = std::move(ctx.records());
-  r.counters.switches_voluntary = u1.voluntary - u0.voluntary - sampler.own.voluntary;
-  r.counters.switches_involuntary = u1.involuntary - u0.involuntary - sampler.own.involuntary;
-  r.counters.cpu_time = u1.cpu - u0.cpu - sampler.own.cpu;
+  usage_counters(r.counters, usage0, usage1);
   r.counters.threads_peak = ctx.peak_threads();
   // The largest of the exact count before the join (pools, loops, carriers:
   // their memory only grows during a run), the exact count at the new highs

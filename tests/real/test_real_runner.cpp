@@ -784,3 +784,24 @@ TEST_CASE(
   // it 252 KiB.
   REQUIRE(r.counters.memory_peak >= static_cast<Bytes>(r.counters.threads_peak - 1) * 7 * 1024);
 }
+
+TEST_CASE(
+    "runner.switch_window: switches are counted until every task is final, not in the backend's "
+    "teardown",
+    "[real][runner]") {
+  // oneTBB's stop (terminate the arena, wait for its workers to leave it,
+  // tbb::finalize) makes the submitter wait for each worker, and a worker
+  // that finds no more work parks after the last task: 6-7 voluntary
+  // switches a run here when they were counted (2026-12-06), where the run
+  // itself has the submitter's one wait for the end and at most a worker's
+  // park or a page-fault wait more (1-2 measured).
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 20}\n  task: [{cpu: 100us}]\n"
+      "backend: {kind: tbb, threads: 2}\nrun: {reps: 3, warmup: 0, timeout: 60s}\n",
+      /*default_run=*/false);
+  for (const RunResult& r : run_scenario(s, generate_workload(s), RealOptions{})) {
+    INFO("switches_voluntary " << r.counters.switches_voluntary);
+    CHECK(r.counters.switches_voluntary >= 1);  // the submitter waited for the end
+    CHECK(r.counters.switches_voluntary <= 4);
+  }
+}
