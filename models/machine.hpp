@@ -124,7 +124,14 @@ struct MachineProfile {
   // glibc's madvise(MADV_DONTNEED) of a dying thread's unused stack, under
   // the mmap lock for reading (part of thread_exit).
   Duration stack_madvise{};
-  Duration tbb_pause{};     // oneTBB's prolonged_pause (1,000 TSC ticks of pause loops)
+  Duration tbb_pause{};  // oneTBB's prolonged_pause (1,000 TSC ticks of pause loops)
+  // A submit into our work-stealing runtime (the submitter's push into the
+  // injection queue, a worker's into its own deque), with the harness's time
+  // stamp and record; oneTBB's arena.enqueue from the submitter and its
+  // task_group::run from a worker (sim/work_stealing.cpp). 0: free.
+  Duration steal_push{};
+  Duration tbb_enqueue{};
+  Duration tbb_spawn{};
   Duration fiber_create{};  // a user-level thread's creation, first mount and end
   Duration fiber_switch{};  // one user-level switch: an unmount or a remount
   Duration timer_arm{};     // an event loop's wait: arm a timer, dispatch its completion

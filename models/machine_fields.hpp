@@ -227,6 +227,21 @@ inline constexpr MachineField kMachineFields[] = {
     {"tbb_pause", &MachineProfile::tbb_pause, FieldPresence::from_default, kCostRange,
      "one oneTBB prolonged_pause: pause loops until 1,000 TSC ticks have passed",
      "the same loop timed against the clock, median of batches"},
+    {"steal_push", &MachineProfile::steal_push, FieldPresence::from_default, kCostRange,
+     "a submit into the work-stealing runtime (the submitter's push into the injection queue, a "
+     "worker's into its own deque), with the harness's time stamp and record (0: free)",
+     "the real work stealing, 1 worker, a batch of empty tasks, on one CPU: the mean gap between "
+     "the submitter's consecutive hand-overs (gaps of 2 us or more left out)"},
+    {"tbb_enqueue", &MachineProfile::tbb_enqueue, FieldPresence::from_default, kCostRange,
+     "oneTBB: the submitter's arena.enqueue of a task, with the harness's time stamp and record "
+     "(0: free)",
+     "the real oneTBB, 1 worker, a batch of empty tasks, on one CPU: the mean gap between the "
+     "submitter's consecutive hand-overs (gaps of 2 us or more left out)"},
+    {"tbb_spawn", &MachineProfile::tbb_spawn, FieldPresence::from_default, kCostRange,
+     "oneTBB: a worker's task_group::run of a task its completion released, with the harness's "
+     "time stamp and record (0: free)",
+     "the real oneTBB, 1 worker, a fork of 1,000 empty tasks, on one CPU: the mean gap between "
+     "consecutive hand-overs of the fork's tasks (gaps of 2 us or more left out)"},
     {"fiber_create", &MachineProfile::fiber_create, FieldPresence::from_default, kCostRange,
      "a user-level thread's creation, first mount and end",
      "real virtual threads on 1 carrier, 1,000 closed clients, empty requests: CPU per request "

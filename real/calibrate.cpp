@@ -317,7 +317,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
                            ok ? "/proc/sys/kernel/sched_cfs_bandwidth_slice_us"
                               : "kernel default 5 ms (no sched_cfs_bandwidth_slice_us)"));
   }
-  step("runtime costs (real pool, virtual threads, event loop)");
+  step("runtime costs (real pool, work stealing, oneTBB, virtual threads, event loop)");
   // The experiments above pinned this thread; the backends' threads inherit its mask.
   unpin_self(cpus);
   for (Measurement& m : measure_runtime_costs(opt.quick ? 3 : 9, 20000, cpus))

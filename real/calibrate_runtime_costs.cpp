@@ -29,6 +29,14 @@
 //                   gaps of 2 us or more (interruptions: noise_*) left out;
 //                   the median of the runs' means: the submitting side's
 //                   part of the two queue_handover.
+//   steal_push      our work stealing, 1 worker, the same batch on CPU 0:
+//                   the mean gap as queue_push's (its injection queue is a
+//                   locked deque, as a worker's own is).
+//   tbb_enqueue     oneTBB, 1 worker, the same batch on CPU 0: the mean gap
+//                   (arena.enqueue: a task object into the arena's stream).
+//   tbb_spawn       oneTBB, 1 worker on CPU 0, a fork of 1,000 empty tasks:
+//                   the mean gap between their hand-overs, which the worker
+//                   makes back to back (task_group::run into its own pool).
 //   fiber_create    virtual threads on 1 carrier, 1,000 closed clients
 //                   issuing `cpu: 0ns` requests: the CPU per request less two
 //                   queue_handover (the intake's push and pop).
@@ -126,13 +134,15 @@ double mean_submit_gap(const RunResult& r, bool first_wave = false) {
   }
   return n == 0 ? 0.0 : sum / static_cast<double>(n);
 }
-std::vector<BackendRun> backend_runs(const std::string& backend, const std::string& arrival,
-                                     const std::string& phase, int count, int trials) {
+// The runs of backend_runs with any workload (a YAML block under
+// `workload:`, indented by two spaces).
+std::vector<BackendRun> workload_runs(const std::string& backend, const std::string& workload,
+                                      int count, int trials) {
   const std::string yaml = fmt::format(
       "name: calibrate-runtime-costs\nseed: 1\nmachine: default\n"
-      "workload:\n  arrival: {}\n  task:\n    - {}\n"
+      "workload:\n{}"
       "backend: {}\nrun: {{reps: 1, warmup: 0, timeout: 60s}}\n",
-      arrival, phase, backend);
+      workload, backend);
   const Scenario s = load_scenario_text(yaml, "<calibrate>");
   const Workload w = generate_workload(s);
   RealOptions opt;
@@ -152,6 +162,12 @@ std::vector<BackendRun> backend_runs(const std::string& backend, const std::stri
                      mean_submit_gap(r, true)});
   }
   return out;
+}
+
+std::vector<BackendRun> backend_runs(const std::string& backend, const std::string& arrival,
+                                     const std::string& phase, int count, int trials) {
+  return workload_runs(backend, fmt::format("  arrival: {}\n  task:\n    - {}\n", arrival, phase),
+                       count, trials);
 }
 
 std::vector<double> backend_cpu_per_task(const std::string& backend, const std::string& arrival,
@@ -321,8 +337,47 @@ Measurement measure_queue_handover_remote(int rounds, int cpus) {
                                o, e, l, rounds));
 }
 
-// The six runtime costs (see the header comment): queue_handover,
-// queue_push, fiber_create, fiber_switch, loop_post, timer_arm.
+namespace {
+// steal_push, tbb_enqueue and tbb_spawn (see the header comment), on the
+// CPU the caller pinned itself to: the submitter's pushes in a batch, and
+// oneTBB's spawns from a worker (the 1,000 tasks a fork releases, handed
+// over back to back).
+std::vector<Measurement> measure_steal_submits(int trials, int count, const std::string& batch) {
+  std::vector<double> steal, enqueue, spawn;
+  for (const BackendRun& r :
+       backend_runs("{kind: work-stealing, threads: 1}", batch, "cpu: 0ns", count, trials))
+    steal.push_back(r.submit_gap);
+  for (const BackendRun& r :
+       backend_runs("{kind: tbb, threads: 1}", batch, "cpu: 0ns", count, trials))
+    enqueue.push_back(r.submit_gap);
+  constexpr int kFanout = 1000;
+  for (const BackendRun& r : workload_runs(
+           "{kind: tbb, threads: 1}",
+           fmt::format("  graph: {{fork_join: {{depth: 1, fanout: {}, leaf: [{{cpu: 0ns}}], "
+                       "fork: [{{cpu: 0ns}}], join: [{{cpu: 0ns}}]}}}}\n",
+                       kFanout),
+           kFanout, trials))
+    spawn.push_back(r.submit_gap);
+  return {
+      summarize("steal_push", steal,
+                "the real work stealing, 1 worker, a batch of empty tasks, on CPU 0: the mean gap "
+                "between the submitter's consecutive hand-overs (gaps of 2 us or more, "
+                "interruptions, left out)"),
+      summarize("tbb_enqueue", enqueue,
+                "the real oneTBB, 1 worker, a batch of empty tasks, on CPU 0: the mean gap "
+                "between the submitter's consecutive hand-overs (arena.enqueue; gaps of 2 us or "
+                "more left out)"),
+      summarize("tbb_spawn", spawn,
+                fmt::format("the real oneTBB, 1 worker, on CPU 0: a fork of {} empty tasks, the "
+                            "mean gap between their consecutive hand-overs by the worker "
+                            "(task_group::run; gaps of 2 us or more left out)",
+                            kFanout))};
+}
+}  // namespace
+
+// The nine runtime costs (see the header comment): queue_handover,
+// queue_push, steal_push, tbb_enqueue, tbb_spawn, fiber_create,
+// fiber_switch, loop_post, timer_arm.
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) {
   const std::string batch = fmt::format("{{kind: batch, count: {}}}", count);
   constexpr int kClients = 1000;
@@ -344,6 +399,7 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
     pool.push_back(r.cpu_per_task);
     push.push_back(std::min(r.submit_gap, r.cpu_per_task));
   }
+  std::vector<Measurement> steal_submits = measure_steal_submits(trials, count, batch);
   unpin_self(cpus);  // the other runtimes on every CPU, as before
   const auto vt0 = backend_cpu_per_task(vt, closed, "cpu: 0ns", count, trials);
   const auto vt1 = backend_cpu_per_task(vt, closed, "wait: 1ms", count, trials);
@@ -366,7 +422,7 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
     ta.push_back(std::max(0.0, el1[k] - el0[k]));
   }
   const auto us = [](const std::vector<double>& v) { return quantile(v, 0.5) * 1e6; };
-  return {
+  std::vector<Measurement> out{
       summarize(
           "queue_handover", qh,
           fmt::format(
@@ -399,6 +455,8 @@ std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus) 
                     "real event loop, 1 loop, {} closed clients: CPU per request with `wait: 1ms` "
                     "({:.3g} us) - without ({:.3g} us)",
                     kClients, us(el1), us(el0)))};
+  for (Measurement& m : steal_submits) out.push_back(std::move(m));
+  return out;
 }
 
 }  // namespace poolsim::real::calib

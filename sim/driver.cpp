@@ -240,13 +240,18 @@ Co Driver::completed(std::uint32_t task) {
   if (graph_) {
     // One successor at a time: a submit may suspend this thread, and the
     // next successor's count is taken after it (the order is part of the
-    // run's determinism).
+    // run's determinism). Every successor this completion releases is
+    // released now, at the completion: its intended arrival, from which the
+    // submits before its own count as its submit lag (the real twin's
+    // RunContext::release_successors). Until 2026-12-06 each took the time
+    // of its own submit, so that lag was always 0.
+    const Duration released = k_.now();
     for (std::uint32_t s : workload_.successors_of(workload_.tasks[task])) {
       switch (graph_->predecessor_final(s, true)) {
         case Release::wait:
           break;
         case Release::submit:
-          co_await submit(s, k_.now());  // released now, by this completion
+          co_await submit(s, released);
           break;
         case Release::not_run:
           release_not_run(s);

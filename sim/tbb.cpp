@@ -60,6 +60,8 @@ std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
   f.runtime_bytes = m.tbb_arena;
   f.worker_bytes = m.tbb_worker;
   f.queued_task_bytes = m.tbb_task;
+  f.push_cost = m.tbb_enqueue;  // arena.enqueue: a task object into the arena's stream
+  f.spawn_cost = m.tbb_spawn;   // task_group::run: a task object into the worker's pool
   return make_work_stealing_runtime(ctx, f);
 }
 

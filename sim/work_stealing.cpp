@@ -81,6 +81,11 @@ class WorkStealing final : public Runtime {
       for (int i = 0; i < first; ++i) co_await start_worker(i);
     }
     const int w = worker_index(k_.self());
+    if (const Duration cost = w >= 0 ? flavor_.spawn_cost : flavor_.push_cost; cost > Duration{0}) {
+      const bool remote = shared_cpu_ >= 0 && shared_cpu_ != k_.current_cpu();
+      co_await k_.compute(cost + (remote ? k_.machine().queue_handover_remote : Duration{0}));
+    }
+    shared_cpu_ = static_cast<std::int16_t>(k_.current_cpu());  // where it ran when it pushed
     if (w >= 0)
       workers_[static_cast<std::size_t>(w)].deque.push_back(task);
     else
@@ -136,6 +141,7 @@ class WorkStealing final : public Runtime {
       return t;
     }
     void taken() {
+      ws.shared_cpu_ = static_cast<std::int16_t>(ws.k_.current_cpu());
       --ws.pending_;
       POOLSIM_ASSERT(ws.pending_ >= 0, "more tasks taken than submitted");
       ws.k_.memory_release(ws.flavor_.queued_task_bytes);
@@ -192,6 +198,11 @@ class WorkStealing final : public Runtime {
   std::vector<Worker> workers_;
   std::vector<int> worker_of_;  // ThreadId -> worker index, -1 for other threads
   std::deque<std::uint32_t> injection_;
+  // The CPU of the last push or take anywhere in the runtime (-1: none
+  // yet): every one of them writes the runtime's shared state (the real
+  // twin's pending_ count; oneTBB's task_group reference count and pool
+  // state), whose line a submit on another CPU then brings over.
+  std::int16_t shared_cpu_ = -1;
   std::int64_t pending_ = 0;
   bool started_ = false;
   bool arena_empty_ = true;  // wake_all_when_empty: the arena's pool state
@@ -213,6 +224,8 @@ std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx) {
   // (its own deque, the injection queue, every victim), each about one side
   // of a locked hand-over, then runs one pause instruction.
   f.spin_cost = ctx.kernel.machine().queue_handover * (std::max(1, f.threads) + 1);
+  // Its submits lock a deque and push, from the submitter or a worker alike.
+  f.push_cost = f.spawn_cost = ctx.kernel.machine().steal_push;
   f.worker_stack_total = ctx.kernel.machine().steal_stack;
   return make_work_stealing_runtime(ctx, f);
 }

@@ -33,6 +33,16 @@ struct WorkStealingFlavor {
   // submit starts two, each new worker starts up to two more); false: the
   // first submit starts all of them.
   bool chain_start = false;
+  // CPU the submitting thread computes for a submit, before the task is in
+  // a queue: from a thread outside the runtime (the submitter: the
+  // injection queue; oneTBB's arena.enqueue) and from a worker (its own
+  // deque; oneTBB's task_group::run), each with the harness's time stamp
+  // and record. Plus machine.queue_handover_remote when a thread on another
+  // CPU pushed or took a task last, anywhere in the runtime (the shared
+  // state every push and take writes moves over). 0: a free submit, and no
+  // remote extra either (the `default` profile).
+  Duration push_cost{0};
+  Duration spawn_cost{0};
   const char* role = "worker";
   // Memory (memory_peak) beyond each thread's stack_touch: the runtime's
   // one-time memory with its first worker (nullopt: the kernel's

@@ -69,3 +69,46 @@ TEST_CASE("arrival: a graph node's intended arrival is its release", "[sim][arri
   // Each node waits for nothing once released: latency = its own 1 ms of work.
   REQUIRE(compute_metrics(r)[Metric::latency_max] == Approx(0.001));
 }
+
+TEST_CASE(
+    "arrival: successors released together share the release, and the spawns before one are its "
+    "submit lag",
+    "[sim][arrival]") {
+  // split -> (a, b, c, d) on oneTBB, one worker on one CPU: the worker that
+  // ran split spawns its four successors one after another, each
+  // task_group::run costing tbb_spawn before the task is in its pool (no
+  // other CPU, so never queue_handover_remote). All four were released at
+  // split's end; the k-th is handed over k spawns later.
+  Workload w;
+  w.graph = true;
+  w.arrival = ArrivalKind::batch;
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    Task t;
+    t.id = i;
+    t.first_phase = i;
+    t.phase_count = 1;
+    w.phases.push_back({PhaseKind::cpu, 0, Duration{100us}, Duration{0}});
+    w.tasks.push_back(t);
+  }
+  for (std::uint32_t i = 1; i < 5; ++i) w.tasks[i].pred_count = 1;
+  w.tasks[0].first_succ = 0;
+  w.tasks[0].succ_count = 4;
+  w.successors = {1, 2, 3, 4};
+  w.node_ids = {"split", "a", "b", "c", "d"};
+  w.class_names = {"class0"};
+  MachineProfile m = zero_machine(1);
+  m.tbb_spawn = 70ns;
+  m.queue_handover_remote = 1us;  // never paid on one CPU
+  Scenario s = pool_scenario(m, 1);
+  s.backend.kind = BackendKind::tbb;
+  const RunResult r = sim::simulate(s, w);
+  const Duration released = r.records[0].end;
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    INFO("successor " << k);
+    REQUIRE(r.records[1 + k].intended == released);
+    REQUIRE(r.records[1 + k].submit - r.records[1 + k].intended == k * 70ns);
+  }
+  // The root, handed over by the submitter at 0, is on time: mean (0 + 70 +
+  // 140 + 210) / 5 ns.
+  REQUIRE(compute_metrics(r)[Metric::submit_lag_mean] == Approx(84e-9));
+}

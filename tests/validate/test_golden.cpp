@@ -59,7 +59,7 @@ TEST_CASE(
     "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
     "resources, a pool on a machine with interrupt costs, one with the proportional newidle "
     "balance, one whose wakes find no CPU idle on a packing host, one whose busy CPUs balance "
-    "their queues and threads whose exits leave kernel work",
+    "their queues, threads whose exits leave kernel work and a fork-join whose spawns cost",
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
@@ -67,8 +67,8 @@ TEST_CASE(
   CHECK(names == std::vector<std::string>{"asio-pool", "busy-balance", "busy-wake", "event-loop",
                                           "exit-work", "graph", "injecting-pool", "newidle",
                                           "pool-io", "pool", "quota", "resources-virtual-threads",
-                                          "resources", "tbb", "thread-per-task", "virtual-threads",
-                                          "work-stealing"});
+                                          "resources", "spawn", "tbb", "thread-per-task",
+                                          "virtual-threads", "work-stealing"});
 }
 
 TEST_CASE(
