@@ -124,7 +124,7 @@ class VirtualThreads final : public Runtime {
     const bool wake = !idle_order_.empty();
     co_await k_.compute(mu_.handover());
     if (mu_.unlock()) co_await mu_.wake();
-    if (wake) wake_idle();
+    if (wake) co_await notify_idle();
   }
 
   void report(std::map<std::string, double>& extra) const override {
@@ -159,6 +159,19 @@ class VirtualThreads final : public Runtime {
     const auto c = static_cast<std::size_t>(it->second.carrier);
     vt.due_[c].push_back(task);
     if (vt.parked_[c]) vt.wake_carrier(static_cast<int>(c));
+  }
+
+  // The real twin's cv.notify_one after its unlock: a FUTEX_WAKE system
+  // call, on whose way back the caller is switched out if the carrier it
+  // woke onto its own CPU preempts it (Kernel::leave_syscall), before it
+  // goes on to its own pick. Until 2026-12-06 the wake was free of that
+  // point: the waker always picked the virtual thread it had just made
+  // ready, and the woken carrier, even on the waker's CPU, found nothing
+  // and waited again (docs/runtimes.md, "virtual-threads").
+  Co notify_idle() {
+    k_.enter_syscall();
+    wake_idle();
+    co_await k_.leave_syscall();
   }
 
   // The real twin's cv.notify_one on the shared condition variable: one
@@ -206,7 +219,7 @@ class VirtualThreads final : public Runtime {
         const bool wake = !idle_order_.empty();
         co_await k_.compute(mu_.section(k_.machine().queue_lock_hold));
         if (mu_.unlock()) co_await mu_.wake();
-        if (wake) wake_idle();
+        if (wake) co_await notify_idle();
       }
       // pick_next: the oldest ready virtual thread, else the launcher when
       // the intake holds a task, else nothing.
@@ -245,7 +258,7 @@ class VirtualThreads final : public Runtime {
         co_await k_.compute(outside(m.fiber_create, 4));
         const bool wake = !idle_order_.empty();
         co_await section();
-        if (wake) wake_idle();
+        if (wake) co_await notify_idle();
         co_await section();
       } else {
         co_await park(i, woken_for_nothing);

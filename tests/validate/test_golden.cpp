@@ -59,7 +59,9 @@ TEST_CASE(
     "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
     "resources, a pool on a machine with interrupt costs, one with the proportional newidle "
     "balance, one whose wakes find no CPU idle on a packing host, one whose busy CPUs balance "
-    "their queues, threads whose exits leave kernel work and a fork-join whose spawns cost",
+    "their queues, threads whose exits leave kernel work, a fork-join whose spawns cost and "
+    "virtual threads whose "
+    "notify is preempted",
     "[golden]") {
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
@@ -68,7 +70,7 @@ TEST_CASE(
                                           "exit-work", "graph", "injecting-pool", "newidle",
                                           "pool-io", "pool", "quota", "resources-virtual-threads",
                                           "resources", "spawn", "tbb", "thread-per-task",
-                                          "virtual-threads", "work-stealing"});
+                                          "virtual-threads", "vt-wake", "work-stealing"});
 }
 
 TEST_CASE(
