@@ -258,6 +258,11 @@ class RunContext {
   // Before the origin: brings into the cache the runner's own state of the
   // tasks handed over at t = 0 (real/submitter.cpp).
   void warm_first_wave();
+  // Before the usage baseline: makes once the calls the runner makes on
+  // every thread it starts (naming it, the memory probe's read of
+  // /proc/self/statm), so that their first-time cost in a new process is
+  // not the run's first thread's (real/run_context.cpp).
+  void warm_thread_start();
   bool all_done() const;
   std::vector<TaskRecord>& records() { return records_; }
   // Snapshot of the slots' spans and names into a Trace (after stop()).

@@ -661,6 +661,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
   backend->prepare(ctx);
+  ctx.warm_thread_start();
   // The fresh slice first: its sleep is the harness's, so it comes before
   // the usage baseline (its voluntary switch is not the run's), and before
   // the warming reads (an idle vCPU's caches need not survive it).
