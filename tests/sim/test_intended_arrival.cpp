@@ -2,6 +2,7 @@
 // submitter's own delay, submit_lag: zero when the submitter has a CPU of its
 // own, positive when it competes.
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "models/metrics.hpp"
 #include "sim_fixtures.hpp"
@@ -43,25 +44,37 @@ TEST_CASE("arrival: a submitter that competes is late, and latency counts its la
   REQUIRE(x[Metric::latency_max] >= x[Metric::submit_lag_p99] + 100e-6);
 }
 
-TEST_CASE("arrival: a graph node's intended arrival is its release", "[sim][arrival]") {
-  // split -> (a, b): a and b are released when split completes, at 1 ms.
+namespace {
+// split -> (n successors): a graph of n + 1 tasks of one cpu phase of
+// `work` each, the successors released together when split completes.
+Workload split_graph(std::uint32_t n, Duration work) {
   Workload w;
   w.graph = true;
   w.arrival = ArrivalKind::batch;
-  for (std::uint32_t i = 0; i < 3; ++i) {
+  for (std::uint32_t i = 0; i <= n; ++i) {
     Task t;
     t.id = i;
     t.first_phase = i;
     t.phase_count = 1;
-    w.phases.push_back({PhaseKind::cpu, 0, Duration{1ms}, Duration{0}});
+    w.phases.push_back({PhaseKind::cpu, 0, work, Duration{0}});
     w.tasks.push_back(t);
+    if (i > 0) {
+      w.tasks[i].pred_count = 1;
+      w.successors.push_back(i);
+    }
   }
-  w.tasks[1].pred_count = w.tasks[2].pred_count = 1;
   w.tasks[0].first_succ = 0;
-  w.tasks[0].succ_count = 2;
-  w.successors = {1, 2};
-  w.node_ids = {"split", "a", "b"};
+  w.tasks[0].succ_count = n;
+  w.node_ids = {"split"};
+  for (std::uint32_t i = 1; i <= n; ++i) w.node_ids.push_back(std::string(1, char('a' + i - 1)));
   w.class_names = {"class0"};
+  return w;
+}
+}  // namespace
+
+TEST_CASE("arrival: a graph node's intended arrival is its release", "[sim][arrival]") {
+  // split -> (a, b): a and b are released when split completes, at 1 ms.
+  const Workload w = split_graph(2, 1ms);
   const RunResult r = sim::simulate(pool_scenario(zero_machine(3), 2), w);
   REQUIRE(r.records[0].intended == Duration{0});
   REQUIRE(r.records[1].intended == 1ms);
@@ -79,23 +92,7 @@ TEST_CASE(
   // task_group::run costing tbb_spawn before the task is in its pool (no
   // other CPU, so never queue_handover_remote). All four were released at
   // split's end; the k-th is handed over k spawns later.
-  Workload w;
-  w.graph = true;
-  w.arrival = ArrivalKind::batch;
-  for (std::uint32_t i = 0; i < 5; ++i) {
-    Task t;
-    t.id = i;
-    t.first_phase = i;
-    t.phase_count = 1;
-    w.phases.push_back({PhaseKind::cpu, 0, Duration{100us}, Duration{0}});
-    w.tasks.push_back(t);
-  }
-  for (std::uint32_t i = 1; i < 5; ++i) w.tasks[i].pred_count = 1;
-  w.tasks[0].first_succ = 0;
-  w.tasks[0].succ_count = 4;
-  w.successors = {1, 2, 3, 4};
-  w.node_ids = {"split", "a", "b", "c", "d"};
-  w.class_names = {"class0"};
+  const Workload w = split_graph(4, 100us);
   MachineProfile m = zero_machine(1);
   m.tbb_spawn = 70ns;
   m.queue_handover_remote = 1us;  // never paid on one CPU
