@@ -72,6 +72,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -163,14 +164,17 @@ Usage usage(int who) {
   return Usage{ru.ru_nvcsw, ru.ru_nivcsw, tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)};
 }
 
-// The "KEY: N kB" line of a /proc file, in bytes (0 if absent).
-Bytes proc_kib(const char* path, std::string_view key) {
+// N of the "KEY: N" line of a /proc file (0 if absent).
+std::int64_t proc_number(const std::string& path, std::string_view key) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line))
-    if (line.compare(0, key.size(), key) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
+    if (line.compare(0, key.size(), key) == 0) return std::atoll(line.c_str() + key.size());
   return 0;
 }
+
+// The "KEY: N kB" line of a /proc file, in bytes (0 if absent).
+Bytes proc_kib(const char* path, std::string_view key) { return proc_number(path, key) * 1024; }
 
 Bytes status_kib(std::string_view key) { return proc_kib("/proc/self/status", key); }
 
@@ -257,14 +261,9 @@ class Sampler {
     Usage u;
     const pid_t tid = tid_.load(std::memory_order_acquire);
     if (tid == 0 || !thread_.joinable()) return u;
-    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-        u.voluntary = std::atoll(line.c_str() + 24);
-      else if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
-        u.involuntary = std::atoll(line.c_str() + 27);
-    }
+    const std::string status = "/proc/self/task/" + std::to_string(tid) + "/status";
+    u.voluntary = proc_number(status, "voluntary_ctxt_switches:");
+    u.involuntary = proc_number(status, "nonvoluntary_ctxt_switches:");
     clockid_t clock{};
     timespec ts{};
     if (pthread_getcpuclockid(handle_, &clock) == 0 && clock_gettime(clock, &ts) == 0)
@@ -288,7 +287,6 @@ class Sampler {
   // before the usage baseline, and the run sees none of it (its wake and
   // exit at finish() come after the last task and switch nothing out).
   void wait_parked() {
-    while (tid_.load(std::memory_order_acquire) == 0) std::this_thread::yield();
     const std::string stat = "/proc/self/task/" + std::to_string(tid_.load()) + "/stat";
     for (int i = 0; i < 100000; ++i) {
       std::ifstream f(stat);
