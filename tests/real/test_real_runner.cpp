@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -791,23 +793,27 @@ TEST_CASE(
     "[real][runner]") {
   // oneTBB's stop (terminate the arena, wait for its workers to leave it,
   // tbb::finalize) makes the submitter wait for each worker, and a worker
-  // that finds no more work parks after the last task: 6-7 voluntary
-  // switches a run here when they were counted (2026-12-06), where the run
-  // itself has the submitter's one wait for the end and at most a worker's
-  // park or a page-fault wait more (1-2 measured).
+  // that finds no more work parks after the last task: 6-8 voluntary
+  // switches in every repetition when they were counted (2026-12-06), where
+  // the run itself has the submitter's one wait for the end and now and then
+  // a worker's park or a page-fault wait more (1-2 measured here, once 5 in
+  // CI). The bound is on the quietest repetition: a teardown that was
+  // counted is in every one of them.
   const Scenario s = scenario(
       "workload:\n  arrival: {kind: batch, count: 20}\n  task: [{cpu: 100us}]\n"
-      "backend: {kind: tbb, threads: 2}\nrun: {reps: 3, warmup: 0, timeout: 60s}\n",
+      "backend: {kind: tbb, threads: 2}\nrun: {reps: 5, warmup: 0, timeout: 60s}\n",
       /*default_run=*/false);
+  std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
   for (const RunResult& r : run_scenario(s, generate_workload(s), RealOptions{})) {
     INFO("switches_voluntary " << r.counters.switches_voluntary);
     CHECK(r.counters.switches_voluntary >= 1);  // the submitter waited for the end
-#if defined(__SANITIZE_THREAD__)
-    // ThreadSanitizer's runtime blocks the run's own threads more (7 in
-    // each repetition, CI 2026-12-06): the bound holds in the Release and
-    // AddressSanitizer suites.
-    continue;
-#endif
-    CHECK(r.counters.switches_voluntary <= 4);
+    fewest = std::min(fewest, r.counters.switches_voluntary);
   }
+  INFO("fewest switches_voluntary " << fewest);
+#if !defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's runtime blocks the run's own threads more (7 in each
+  // repetition, CI 2026-12-06): the bound holds in the Release and
+  // AddressSanitizer suites.
+  CHECK(fewest <= 3);
+#endif
 }
