@@ -159,6 +159,12 @@ struct MachineProfile {
   // that follows the recent success of its newidle balances. 1 = on, 0 = off
   // (a newly idle CPU always tries to pull).
   int newidle_random = 0;
+  // SIS_UTIL (Linux 6.0 on): a wake-up whose target CPU is busy looks for an
+  // idle CPU only among as many CPUs as the summed utilization of the
+  // last-level cache leaves (none once the CPUs are 60% busy on average on
+  // 2 CPUs, 85% with many), as the last periodic balance computed it. 1 =
+  // on, 0 = off (every CPU is searched).
+  int sis_util = 0;
   // The same for a new thread (wake_up_new_task): kept on its creator's CPU
   // while that CPU's utilization is below fork_pack_util and nothing is
   // queued there, even when another CPU is idle; else the mainline choice

@@ -282,6 +282,10 @@ inline constexpr MachineField kMachineFields[] = {
      "1: a CPU going idle pulls a queued thread only as often as its recent newidle balances "
      "succeeded (NI_RANDOM, Linux 6.18.5 and 6.19 on); 0: it always tries",
      "the scheduler feature from debugfs (sched/features), else the kernel's version"},
+    {"sis_util", &MachineProfile::sis_util, FieldPresence::from_default, kSwitchRange,
+     "1: a woken thread whose CPU is busy looks for an idle CPU only while the CPUs' summed "
+     "utilization is low (SIS_UTIL, Linux 6.0 on); 0: it always searches every CPU",
+     "the scheduler feature from debugfs (sched/features), else the kernel's version"},
     {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
      "the waker's thread CPU time across one FUTEX_WAKE of a thread on its own CPU"},

@@ -229,6 +229,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(migrate);
   ms.push_back(measure_cache_hot_time());
   ms.push_back(measure_newidle_random());
+  ms.push_back(measure_sis_util());
   step("thread stacks");
   auto [reserve, touch] = measure_stacks(3 * scale);
   ms.push_back(reserve);

@@ -99,6 +99,8 @@ std::pair<Measurement, Measurement> measure_cache(int samples, int cpus);
 Measurement measure_cache_hot_time();
 // newidle_random: NI_RANDOM from debugfs, else from the kernel's version.
 Measurement measure_newidle_random();
+// sis_util: SIS_UTIL from debugfs, else from the kernel's version.
+Measurement measure_sis_util();
 
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(

@@ -27,6 +27,11 @@
 //                   not readable (this VM), the kernel's version: on from
 //                   6.19 and in 6.18 from 6.18.5 (the stable backport of
 //                   "sched/fair: Proportional newidle balance").
+//   sis_util        the scheduler feature SIS_UTIL (a wake-up's idle-CPU
+//                   search bounded by the summed utilization) from debugfs;
+//                   where that is not readable, the kernel's version: on from
+//                   6.0 ("sched/fair: Introduce SIS_UTIL to search idle CPU
+//                   based on sum of util_avg", default on since).
 //   yield_cost      a thread alone on CPU 0: its CPU time per sched_yield,
 //                   median of batches of 2,000 calls.
 //   tbb_pause       oneTBB's prolonged_pause as scheduler_common.h describes
@@ -393,24 +398,46 @@ Measurement measure_cache_hot_time() {
                    "default, 0.5 ms");
 }
 
-// Is NI_RANDOM on in this kernel (see the header comment)?
-Measurement measure_newidle_random() {
+namespace {
+// A scheduler feature as debugfs sched/features lists it: 1 on, 0 off
+// ("NO_" + name, or absent), -1 if the file is not readable.
+int sched_feature(const std::string& name) {
   std::ifstream f("/sys/kernel/debug/sched/features");
   std::string features;
-  if (std::getline(f, features)) {
-    const bool off = features.find("NO_NI_RANDOM") != std::string::npos;
-    const bool on = !off && features.find("NI_RANDOM") != std::string::npos;
-    return summarize("newidle_random", {on ? 1.0 : 0.0},
-                     fmt::format("the scheduler feature {} in debugfs sched/features",
-                                 on    ? "NI_RANDOM"
-                                 : off ? "NO_NI_RANDOM"
-                                       : "NI_RANDOM absent"));
-  }
+  if (!std::getline(f, features)) return -1;
+  const std::string padded = " " + features + " ";
+  if (padded.find(" NO_" + name + " ") != std::string::npos) return 0;
+  return padded.find(" " + name + " ") != std::string::npos ? 1 : 0;
+}
+
+Measurement feature_field(MachineFieldName field, const std::string& feature, int state) {
+  return summarize(field, {state > 0 ? 1.0 : 0.0},
+                   fmt::format("the scheduler feature {}{} in debugfs sched/features",
+                               state > 0 ? "" : "NO_", feature));
+}
+}  // namespace
+
+// Is NI_RANDOM on in this kernel (see the header comment)?
+Measurement measure_newidle_random() {
+  if (const int state = sched_feature("NI_RANDOM"); state >= 0)
+    return feature_field("newidle_random", "NI_RANDOM", state);
   const KernelVersion k = kernel_version();
   const bool on = k.at_least(6, 19) || (k.major == 6 && k.minor == 18 && k.patch >= 5);
   return summarize("newidle_random", {on ? 1.0 : 0.0},
                    fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} the "
                                "proportional newidle balance (6.18.5 and 6.19 on)",
+                               k.major, k.minor, k.patch, on ? "has" : "predates"));
+}
+
+// Is SIS_UTIL on in this kernel (see the header comment)?
+Measurement measure_sis_util() {
+  if (const int state = sched_feature("SIS_UTIL"); state >= 0)
+    return feature_field("sis_util", "SIS_UTIL", state);
+  const KernelVersion k = kernel_version();
+  const bool on = k.at_least(6, 0);
+  return summarize("sis_util", {on ? 1.0 : 0.0},
+                   fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} SIS_UTIL "
+                               "(6.0 on)",
                                k.major, k.minor, k.patch, on ? "has" : "predates"));
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "models/assert.hpp"
+#include "sim/sis_util.hpp"
 
 namespace poolsim::sim {
 
@@ -37,6 +38,7 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
   }
   load_idx_ = LevelIndex(cpu_count());
   pull_idx_ = LevelIndex(cpu_count());
+  nr_idle_scan_ = std::max(m_.cores, cpu_count());
   lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));  // c.ev, one per CPU
   if (noise_.on()) noise_lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpu_count()));
   if (limits.neighbour) {
@@ -475,22 +477,36 @@ void Kernel::wq_remove(WaitQueue& q, ThreadId id) {
 
 // ---- placement -------------------------------------------------------------
 
-// select_idle_sibling with one LLC domain holding every CPU: the target if
-// idle, else the first idle CPU after it, wrapping (select_idle_cpu's
-// for_each_cpu_wrap from the target), found in the mask of CPUs with load 0
-// (idle with nothing queued, or throttled: its parked threads are no load).
-int Kernel::select_cpu(int target) const {
-  const int j = load_idx_.first_from(0, target);
+// select_idle_sibling with one LLC domain holding every CPU (kernel/sched/
+// fair.c, 6.18), for a wake whose target is the thread's previous CPU (the
+// model leaves wake_affine out): the target if idle; else the CPU it used
+// before that (p->recent_used_cpu, rewritten here with the target) if idle;
+// else select_idle_cpu's search from the CPU after the target, wrapping
+// (for_each_cpu_wrap), which with SIS_UTIL (machine.sis_util) looks at only
+// nr_idle_scan CPUs (update_idle_cpu_scan) and none when that is 0; else the
+// target. Idle CPUs are read from the mask of CPUs with load 0 (idle with
+// nothing queued, or throttled: its parked threads are no load).
+int Kernel::select_idle_sibling(Thread& t, int target) {
+  const int n = cpu_count();
+  if (cpu_idle(cpus_[static_cast<std::size_t>(target)])) return target;
+  const int recent = std::exchange(t.recent_cpu, target);
+  if (recent >= 0 && recent != target && recent < n &&
+      cpu_idle(cpus_[static_cast<std::size_t>(recent)]))
+    return recent;
+  const int scan = m_.sis_util > 0 ? nr_idle_scan_ : n;
+  const int from = (target + 1) % n;
+  const int j = scan > 0 ? load_idx_.first_from(0, from) : -1;
 #ifndef NDEBUG
-  int scan = target;
-  for (int i = 0; i < cpu_count(); ++i)
-    if (cpu_idle(cpus_[(target + i) % cpu_count()])) {
-      scan = (target + i) % cpu_count();
+  int seen = -1;
+  for (int i = 0; i < n; ++i)
+    if (cpu_idle(cpus_[(from + i) % n])) {
+      seen = (from + i) % n;
       break;
     }
-  POOLSIM_ASSERT(scan == (j >= 0 ? j : target), "idle mask disagrees with the CPUs");
+  POOLSIM_ASSERT(scan <= 0 || seen == j, "idle mask disagrees with the CPUs");
 #endif
-  return j >= 0 ? j : target;
+  if (j < 0 || (j - from + n) % n >= scan) return target;
+  return j;
 }
 
 void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
@@ -503,7 +519,7 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   const int target = t.last_cpu >= 0 ? t.last_cpu : (waker_cpu >= 0 ? waker_cpu : 0);
   // A delayed thread is still on its CPU's queue: ttwu_runnable wakes it in
   // place (requeue_delayed_entity), without select_task_rq.
-  int c = t.delayed ? t.last_cpu : select_cpu(target);
+  int c = t.delayed ? t.last_cpu : select_idle_sibling(t, target);
   const bool none_idle = !t.delayed && !cpu_idle(cpus_[static_cast<std::size_t>(c)]);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
@@ -1274,6 +1290,7 @@ void Kernel::on_nohz_balance(void* self, std::uint64_t) {
   auto& k = *static_cast<Kernel*>(self);
   k.nohz_ev_ = {};
   k.rd_overloaded_ = !k.pull_idx_.empty();  // update_sd_lb_stats at the root domain
+  k.update_idle_cpu_scan();
   // Every idle CPU in turn, from CPU 0, while a queue holds a waiting thread.
   for (int from = 0; from < k.cpu_count() && !k.pull_idx_.empty();) {
     const int j = k.load_idx_.first_from(0, from);
@@ -1410,6 +1427,18 @@ void Kernel::on_busy_balance(void* self, std::uint64_t cpu) {
   k.arm_busy_balance(c);
 }
 
+// update_idle_cpu_scan at each periodic balance (not a newly idle CPU's):
+// the LLC's summed utilization, each CPU's at most a CPU (cpu_util_cfs), in
+// 1024ths. The LLC is the machine's: its CPUs outside a cpuset run nothing
+// of the scenario's, and count as idle.
+void Kernel::update_idle_cpu_scan() {
+  if (m_.sis_util <= 0) return;
+  std::uint64_t sum = 0;
+  for (int j = 0; j < cpu_count(); ++j)
+    sum += static_cast<std::uint64_t>(std::min(1.0, cpu_util(j)) * 1024);
+  nr_idle_scan_ = sis_util_scan(sum, static_cast<std::uint64_t>(std::max(m_.cores, cpu_count())));
+}
+
 // sched_balance_rq for a busy CPU (CPU_NOT_IDLE) in the model's one domain,
 // each CPU a group (fair.c, 6.18: update_sd_lb_stats, update_sd_pick_busiest,
 // sched_balance_find_src_group, calculate_imbalance, detach_tasks). Each
@@ -1433,6 +1462,7 @@ void Kernel::on_busy_balance(void* self, std::uint64_t cpu) {
 // thread after cache_nice_tries + 2 failures) and the balance's own CPU
 // time.
 bool Kernel::busy_balance(Cpu& l) {
+  update_idle_cpu_scan();  // update_sd_lb_stats at the LLC domain
   const int n = cpu_count();
   const int li = static_cast<int>(&l - cpus_.data());
   double total = 0;

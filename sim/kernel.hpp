@@ -602,8 +602,11 @@ class Kernel {
     bool ran = false;
     bool timed_out = false;
     bool throttled_mark = false;
-    int cpu = -1;          // CPU it runs or is queued on
-    int last_cpu = -1;     // CPU it last ran on
+    int cpu = -1;       // CPU it runs or is queued on
+    int last_cpu = -1;  // CPU it last ran on
+    // p->recent_used_cpu: its previous CPU as of its last wake that got as
+    // far as select_idle_sibling's look at it (Kernel::select_idle_sibling).
+    int recent_cpu = -1;
     Duration vruntime{0};  // absolute (when blocked: when it blocked)
     Duration lag{0};       // V - vruntime when it last blocked (vlag)
     // DELAY_DEQUEUE: it blocked behind V (lag < 0) while another thread took
@@ -858,7 +861,8 @@ class Kernel {
   void place_new(ThreadId t, int creator_cpu);
   int fork_cpu(int creator_cpu);
   int least_loaded_other(int cpu);
-  int select_cpu(int target) const;
+  int select_idle_sibling(Thread& t, int target);
+  void update_idle_cpu_scan();
   void set_cpu_state(Cpu& c, CpuState s);  // every change of c.state goes through it
   // Every change of c.foreign after the start goes through it: the
   // neighbour's PELT average (nb_util) is brought up to now first.
@@ -932,6 +936,11 @@ class Kernel {
   // a second runnable thread, rewritten by each balance that runs. A newly
   // idle CPU does not balance while it is clear.
   bool rd_overloaded_ = false;
+  // SIS_UTIL (sd_llc_shared->nr_idle_scan): how many CPUs a wake-up's search
+  // for an idle CPU looks at, rewritten by each periodic balance from the
+  // CPUs' summed utilization (update_idle_cpu_scan). Every CPU at the start:
+  // the machine was idle before the run.
+  int nr_idle_scan_ = 0;
   Rng newidle_rng_;  // sched_rng(): the proportional newidle balance's dice
   std::vector<Thread> threads_;
   ThreadId current_ = kNoThread;

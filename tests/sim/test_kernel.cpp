@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/newidle.hpp"
+#include "sim/sis_util.hpp"
 #include "sim_fixtures.hpp"
 
 using namespace poolsim;
@@ -222,6 +223,56 @@ TEST_CASE(
   CHECK(second_cpu_of(sim::simulate(tpt_scenario(m), two, sim::SimOptions{true})) == "cpu 0");
   m.wake_pack_util = 0;
   CHECK(second_cpu_of(sim::simulate(tpt_scenario(m), two, sim::SimOptions{true})) == "cpu 0");
+}
+
+TEST_CASE("kernel.sis_util: the CPUs a wake-up searches follow the summed utilization",
+          "[mechanism]") {
+  // update_idle_cpu_scan's integers (x = sum_util / llc_weight, 1024 a busy
+  // CPU): on 2 CPUs both CPUs while x^2 * 117^2 < 10000 * 1024 (x < 28),
+  // one while the product stays at most 512 * 10000 * 1024 (x <= 619,
+  // 60.4%), none beyond; a 64-CPU LLC stops at 85%, as the source says.
+  CHECK(sim::sis_util_scan(0, 2) == 2);
+  CHECK(sim::sis_util_scan(2 * 27, 2) == 2);
+  CHECK(sim::sis_util_scan(2 * 28, 2) == 1);
+  CHECK(sim::sis_util_scan(2 * 619, 2) == 1);
+  CHECK(sim::sis_util_scan(2 * 620, 2) == 0);
+  CHECK(sim::sis_util_scan(2 * 1024, 2) == 0);
+  CHECK(sim::sis_util_scan(64 * 512, 64) == 42);  // 50% busy: 64 * (1024 - 350) / 1024
+  CHECK(sim::sis_util_scan(64 * 868, 64) == 1);
+  CHECK(sim::sis_util_scan(64 * 869, 64) == 0);  // 84.9%
+}
+
+TEST_CASE(
+    "kernel.sis_util: above 60% busy on 2 CPUs a woken thread whose CPU is busy stays queued "
+    "there, though the other CPU is idle",
+    "[mechanism]") {
+  // Two CPUs, zero costs, 1 ms slices, a 4 ms tick (periodic balances, which
+  // rewrite nr_idle_scan). Thread per task: A computes 300.2 ms on CPU 1; W
+  // computes 300 ms on CPU 0, sleeps 1 ms and computes 10 us; B sleeps
+  // 300.5 ms on CPU 0 and then computes 20 ms there (its CPU is idle: W
+  // sleeps). Both CPUs were busy for 300 ms, so the last periodic balance
+  // found them ~100% busy: no idle CPU is searched. W wakes at 301 ms with
+  // its CPU 0 running B and CPU 1 idle since A ended: with SIS_UTIL it is
+  // queued behind B until CPU 1's next idle balance at the tick (304 ms)
+  // pulls it; without, select_idle_cpu finds CPU 1 and W runs at once. (B
+  // first runs at the 4 ms tick, when W's first half slice is noticed, and
+  // sleeps from there: it wakes at 300.5 ms, onto CPU 0, idle since W slept.)
+  MachineProfile m = zero_machine(2, 1ms, 4ms);
+  const Workload w =
+      phased({{cpu(300200us)}, {cpu(300ms), wait(1ms), cpu(10us)}, {wait(296500us), cpu(20ms)}});
+  const RunResult searched = sim::simulate(tpt_scenario(m), w);
+  m.sis_util = 1;
+  const RunResult bounded = sim::simulate(tpt_scenario(m), w);
+  INFO("W ends at " << searched.records[1].end.count() << " ns searching every CPU, "
+                    << bounded.records[1].end.count() << " ns with SIS_UTIL");
+  CHECK(searched.records[1].end == Duration(301010us));
+  CHECK(bounded.records[1].end == Duration(304010us));
+  // Before the run's first periodic balance the search is the idle
+  // machine's, every CPU: the same three threads, W computing 3 ms (B runs
+  // and sleeps when W sleeps, wakes at 3.5 ms onto CPU 0), wake at 4 ms.
+  const Workload early =
+      phased({{cpu(3200us)}, {cpu(3ms), wait(1ms), cpu(10us)}, {wait(500us), cpu(2ms)}});
+  CHECK(sim::simulate(tpt_scenario(m), early).records[1].end == Duration(4010us));
 }
 
 TEST_CASE("kernel.wake: the waker pays wake_cost, plus wake_ipi for another CPU", "[mechanism]") {

@@ -58,7 +58,8 @@ std::vector<fs::path> golden_scenarios() {
 TEST_CASE(
     "golden: the golden set has one scenario per backend kind, a quota, a graph, bounded "
     "resources, a pool on a machine with interrupt costs, one with the proportional newidle "
-    "balance, one whose wakes find no CPU idle on a packing host, one whose busy CPUs balance "
+    "balance, one whose wakes find no CPU idle on a packing host, one whose wakes search no "
+    "idle CPU above 60% busy (SIS_UTIL), one whose busy CPUs balance "
     "their queues, threads whose exits leave kernel work, a fork-join whose spawns cost and "
     "virtual threads whose "
     "notify is preempted",
@@ -66,11 +67,16 @@ TEST_CASE(
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
-  CHECK(names == std::vector<std::string>{"asio-pool", "busy-balance", "busy-wake", "event-loop",
-                                          "exit-work", "graph", "injecting-pool", "newidle",
-                                          "pool-io", "pool", "quota", "resources-virtual-threads",
-                                          "resources", "spawn", "tbb", "thread-per-task",
-                                          "virtual-threads", "vt-wake", "work-stealing"});
+  CHECK(names == std::vector<std::string>{"asio-pool",       "busy-balance",
+                                          "busy-wake",       "event-loop",
+                                          "exit-work",       "graph",
+                                          "injecting-pool",  "newidle",
+                                          "pool-io",         "pool",
+                                          "quota",           "resources-virtual-threads",
+                                          "resources",       "sis-util",
+                                          "spawn",           "tbb",
+                                          "thread-per-task", "virtual-threads",
+                                          "vt-wake",         "work-stealing"});
 }
 
 TEST_CASE(
