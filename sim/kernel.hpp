@@ -61,7 +61,10 @@
 //   update_curr in enqueue_entity reschedules, when other threads were
 //   queued and the current one's deadline or protection has passed.
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
-//   else the first idle CPU scanning upwards from it, else the previous CPU's
+//   else the CPU it used before that (recent_used_cpu) if idle, else the
+//   first idle CPU scanning upwards from it among as many as SIS_UTIL leaves
+//   (machine.sis_util: nr_idle_scan, rewritten at periodic balances from
+//   the summed utilization, sim/sis_util.hpp), else the previous CPU's
 //   queue (on a host that packs, wake_pack_util > 0, another CPU's if the
 //   previous one holds two or more runnable threads and that one at most
 //   one: busy_wake_cpu). A new thread (wake_up_new_task -> sched_balance_find_dst_cpu)
