@@ -248,15 +248,15 @@ TEST_CASE(
     "[mechanism]") {
   // Two CPUs, zero costs, 1 ms slices, a 4 ms tick (periodic balances, which
   // rewrite nr_idle_scan). Thread per task: A computes 300.2 ms on CPU 1; W
-  // computes 300 ms on CPU 0, sleeps 1 ms and computes 10 us; B sleeps
-  // 300.5 ms on CPU 0 and then computes 20 ms there (its CPU is idle: W
-  // sleeps). Both CPUs were busy for 300 ms, so the last periodic balance
+  // computes 300 ms on CPU 0, sleeps 1 ms and computes 10 us; B, also on
+  // CPU 0, sleeps 296.5 ms from its first run and then computes 20 ms there.
+  // Both CPUs were busy for 300 ms, so the last periodic balance
   // found them ~100% busy: no idle CPU is searched. W wakes at 301 ms with
   // its CPU 0 running B and CPU 1 idle since A ended: with SIS_UTIL it is
   // queued behind B until CPU 1's next idle balance at the tick (304 ms)
   // pulls it; without, select_idle_cpu finds CPU 1 and W runs at once. (B
-  // first runs at the 4 ms tick, when W's first half slice is noticed, and
-  // sleeps from there: it wakes at 300.5 ms, onto CPU 0, idle since W slept.)
+  // first runs at the 4 ms tick, when W's first half slice is noticed, so
+  // it wakes at 300.5 ms, onto CPU 0, idle since W slept at 300 ms.)
   MachineProfile m = zero_machine(2, 1ms, 4ms);
   const Workload w =
       phased({{cpu(300200us)}, {cpu(300ms), wait(1ms), cpu(10us)}, {wait(296500us), cpu(20ms)}});
