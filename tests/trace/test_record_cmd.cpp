@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +27,17 @@ std::string quote(const std::string& s) { return "'" + s + "'"; }
 int run(const std::string& cmd) {
   const int st = std::system((cmd + " >/dev/null 2>&1").c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// `cmd` with its standard error to the file `err` (its output dropped).
+int run_logged(const std::string& cmd, const std::string& err) {
+  const int st = std::system((cmd + " >/dev/null 2>'" + err + "'").c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 struct TempDir {
@@ -82,10 +95,22 @@ TEST_CASE("record_command: records traced-server and writes a loadable scenario"
   }
   const auto before = record_dirs();
   const std::string out = (tmp.dir / "rec.yaml").string();
-  // One recording, no retry: a busy machine's recording must import (the
-  // host agent's hidden switches are not lost events, trace/perf_text.hpp).
-  const int rc = run(quote(bin) + " record -q --out " + quote(out) + " -- " + quote(server) +
-                     " --workers 2 --rate 200 --duration 0.3");
+  // A busy machine's recording must import (the host agent's hidden
+  // switches are not lost events, trace/perf_text.hpp): a refusal by the
+  // reader ("lost events: N of M switches are missing") fails the test.
+  // Only events perf itself reports lost (its buffer overflowed: "lost
+  // events (" and perf's line) are the machine's, and earn one more
+  // recording. CI's loaded machine once refused a recording here (exit 2,
+  // 2026-12-06) with its message unseen: the message is now shown.
+  const std::string err = (tmp.dir / "record.stderr").string();
+  const std::string cmd = quote(bin) + " record -q --out " + quote(out) + " -- " + quote(server) +
+                          " --workers 2 --rate 200 --duration 0.3";
+  int rc = run_logged(cmd, err);
+  if (rc == 2 && read_text(err).find("lost events (") != std::string::npos) {
+    WARN("perf lost events while recording (a loaded machine): recorded again\n" << read_text(err));
+    rc = run_logged(cmd, err);
+  }
+  INFO("poolsim record: exit " << rc << "\n" << read_text(err));
   REQUIRE(rc == 0);
   poolsim::LoadOptions lo;
   lo.machine = "default";
