@@ -399,46 +399,46 @@ Measurement measure_cache_hot_time() {
 }
 
 namespace {
-// A scheduler feature as debugfs sched/features lists it: 1 on, 0 off
-// ("NO_" + name, or absent), -1 if the file is not readable.
-int sched_feature(const std::string& name) {
+// A scheduler feature of this kernel as a 0/1 profile field: from debugfs
+// sched/features where readable ("NAME" on; "NO_NAME" or absent off), else
+// whether the kernel's version has it (`since`: the versions that do, in
+// words).
+Measurement sched_feature_field(MachineFieldName field, const std::string& name,
+                                bool (*in_version)(const KernelVersion&), const char* since) {
   std::ifstream f("/sys/kernel/debug/sched/features");
   std::string features;
-  if (!std::getline(f, features)) return -1;
-  const std::string padded = " " + features + " ";
-  if (padded.find(" NO_" + name + " ") != std::string::npos) return 0;
-  return padded.find(" " + name + " ") != std::string::npos ? 1 : 0;
-}
-
-Measurement feature_field(MachineFieldName field, const std::string& feature, int state) {
-  return summarize(field, {state > 0 ? 1.0 : 0.0},
-                   fmt::format("the scheduler feature {}{} in debugfs sched/features",
-                               state > 0 ? "" : "NO_", feature));
+  if (std::getline(f, features)) {
+    const std::string padded = " " + features + " ";
+    const bool off = padded.find(" NO_" + name + " ") != std::string::npos;
+    const bool on = !off && padded.find(" " + name + " ") != std::string::npos;
+    return summarize(field, {on ? 1.0 : 0.0},
+                     fmt::format("the scheduler feature {} in debugfs sched/features",
+                                 on    ? name
+                                 : off ? "NO_" + name
+                                       : name + " absent"));
+  }
+  const KernelVersion k = kernel_version();
+  const bool on = in_version(k);
+  return summarize(field, {on ? 1.0 : 0.0},
+                   fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} {} ({})",
+                               k.major, k.minor, k.patch, on ? "has" : "predates", name, since));
 }
 }  // namespace
 
 // Is NI_RANDOM on in this kernel (see the header comment)?
 Measurement measure_newidle_random() {
-  if (const int state = sched_feature("NI_RANDOM"); state >= 0)
-    return feature_field("newidle_random", "NI_RANDOM", state);
-  const KernelVersion k = kernel_version();
-  const bool on = k.at_least(6, 19) || (k.major == 6 && k.minor == 18 && k.patch >= 5);
-  return summarize("newidle_random", {on ? 1.0 : 0.0},
-                   fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} the "
-                               "proportional newidle balance (6.18.5 and 6.19 on)",
-                               k.major, k.minor, k.patch, on ? "has" : "predates"));
+  return sched_feature_field(
+      "newidle_random", "NI_RANDOM",
+      [](const KernelVersion& k) {
+        return k.at_least(6, 19) || (k.major == 6 && k.minor == 18 && k.patch >= 5);
+      },
+      "the proportional newidle balance: 6.18.5 and 6.19 on");
 }
 
 // Is SIS_UTIL on in this kernel (see the header comment)?
 Measurement measure_sis_util() {
-  if (const int state = sched_feature("SIS_UTIL"); state >= 0)
-    return feature_field("sis_util", "SIS_UTIL", state);
-  const KernelVersion k = kernel_version();
-  const bool on = k.at_least(6, 0);
-  return summarize("sis_util", {on ? 1.0 : 0.0},
-                   fmt::format("debugfs sched/features not readable: kernel {}.{}.{} {} SIS_UTIL "
-                               "(6.0 on)",
-                               k.major, k.minor, k.patch, on ? "has" : "predates"));
+  return sched_feature_field(
+      "sis_util", "SIS_UTIL", [](const KernelVersion& k) { return k.at_least(6, 0); }, "6.0 on");
 }
 
 }  // namespace poolsim::real::calib

@@ -490,8 +490,7 @@ int Kernel::select_idle_sibling(Thread& t, int target) {
   const int n = cpu_count();
   if (cpu_idle(cpus_[static_cast<std::size_t>(target)])) return target;
   const int recent = std::exchange(t.recent_cpu, target);
-  if (recent >= 0 && recent != target && recent < n &&
-      cpu_idle(cpus_[static_cast<std::size_t>(recent)]))
+  if (recent >= 0 && recent != target && cpu_idle(cpus_[static_cast<std::size_t>(recent)]))
     return recent;
   const int scan = m_.sis_util > 0 ? nr_idle_scan_ : n;
   const int from = (target + 1) % n;

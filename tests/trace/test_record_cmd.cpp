@@ -24,16 +24,13 @@ namespace fs = std::filesystem;
 namespace {
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-int run(const std::string& cmd) {
-  const int st = std::system((cmd + " >/dev/null 2>&1").c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 // `cmd` with its standard error to the file `err` (its output dropped).
 int run_logged(const std::string& cmd, const std::string& err) {
   const int st = std::system((cmd + " >/dev/null 2>'" + err + "'").c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+int run(const std::string& cmd) { return run_logged(cmd, "/dev/null"); }
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path);
