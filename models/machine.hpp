@@ -165,6 +165,15 @@ struct MachineProfile {
   // 2 CPUs, 85% with many), as the last periodic balance computed it. 1 =
   // on, 0 = off (every CPU is searched).
   int sis_util = 0;
+  // The submitter's PELT utilization at the origin: what the process ran
+  // before t = 0 (the real runner's child: its setup, about 7 ms of CPU in
+  // the 10-20 ms after the fork). The kernel places a run's first threads by
+  // its CPUs' utilization (fork_pack_util, fork balancing's group types,
+  // wake packing, SIS_UTIL), and the submitter's CPU holds this much of it,
+  // with the initial share of the thread the process made just before the
+  // origin (the runner's sampler, post_init_entity_util_avg's). 0 = a main
+  // thread with no past and no such thread (the idealised profile).
+  double origin_util = 0;
   // The same for a new thread (wake_up_new_task): kept on its creator's CPU
   // while that CPU's utilization is below fork_pack_util and nothing is
   // queued there, even when another CPU is idle; else the mainline choice

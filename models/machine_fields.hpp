@@ -278,6 +278,11 @@ inline constexpr MachineField kMachineFields[] = {
      "when nothing is queued there (0 = mainline: an idle CPU first)",
      "the utilization below which a lone creator's new threads start on its CPU, as its "
      "own utilization climbs from 0 (the fewest misplaced)"},
+    {"origin_util", &MachineProfile::origin_util, FieldPresence::from_default, kFractionRange,
+     "the submitter's PELT utilization at the origin (what the process ran before t = 0), "
+     "beside the initial share of the one thread it made just before (0 = neither)",
+     "the real runner's children (a pool of 2, 3 tasks): the submitter's se.avg.util_avg read "
+     "just before the origin, median"},
     {"newidle_random", &MachineProfile::newidle_random, FieldPresence::from_default, kSwitchRange,
      "1: a CPU going idle pulls a queued thread only as often as its recent newidle balances "
      "succeeded (NI_RANDOM, Linux 6.18.5 and 6.19 on); 0: it always tries",

@@ -291,6 +291,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(futex_call);
   ms.push_back(measure_futex_wait_check(cpus, 1000 * scale, futex_call.median));
   first_creation_block("the run's first creation (2 of 3)");
+  step("the submitter's utilization at the origin");
+  ms.push_back(measure_origin_util(8 * scale));
   fresh_block("creations no exit made room for (2 of 3)");
   step("thread stacks outside glibc's cache (2 of 3)");
   mapping.push_back(measure_stack_mapping(map_rounds, cpus, reserve_bytes));

@@ -282,6 +282,13 @@ Measurement fresh_creation_field(const std::vector<FreshCreation>& samples, doub
 // workers' stacks are `reserve` (the default stack) plus 64 KiB, so that
 // the stack cache a child inherits from calibrate cannot serve them.
 Measurement measure_first_creation(int reps, double reserve);
+// origin_util: the runner itself (run_scenario: forked children, their
+// sampler, the origin) runs the real pool of 2 workers on every CPU, a
+// batch of 3 tasks of 10 us, `reps` repetitions; each reads its
+// submitter's PELT utilization (se.avg.util_avg) just before the origin
+// (RunResult::extra "origin_util"). The median; 0 on a kernel that does
+// not show it.
+Measurement measure_origin_util(int reps);
 
 std::vector<Measurement> measure_runtime_costs(int trials, int count, int cpus);
 // queue_handover_remote: a locked deque taken in turns by CPUs 0 and 1.

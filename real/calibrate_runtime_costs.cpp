@@ -214,6 +214,33 @@ Measurement measure_first_creation(int reps, double reserve) {
                   extra.size(), format_seconds(quantile(extra, 0.5))));
 }
 
+// origin_util (real/calibrate_experiments.hpp).
+Measurement measure_origin_util(int reps) {
+  const std::string yaml = fmt::format(
+      "name: calibrate-origin\nseed: 1\nmachine: default\n"
+      "workload:\n  arrival: {{kind: batch, count: 3}}\n  task:\n    - {{cpu: 10us}}\n"
+      "backend: {{kind: pool, threads: 2}}\nrun: {{reps: {}, warmup: 1, timeout: 60s}}\n",
+      reps);
+  const Scenario s = load_scenario_text(yaml, "<calibrate>");
+  RealOptions opt;
+  opt.sample_series = false;
+  std::vector<double> util;
+  for (const RunResult& r : run_scenario(s, generate_workload(s), opt)) {
+    const auto it = r.extra.find("origin_util");
+    if (it != r.extra.end()) util.push_back(it->second);
+  }
+  if (util.empty())
+    return summarize("origin_util", {0.0},
+                     "the kernel does not show a thread's se.avg.util_avg: no past assumed");
+  return summarize(
+      "origin_util", util,
+      fmt::format("the runner (forked children, their sampler, the origin), the real pool of 2 "
+                  "workers, 3 tasks of 10 us: the submitter's se.avg.util_avg just before the "
+                  "origin, median of {} repetitions ({:.3f}-{:.3f})",
+                  util.size(), *std::min_element(util.begin(), util.end()),
+                  *std::max_element(util.begin(), util.end())));
+}
+
 // task_remote (see the header comment).
 Measurement measure_task_remote(int trials, int count, int cpus) {
   if (cpus < 2) return summarize("task_remote", {0.0}, "one CPU: no task starts on another CPU");

@@ -116,6 +116,7 @@
 
 #include "models/assert.hpp"
 #include "models/machine.hpp"
+#include "real/affinity.hpp"
 #include "real/backend.hpp"
 #include "real/calibrate_experiments.hpp"
 #include "real/cpu_work.hpp"
@@ -369,21 +370,6 @@ void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<
   creator.join();
 }
 
-// The calling thread's PELT utilization as the kernel keeps it (0-1: the
-// se.avg.util_avg line of /proc/thread-self/sched, out of 1024), or -1 on a
-// kernel that does not show it.
-double kernel_util() {
-  std::ifstream f("/proc/thread-self/sched");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("se.avg.util_avg", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) return -1;
-    return std::strtod(line.c_str() + colon + 1, nullptr) / 1024.0;
-  }
-  return -1;
-}
-
 // The fork-packing ramp (see the header): 250 ms of rest, then 24 steps of
 // 6 ms of CPU and 1 ms of sleep on CPU 0, each followed by one creation
 // from CPU 0 with both CPUs allowed. Appends one sample per creation that
@@ -408,7 +394,7 @@ void fork_ramp(int cpus, std::vector<PackSample>& samples, bool& kernel_view) {
       util = pelt_after(util, t1 - t0, t2 - t1);
       unpin_self(cpus);
       if (sched_getcpu() != 0) continue;
-      const double seen = kernel_util();
+      const double seen = thread_util();
       if (seen < 0) kernel_view = false;
       std::atomic<int> where{-1};
       std::thread child([&] { where = sched_getcpu(); });

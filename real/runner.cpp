@@ -647,6 +647,8 @@ ContextOptions context_options(const Scenario& s, const RealOptions& opt, const 
 }
 }  // namespace
 
+// Long because it is one repetition's sequence in the child: setup, the
+// baselines, the origin, the run, the readings, in the order they must run.
 RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions& opt,
                          int fail_fd) {
   std::unique_ptr<Backend> backend = make_backend(s.backend);
@@ -655,6 +657,9 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   ctx.attach(backend.get());
 
   Sampler sampler(ctx, opt.sample_period, opt.sample_series);
+  // What the setup left of the submitter's PELT utilization (calibrate's
+  // origin_util); read before the baselines: the read allocates.
+  const double origin_util = thread_util();
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();
@@ -712,6 +717,7 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
       std::max<Bytes>({0, hwm - file_mapped - anon0, exact_before_stop - exact0, probed});
   backend->report(r.extra);
   r.extra["remote_starts"] = static_cast<double>(ctx.remote_starts());
+  if (origin_util >= 0) r.extra["origin_util"] = origin_util;
   if (!ctx.resources().idle())
     ctx.fail("a permit of a bounded resource was still held (or awaited) at the end of the run");
   ctx.resources().report(s.resources, r.extra);

@@ -124,10 +124,9 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     // The process's main thread: already running on the first CPU at t = 0,
     // unless a neighbour holds that CPU and keeps it.
     threads_[id].cpu = 0;
-    // It ran before the run (the process's setup): no new task's averages,
-    // nothing of its past either.
-    threads_[id].pelt_born = true;
-    pelt_attach(id, 0);
+    // It ran before the run (the process's setup): the averages that left
+    // (machine.origin_util), no new task's.
+    seed_origin_pelt(id, 0);
     threads_[id].deadline = m_.slice;
     if (cpus_[0].foreign) {
       if (!gs_->enqueue(0)) {
@@ -600,6 +599,41 @@ void Kernel::pelt_thread_update(Thread& t) {
   t.pelt_runnable = t.pelt_runnable * y + (1.0 - y) * queued;
   t.pelt_load = t.pelt_load * y + (1.0 - y) * queued;
   t.pelt_t = at;
+}
+
+// The main thread's past (machine.origin_util): its averages at t = 0, all
+// three at that utilization, and the initial share of the one thread the
+// process made just before (the real runner's sampler, parked since; its
+// later runs are the harness's): post_init_entity_util_avg's on the CPU its
+// creation went to, the creator's while fork_pack_util keeps it there, else
+// the other (idle) one, which mainline's find_idlest_group prefers, left
+// there as a blocked thread's utilization that decays from t = 0 (its load
+// is an idle-policy thread's, 3/1024: left out).
+void Kernel::seed_origin_pelt(ThreadId id, int cpu) {
+  Thread& t = threads_[id];
+  const double u = m_.origin_util;
+  t.pelt_born = true;
+  t.pelt_util = u;
+  t.pelt_runnable = u;
+  t.pelt_load = u;
+  t.pelt_t = now();
+  pelt_attach(id, cpu);
+  if (u <= 0) return;
+  int at = cpu;
+  if (!(m_.fork_pack_util > 0 && u < m_.fork_pack_util))
+    for (int i = 1; i < cpu_count(); ++i) {
+      const int j = (cpu + i) % cpu_count();
+      if (!cpus_[static_cast<std::size_t>(j)].foreign) {
+        at = j;
+        break;
+      }
+    }
+  Cpu& c = cpus_[static_cast<std::size_t>(at)];
+  const double cap = (1.0 - c.util) / 2;
+  double share = 0;
+  if (cap > 0) share = c.util > 0 ? std::min(cap, c.util / (c.load + 1.0 / 1024)) : cap;
+  c.util += share;
+  c.runnable += share;
 }
 
 void Kernel::pelt_attach(ThreadId id, int cpu) {
@@ -2165,6 +2199,9 @@ void Kernel::finish(RunResult& r) {
   // Kernel threads' runs after exits that took a CPU from a thread (only
   // with the mechanism on: sim/exit_work.hpp).
   if (xw_.on) r.extra["exit_kthread_preemptions"] = static_cast<double>(xw_.runs);
+  // The main thread's utilization at t = 0, as the real harness reads its
+  // submitter's.
+  if (m_.origin_util > 0) r.extra["origin_util"] = m_.origin_util;
   r.threads_series = threads_series_.take();
   r.runnable_series = runnable_series_.take();
   if (trace_) r.trace = std::move(tr_);

@@ -698,6 +698,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "kernel.origin: the submitter's past (origin_util) and the thread it made before t = 0 decide "
+    "where a host that packs below 0.69 starts the first worker",
+    "[mechanism]") {
+  // Two CPUs, zero costs, the packing edge at 0.69. The process comes to
+  // t = 0 with its main thread at origin_util, and with the initial share
+  // of the thread it made just before (the real runner's sampler, parked):
+  // packed beside it (origin_util below the edge), post_init_entity_util_avg
+  // gave it the smaller of half the spare capacity and the CPU's
+  // utilization per unit of load. At 0.5 that is 0.25: CPU 0 is at 0.75,
+  // past the edge, and the pool's worker starts on the idle CPU 1, as the
+  // traced real pools' first workers did. At 0.3 (0.3 + 0.35 = 0.65) and
+  // with no past at all it is packed beside the submitter.
+  const auto worker_cpu = [](double origin) {
+    MachineProfile m = zero_machine(2);
+    m.fork_pack_util = 0.69;
+    m.origin_util = origin;
+    const RunResult r = sim::simulate(pool_scenario(m, 1), batch(1, 10ms), sim::SimOptions{true});
+    for (const TraceSpan& sp : r.trace.spans)
+      if (r.trace.tracks[sp.track].is_cpu && sp.kind == SpanKind::running &&
+          sp.thread == r.records[0].worker)
+        return r.trace.tracks[sp.track].name;
+    return std::string();
+  };
+  CHECK(worker_cpu(0.5) == "cpu 1");
+  CHECK(worker_cpu(0.3) == "cpu 0");
+  CHECK(worker_cpu(0) == "cpu 0");
+}
+
+TEST_CASE(
     "kernel.newidle: the proportional newidle balance runs as often as its balances would "
     "succeed, and skips count as failures",
     "[mechanism]") {
