@@ -10,11 +10,13 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -30,6 +32,7 @@
 
 using namespace poolsim;
 using namespace poolsim::real;
+using namespace std::chrono_literals;
 using poolsim::real::test::count_outcome;
 using poolsim::real::test::run_once;
 using poolsim::real::test::scenario;
@@ -222,6 +225,30 @@ TEST_CASE("runner.cpuset: a cpuset of one CPU caps CPU time at the wall time", "
   }
   REQUIRE(to_seconds(tasks_cpu) > 0.05);  // measured: 6 x 10 ms of work
   REQUIRE(to_seconds(tasks_cpu) <= to_seconds(last - first) * 1.05 + 0.001);
+}
+
+TEST_CASE("runner.origin: each repetition reads its submitter's utilization at the origin",
+          "[real][runner]") {
+  // calibrate's origin_util is the median of these readings
+  // (se.avg.util_avg of /proc/thread-self/sched, out of 1024, read just
+  // before the origin): the child's setup has run, so the submitter has a
+  // past; a kernel that does not show it reports nothing.
+  const Scenario s = scenario(
+      "workload:\n  arrival: {kind: batch, count: 2}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\nrun: {reps: 2, warmup: 0}\n",
+      /*default_run=*/false);
+  const auto rs = run_scenario(s, generate_workload(s), RealOptions{});
+  REQUIRE(rs.size() == 2);
+  std::ifstream sched("/proc/thread-self/sched");
+  std::string text((std::istreambuf_iterator<char>(sched)), std::istreambuf_iterator<char>());
+  const bool shown = text.find("se.avg.util_avg") != std::string::npos;
+  for (const RunResult& r : rs) {
+    REQUIRE(r.extra.contains("origin_util") == shown);
+    if (!shown) continue;
+    INFO("origin_util " << r.extra.at("origin_util"));
+    CHECK(r.extra.at("origin_util") > 0);
+    CHECK(r.extra.at("origin_util") <= 1.0);
+  }
 }
 
 TEST_CASE("runner.reps: warmups are dropped, measured repetitions returned", "[real][runner]") {
