@@ -166,8 +166,8 @@ struct MachineProfile {
   // on, 0 = off (every CPU is searched).
   int sis_util = 0;
   // The submitter's PELT utilization at the origin: what the process ran
-  // before t = 0 (the real runner's child: its setup, about 7 ms of CPU in
-  // the 10-20 ms after the fork). The kernel places a run's first threads by
+  // before t = 0 (the real runner's child: its setup after the fork). The
+  // kernel places a run's first threads by
   // its CPUs' utilization (fork_pack_util, fork balancing's group types,
   // wake packing, SIS_UTIL), and the submitter's CPU holds this much of it,
   // with the initial share of the thread the process made just before the
