@@ -67,16 +67,27 @@ TEST_CASE(
   std::vector<std::string> names;
   for (const auto& p : golden_scenarios()) names.push_back(p.stem().string());
   // Sorted as paths: "resources-virtual-threads.yaml" before "resources.yaml".
-  CHECK(names == std::vector<std::string>{"asio-pool",       "busy-balance",
-                                          "busy-wake",       "event-loop",
-                                          "exit-work",       "graph",
-                                          "injecting-pool",  "newidle",
-                                          "pool-io",         "pool",
-                                          "quota",           "resources-virtual-threads",
-                                          "resources",       "sis-util",
-                                          "spawn",           "tbb",
-                                          "thread-per-task", "virtual-threads",
-                                          "vt-wake",         "work-stealing"});
+  CHECK(names == std::vector<std::string>{"asio-pool",
+                                          "busy-balance",
+                                          "busy-wake",
+                                          "event-loop",
+                                          "exit-work",
+                                          "graph",
+                                          "injecting-pool",
+                                          "newidle",
+                                          "origin",
+                                          "pool-io",
+                                          "pool",
+                                          "quota",
+                                          "resources-virtual-threads",
+                                          "resources",
+                                          "sis-util",
+                                          "spawn",
+                                          "tbb",
+                                          "thread-per-task",
+                                          "virtual-threads",
+                                          "vt-wake",
+                                          "work-stealing"});
 }
 
 TEST_CASE(
