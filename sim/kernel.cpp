@@ -131,6 +131,7 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     if (cpus_[0].foreign) {
       if (!gs_->enqueue(0)) {
         rq_push(cpus_[0], id);
+        seed_origin_helper();
         return id;
       }
       set_foreign(cpus_[0], false);
@@ -142,6 +143,7 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     // origin, so it starts at the start of a slice): it refills its cache
     // as any thread switched back in after a sleep does, and no more.
     threads_[id].overhead = m_.cache_refill;
+    seed_origin_helper();
     arm(cpus_[0]);
   } else {
     place_new(id, exec_cpu_);
@@ -572,6 +574,14 @@ double pelt_decay(Duration dt) {
   constexpr double kHalfLifeNs = 32e6;
   return std::exp2(-static_cast<double>(dt.count()) / kHalfLifeNs);
 }
+// post_init_entity_util_avg: a new thread's utilization is half its CPU's
+// spare capacity, or the CPU's utilization per unit of its load if that is
+// less (with no utilization at all, the half).
+double post_init_util(double cpu_util, double cpu_load) {
+  const double cap = (1.0 - cpu_util) / 2;
+  if (cap <= 0) return 0;
+  return cpu_util > 0 ? std::min(cap, cpu_util / (cpu_load + 1.0 / 1024)) : cap;
+}
 bool pelt_runs(ThreadState s) { return s == ThreadState::running; }
 bool pelt_queued(ThreadState s) {
   return s == ThreadState::running || s == ThreadState::runnable || s == ThreadState::throttled;
@@ -602,13 +612,7 @@ void Kernel::pelt_thread_update(Thread& t) {
 }
 
 // The main thread's past (machine.origin_util): its averages at t = 0, all
-// three at that utilization, and the initial share of the one thread the
-// process made just before (the real runner's sampler, parked since; its
-// later runs are the harness's): post_init_entity_util_avg's on the CPU its
-// creation went to, the creator's while fork_pack_util keeps it there, else
-// the other (idle) one, which mainline's find_idlest_group prefers, left
-// there as a blocked thread's utilization that decays from t = 0 (its load
-// is an idle-policy thread's, 3/1024: left out).
+// three at that utilization.
 void Kernel::seed_origin_pelt(ThreadId id, int cpu) {
   Thread& t = threads_[id];
   const double u = m_.origin_util;
@@ -618,20 +622,19 @@ void Kernel::seed_origin_pelt(ThreadId id, int cpu) {
   t.pelt_load = u;
   t.pelt_t = now();
   pelt_attach(id, cpu);
-  if (u <= 0) return;
-  int at = cpu;
-  if (!(m_.fork_pack_util > 0 && u < m_.fork_pack_util))
-    for (int i = 1; i < cpu_count(); ++i) {
-      const int j = (cpu + i) % cpu_count();
-      if (!cpus_[static_cast<std::size_t>(j)].foreign) {
-        at = j;
-        break;
-      }
-    }
-  Cpu& c = cpus_[static_cast<std::size_t>(at)];
-  const double cap = (1.0 - c.util) / 2;
-  double share = 0;
-  if (cap > 0) share = c.util > 0 ? std::min(cap, c.util / (c.load + 1.0 / 1024)) : cap;
+}
+
+// With a past (machine.origin_util), the one thread the process made just
+// before t = 0 (the real runner's sampler, parked since; its later runs are
+// the harness's): placed as any creation by the main thread now would be
+// (fork_cpu), with post_init_entity_util_avg's share left there as a blocked
+// thread's utilization that decays from t = 0 (its load is an idle-policy
+// thread's, 3/1024: left out).
+void Kernel::seed_origin_helper() {
+  if (m_.origin_util <= 0) return;
+  Cpu& c = cpus_[static_cast<std::size_t>(fork_cpu(0))];
+  pelt_cpu_update(c);
+  const double share = post_init_util(c.util, c.load);
   c.util += share;
   c.runnable += share;
 }
@@ -652,13 +655,10 @@ void Kernel::pelt_attach(ThreadId id, int cpu) {
   Cpu& to = cpus_[static_cast<std::size_t>(cpu)];
   pelt_cpu_update(to);
   if (!t.pelt_born) {
-    // post_init_entity_util_avg: half the CPU's spare capacity, or the
-    // CPU's utilization per unit of its load if that is less; runnable the
-    // same; load a full weight (init_entity_runnable_average).
+    // post_init_entity_util_avg (post_init_util); runnable the same; load
+    // a full weight (init_entity_runnable_average).
     t.pelt_born = true;
-    const double cap = (1.0 - to.util) / 2;
-    double u = 0;
-    if (cap > 0) u = to.util > 0 ? std::min(cap, to.util / (to.load + 1.0 / 1024)) : cap;
+    const double u = post_init_util(to.util, to.load);
     t.pelt_util = u;
     t.pelt_runnable = u;
     t.pelt_load = 1.0;

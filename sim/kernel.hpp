@@ -878,8 +878,10 @@ class Kernel {
   void pelt_thread_update(Thread& t);
   void pelt_attach(ThreadId id, int cpu);
   // The main thread's averages at t = 0 (machine.origin_util), attached to
-  // `cpu`, and the initial share of the thread the process made before.
+  // `cpu`; then, once it is placed, the initial share of the thread the
+  // process made before (seed_origin_helper, placed by fork_cpu).
   void seed_origin_pelt(ThreadId id, int cpu);
+  void seed_origin_helper();
   void pelt_state(Thread& t, ThreadState to);
   static void pelt_detach(Cpu& c, const Thread& t);
   double cpu_util(int cpu);
