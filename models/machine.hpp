@@ -256,6 +256,13 @@ struct MachineProfile {
   Bytes tbb_arena = 0;        // one-time for oneTBB (instead of runtime_touch)
   Bytes tbb_worker = 0;       // per oneTBB worker beyond its stack_touch
   Bytes tbb_task = 0;         // per task enqueued in a oneTBB arena, not yet started
+  // The first touch of a page of anonymous memory the process never touched
+  // before (the page fault: a zeroed page from the allocator, its page-table
+  // entry; on a VM the host may have to back it too): the CPU the touching
+  // thread spends per page. A runtime's per-task objects (tbb_task) fault
+  // this way while the heap grows past its high-water mark; freed objects'
+  // pages are reused without faults (Kernel::heap_touch). 0: off.
+  Duration page_fault{};
   // Kernel stacks of threads (kernel/fork.c, CONFIG_VMAP_STACK): each CPU
   // keeps up to kstack_cache (NR_CACHED_STACKS, 2) freed kernel stacks; a
   // thread that dies returns its stack to the cache of the CPU it died on

@@ -234,6 +234,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [reserve, touch] = measure_stacks(3 * scale);
   ms.push_back(reserve);
   ms.push_back(touch);
+  step("page faults (first touch of fresh memory)");
+  ms.push_back(measure_page_fault(opt.quick ? 5 : 15, 256));
 
   // Three blocks of the stack-mapping experiment: here, after the wake-up
   // costs and after the runtime costs (median_of_blocks).

@@ -322,6 +322,9 @@ struct RuntimeMemoryRuns {
   StackRun pool_stacks, steal_stacks, asio_stacks, loop_stacks, carrier_stacks;
 };
 RuntimeMemoryRuns run_runtime_memory(int reps);
+// page_fault: a thread pinned to CPU 0 maps `pages` pages of anonymous
+// memory and writes a byte to each, `rounds` times: wall time per page.
+Measurement measure_page_fault(int rounds, int pages);
 // runtime_touch, fiber_touch, loop_task_touch, tbb_arena, tbb_worker,
 // tbb_task, carrier_touch, worker_stack, pool_stack, steal_stack, asio_stack, loop_stack,
 // carrier_stack; stack_touch and malloc_arena in bytes, whole pages.

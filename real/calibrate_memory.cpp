@@ -94,6 +94,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "models/scenario_loader.hpp"
@@ -369,6 +370,40 @@ struct ArenaProbeThreads {
   ::_exit(0);
 }
 }  // namespace
+
+// The first touch of fresh anonymous pages, the faults a runtime's heap
+// takes as it grows (its task objects: sim Kernel::heap_touch). A new
+// mapping each round, so every page is one the process never touched; the
+// thread is alone on CPU 0 (calibrate runs nothing beside it), and a round
+// that an interruption lengthened is one of several (the median).
+Measurement measure_page_fault(int rounds, int pages) {
+  constexpr std::size_t kPage = 4096;
+  const std::size_t bytes = static_cast<std::size_t>(pages) * kPage;
+  std::vector<double> per_page;
+  bool mapped = true;
+  std::thread t([&] {
+    pin_self(0);
+    for (int r = 0; r < rounds && mapped; ++r) {
+      void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (mem == MAP_FAILED) {
+        mapped = false;
+        break;
+      }
+      auto* p = static_cast<volatile char*>(mem);
+      const auto t0 = now_ns();
+      for (std::size_t i = 0; i < bytes; i += kPage) p[i] = 1;
+      const auto t1 = now_ns();
+      munmap(mem, bytes);
+      per_page.push_back(static_cast<double>(t1 - t0) * 1e-9 / pages);
+    }
+  });
+  t.join();
+  if (!mapped) throw std::runtime_error("calibrate: the page-fault probe could not map memory");
+  return summarize("page_fault", per_page,
+                   fmt::format("a thread on CPU 0 maps {} pages and writes a byte to each: wall "
+                               "time per page, {} rounds",
+                               pages, rounds));
+}
 
 std::vector<Measurement> measure_malloc_arenas(int reps) {
   std::vector<double> bytes, per_cpu, create, remote;

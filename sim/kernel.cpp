@@ -2029,6 +2029,23 @@ void Kernel::memory_release(Bytes b) {
   POOLSIM_ASSERT(memory_ >= 0, "memory released that was never added");
 }
 
+Duration Kernel::heap_touch(Bytes b) {
+  memory_add(b);
+  heap_ += b;
+  if (heap_ <= heap_peak_) return Duration{0};
+  constexpr Bytes kPage = 4096;
+  const auto pages = [](Bytes x) { return (x + kPage - 1) / kPage; };
+  const Bytes faults = pages(heap_) - pages(heap_peak_);
+  heap_peak_ = heap_;
+  return m_.page_fault * faults;
+}
+
+void Kernel::heap_release(Bytes b) {
+  heap_ -= b;
+  POOLSIM_ASSERT(heap_ >= 0, "heap memory released that was never touched");
+  memory_release(b);
+}
+
 // glibc's arena_get2 on a thread's first malloc (every runtime thread mallocs
 // at once: the real harness registers it): a free arena, one whose threads
 // exited, if there is one (get_free_list); else a new arena (_int_new_arena)

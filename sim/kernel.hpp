@@ -565,6 +565,14 @@ class Kernel {
   // Bytes a runtime holds beyond its threads' stacks, from now on / no longer.
   void memory_add(Bytes b);
   void memory_release(Bytes b);
+  // Heap objects of a runtime (its task objects): memory_add, and the CPU
+  // the calling thread must compute for the first touch of the pages the
+  // heap grows into past its high-water mark (machine.page_fault per page;
+  // pages freed objects leave behind are reused without faults, as malloc's
+  // free lists and oneTBB's object pools reuse them). heap_release is their
+  // memory_release.
+  [[nodiscard]] Duration heap_touch(Bytes b);
+  void heap_release(Bytes b);
   // The runtime's one-time memory, counted when its first thread (the first
   // after the main one) is created; machine.runtime_touch unless set here
   // before that.
@@ -957,6 +965,7 @@ class Kernel {
 
   int live_ = 0, live_peak_ = 0;
   Bytes memory_ = 0, memory_peak_ = 0;  // what memory_peak counts: now, at most
+  Bytes heap_ = 0, heap_peak_ = 0;      // heap_touch's objects: now, high-water mark
   Bytes runtime_memory_ = 0;            // set_runtime_memory (runtime_touch by default)
   Bytes worker_stack_each_ = 0, worker_stack_left_ = 0;  // set_worker_stack
   std::int64_t stack_slots_ = 0;  // stacks the cache holds (set_thread_stack)

@@ -35,7 +35,9 @@
 // process's memory_peak a user thread holds the owner runtime's
 // per-user-thread bytes (a fiber's stack pages, an event loop task's handler
 // and timer: profile fiber_touch, loop_task_touch) from its first mount to
-// its end, as the real fiber or task state lives.
+// its end, as the real fiber or task state lives; its host computes the
+// page faults of that memory first (first_touch) when it grows the heap past
+// its high-water mark.
 // Invariants: a user thread is mounted on at most one host; a host has at
 // most one mounted user thread; the coroutine of a user thread is resumed
 // only by a host's run(), i.e. inside a kernel resume of that host.
@@ -125,10 +127,10 @@ class UserThreads {
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> loop) {
       Slot& s = u.slots_[task];
       if (!s.top) {
+        POOLSIM_ASSERT(s.touched, "a user thread mounted before its host paid its first_touch");
         s.top = u.driver_.execute(task).release();
         s.at = s.top;
         u.c_.peak = std::max(u.c_.peak, ++u.c_.live);
-        u.k_.memory_add(u.bytes_);
       } else {
         u.k_.set_task(task);  // a resumption (execute tags only its start)
       }
@@ -146,7 +148,8 @@ class UserThreads {
         s.top.destroy();
         s.top = {};
         --u.c_.live;
-        u.k_.memory_release(u.bytes_);
+        s.touched = false;
+        u.k_.heap_release(u.bytes_);
         return true;
       }
       return false;
@@ -183,6 +186,16 @@ class UserThreads {
   RunAwait run(Host& host, std::uint32_t task) { return {*this, host, task}; }
   // True once task's user thread exists (it has been mounted) and until it ends.
   bool started(std::uint32_t task) const { return static_cast<bool>(slots_[task].top); }
+  // Before a user thread's first mount, its host allocates its state (a
+  // fiber's stack, a loop task's handler and timer): the bytes count from
+  // here, and the CPU returned (Kernel::heap_touch: the first touch of pages
+  // the heap grows into) is the host's to compute before run().
+  [[nodiscard]] Duration first_touch(std::uint32_t task) {
+    Slot& s = slots_[task];
+    POOLSIM_ASSERT(!s.top && !s.touched, "first_touch of a user thread that exists");
+    s.touched = true;
+    return k_.heap_touch(bytes_);
+  }
 
   const Counters& counters() const { return c_; }
 
@@ -190,6 +203,7 @@ class UserThreads {
   struct Slot {
     Co::Handle top;  // the execute() frame, owned; null before its start and after its end
     std::coroutine_handle<> at;  // where it resumes (null while mounted)
+    bool touched = false;        // first_touch paid, until it ends
   };
 
   static void on_timer(void* self, std::uint64_t task) {

@@ -255,7 +255,7 @@ class VirtualThreads final : public Runtime {
         co_await k_.compute(mu_.handover());
         if (mu_.unlock()) co_await mu_.wake();
         co_await k_.compute(mu_.rest_take());
-        co_await k_.compute(outside(m.fiber_create, 4));
+        co_await k_.compute(outside(m.fiber_create, 4) + users_.first_touch(task));
         const bool wake = !idle_order_.empty();
         co_await section();
         if (wake) co_await notify_idle();

@@ -81,17 +81,21 @@ class WorkStealing final : public Runtime {
       for (int i = 0; i < first; ++i) co_await start_worker(i);
     }
     const int w = worker_index(k_.self());
-    if (const Duration cost = w >= 0 ? flavor_.spawn_cost : flavor_.push_cost; cost > Duration{0}) {
+    // The task object is built before the push (task_group::defer): its
+    // bytes count from here, and a heap that grows past its high-water mark
+    // faults its new pages in on this thread (Kernel::heap_touch).
+    Duration cost = k_.heap_touch(flavor_.queued_task_bytes);
+    if (const Duration push = w >= 0 ? flavor_.spawn_cost : flavor_.push_cost; push > Duration{0}) {
       const bool remote = shared_cpu_ >= 0 && shared_cpu_ != k_.current_cpu();
-      co_await k_.compute(cost + (remote ? k_.machine().queue_handover_remote : Duration{0}));
+      cost += push + (remote ? k_.machine().queue_handover_remote : Duration{0});
     }
+    if (cost > Duration{0}) co_await k_.compute(cost);
     shared_cpu_ = static_cast<std::int16_t>(k_.current_cpu());  // where it ran when it pushed
     if (w >= 0)
       workers_[static_cast<std::size_t>(w)].deque.push_back(task);
     else
       injection_.push_back(task);
     ++pending_;
-    k_.memory_add(flavor_.queued_task_bytes);
     if (!flavor_.wake_all_when_empty) {
       k_.notify_one(park_);
     } else if (std::exchange(arena_empty_, false)) {
@@ -144,7 +148,7 @@ class WorkStealing final : public Runtime {
       ws.shared_cpu_ = static_cast<std::int16_t>(ws.k_.current_cpu());
       --ws.pending_;
       POOLSIM_ASSERT(ws.pending_ >= 0, "more tasks taken than submitted");
-      ws.k_.memory_release(ws.flavor_.queued_task_bytes);
+      ws.k_.heap_release(ws.flavor_.queued_task_bytes);
     }
   };
 

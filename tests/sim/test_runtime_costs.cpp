@@ -280,6 +280,47 @@ TEST_CASE(
   CHECK(cpu() - pushes == 4 * (700ns - 200ns));  // push_cost caps at 2 queue_handover
 }
 
+TEST_CASE(
+    "runtime_costs.page_fault: a runtime's task objects fault in the pages its heap grows into, "
+    "once per page of its high-water mark",
+    "[runtime][costs][memory]") {
+  // oneTBB: a batch of 1,000 tasks of 1 KiB objects, enqueued before either
+  // worker takes one (one CPU, the submitter runs until its slice ends): the
+  // heap grows to 1,000 KiB, 250 pages, each faulted by the submitter.
+  constexpr int kN = 1000;
+  MachineProfile m = zero_machine(1);
+  m.slice = 1s;
+  m.tbb_task = 1024;
+  const Workload w = batch(kN, 0ns);
+  const Duration base = cpu_of(m, BackendKind::tbb, 2, w);
+  m.page_fault = 10us;
+  const RunResult paid = sim::simulate(backend_scenario(m, BackendKind::tbb, 2), w);
+  CHECK(paid.counters.cpu_time - base == 250 * 10us);
+  Duration last{0};
+  for (const TaskRecord& t : paid.records) last = std::max(last, t.submit);
+  CHECK(last >= 249 * 10us);  // the submitter's own faults delay its hand-overs
+  // A stream whose objects are freed before the next arrives reuses one
+  // page: only the first touch faults.
+  std::vector<Duration> at(kN);
+  for (int i = 0; i < kN; ++i) at[static_cast<std::size_t>(i)] = i * 1ms;
+  const Workload spaced = make_workload(ArrivalKind::periodic, at, std::vector<Duration>(kN, 1us));
+  m.page_fault = 0ns;
+  const Duration spaced_base = cpu_of(m, BackendKind::tbb, 2, spaced);
+  m.page_fault = 10us;
+  CHECK(cpu_of(m, BackendKind::tbb, 2, spaced) - spaced_base == 10us);
+  // Virtual threads and the event loop: a user thread's state (fiber_touch,
+  // loop_task_touch) is touched by the host at its first mount; 1,000
+  // sleeping at once hold 1,000 x 4 KiB.
+  const Workload sleepers = phased(kN, [](int) { return std::vector<Phase>{wait(50ms)}; });
+  for (const BackendKind kind : {BackendKind::virtual_threads, BackendKind::event_loop}) {
+    MachineProfile u = zero_machine(1);
+    u.fiber_touch = u.loop_task_touch = 4096;
+    const Duration ubase = cpu_of(u, kind, 1, sleepers);
+    u.page_fault = 10us;
+    CHECK(cpu_of(u, kind, 1, sleepers) - ubase == kN * 10us);
+  }
+}
+
 TEST_CASE("runtime_costs: runs with runtime costs are deterministic", "[runtime][costs]") {
   MachineProfile m = costly_machine(2);
   m.queue_handover = 300ns;
