@@ -18,6 +18,12 @@ Duration cpu_of(const MachineProfile& m, BackendKind kind, int threads, const Wo
   for (const TaskRecord& t : r.records) REQUIRE(t.outcome == TaskOutcome::completed);
   return r.counters.cpu_time;
 }
+// The submitter's last hand-over of a run.
+Duration last_submit(const RunResult& r) {
+  Duration last{0};
+  for (const TaskRecord& t : r.records) last = std::max(last, t.submit);
+  return last;
+}
 }  // namespace
 
 TEST_CASE("runtime_costs.pool: a queue hand-over is charged to the submitter and to the worker",
@@ -50,11 +56,6 @@ TEST_CASE(
   MachineProfile m = zero_machine(1);
   m.queue_handover = 300ns;
   const Workload w = batch(kN, 0ns);
-  const auto last_submit = [](const RunResult& r) {
-    Duration last{0};
-    for (const TaskRecord& t : r.records) last = std::max(last, t.submit);
-    return last;
-  };
   const RunResult even = sim::simulate(pool_scenario(m, 1), w);
   m.queue_push = 100ns;
   const RunResult split = sim::simulate(pool_scenario(m, 1), w);
@@ -296,9 +297,7 @@ TEST_CASE(
   m.page_fault = 10us;
   const RunResult paid = sim::simulate(backend_scenario(m, BackendKind::tbb, 2), w);
   CHECK(paid.counters.cpu_time - base == 250 * 10us);
-  Duration last{0};
-  for (const TaskRecord& t : paid.records) last = std::max(last, t.submit);
-  CHECK(last >= 249 * 10us);  // the submitter's own faults delay its hand-overs
+  CHECK(last_submit(paid) >= 249 * 10us);  // the submitter's own faults delay its hand-overs
   // A stream whose objects are freed before the next arrives reuses one
   // page: only the first touch faults.
   std::vector<Duration> at(kN);
