@@ -383,7 +383,7 @@ Measurement measure_page_fault(int rounds, int pages) {
   bool mapped = true;
   std::thread t([&] {
     pin_self(0);
-    for (int r = 0; r < rounds && mapped; ++r) {
+    for (int r = 0; r < rounds; ++r) {
       void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (mem == MAP_FAILED) {
         mapped = false;
