@@ -212,4 +212,10 @@ void burn(Duration work) {
   asm volatile("" : : "r"(v));  // consume the chain without touching shared memory
 }
 
+void warm_work_loop() {
+  const double rate = units_per_ns();
+  if (rate <= 0) return;
+  burn(Duration{static_cast<std::int64_t>(static_cast<double>(kTrialUnits) / rate)});
+}
+
 }  // namespace poolsim::real

@@ -59,6 +59,11 @@ void size_phases_at(double speed);
 std::uint64_t burn_units(std::uint64_t units);
 // Runs the amount of work that takes `work` of CPU time on this machine.
 void burn(Duration work);
+// Runs the work loop once through burn(), about one calibration trial
+// (2^15 iterations, ~55 us here), so that the first `cpu` phase of a forked
+// repetition does not pay the first run of the loop in its new process
+// (real/runner.cpp, run_repetition).
+void warm_work_loop();
 
 // Loop iterations and the thread CPU time they took, summed over the phases
 // the speed probe timed, and the median over those phases of the loop's

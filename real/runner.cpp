@@ -197,6 +197,7 @@ Bytes exact_anon() { return proc_kib("/proc/self/smaps_rollup", "Anonymous:"); }
   constexpr std::size_t kDepth = 64 * 1024;
   volatile char below[kDepth];
   for (std::size_t i = 0; i < kDepth; i += 1024) below[i] = 0;
+  asm volatile("" : : "r"(below) : "memory");
 }
 
 void reset_peak_rss() {
@@ -682,6 +683,18 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   const Bytes exact0 = exact_anon();
   backend->prepare(ctx);
   ctx.warm_thread_start();
+  // The work loop's first run in the forked child was slow: the run's
+  // first task of `open-pool2` (439 us of `cpu`, a 2-thread pool) took
+  // 1.12-1.68x its predicted CPU time (median 1.22, nine repetitions),
+  // where the second worker's first task took 1.00-1.04x, a new thread of a
+  // warm process and a vCPU idle 0.05-100 ms none (probes, 2026-12-06).
+  // One trial's worth of the loop here, on the submitter: 0.97-1.17x
+  // (median 1.11); 500 us of it: 0.97-1.19x (median 1.07). Not lazy
+  // binding (LD_BIND_NOW changed nothing); a probe of code pages run for
+  // the first time in a forked child found 1-3 us a page, too little to
+  // be all of it, so the cause is not pinned down. A program a user runs
+  // has run its code before.
+  warm_work_loop();
   // The fresh slice first: its sleep is the harness's, so it comes before
   // the usage baseline (its voluntary switch is not the run's), and before
   // the warming reads (an idle vCPU's caches need not survive it).
