@@ -263,6 +263,9 @@ class RunContext {
   // /proc/self/statm), so that their first-time cost in a new process is
   // not the run's first thread's (real/run_context.cpp).
   void warm_thread_start();
+  // The process's anonymous bytes (/proc/self/statm, the file kept open
+  // from warm_thread_start on); 0 if it cannot be read.
+  Bytes statm_anon_bytes();
   bool all_done() const;
   std::vector<TaskRecord>& records() { return records_; }
   // Snapshot of the slots' spans and names into a Trace (after stop()).
@@ -319,6 +322,7 @@ class RunContext {
   std::atomic<bool> probe_on_{false};
   std::atomic<int> probe_started_{0};  // the started threads at the last read
   std::atomic<Bytes> probe_peak_{0};
+  std::atomic<int> statm_fd_{-1};  // /proc/self/statm, open from warm_thread_start on
   std::atomic<int> running_{0};
 
   // The threads' bookkeeping. Made before the memory baseline for as many

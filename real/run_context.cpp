@@ -119,7 +119,10 @@ RunContext::RunContext(const Scenario& s, const Workload& w, ContextOptions opt)
   units_per_ns();
 }
 
-RunContext::~RunContext() = default;
+RunContext::~RunContext() {
+  const int fd = statm_fd_.exchange(-1);
+  if (fd >= 0) ::close(fd);
+}
 
 // ---- clock --------------------------------------------------------------------
 Duration RunContext::monotonic_now() { return clock_ns(CLOCK_MONOTONIC); }
@@ -171,24 +174,42 @@ void RunContext::thread_entered() {
 }
 
 namespace {
-// Anonymous bytes of this process, from /proc/self/statm (resident less
-// shared, in pages): read with plain system calls into a stack buffer, so
-// the probe allocates nothing; 0 if it cannot be read.
-Bytes statm_anon_bytes() {
-  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[128];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  unsigned long long size = 0, resident = 0, shared = 0;
-  if (std::sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || resident < shared)
-    return 0;
-  return static_cast<Bytes>((resident - shared) *
-                            static_cast<unsigned long long>(sysconf(_SC_PAGESIZE)));
+const Bytes kPageSize = static_cast<Bytes>(sysconf(_SC_PAGESIZE));
+
+// Anonymous bytes of this process from /proc/self/statm's text (resident
+// less shared, in pages); 0 if it is not that text. A hand parser: sscanf
+// took kilobytes of the stack, and on a thread's first probe each new page
+// of its stack faulted (10-20 us here).
+Bytes parse_statm_anon(const char* text, Bytes page) {
+  unsigned long long field[3] = {};
+  const char* p = text;
+  for (unsigned long long& f : field) {
+    while (*p == ' ') ++p;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') f = f * 10 + static_cast<unsigned long long>(*p++ - '0');
+  }
+  if (field[1] < field[2]) return 0;
+  return static_cast<Bytes>(field[1] - field[2]) * page;
 }
 }  // namespace
+
+// With the file kept open (from warm_thread_start, before the origin) a
+// read is one pread: no path walk of /proc/self, no new open file and no seq_file
+// buffer to allocate and free. The first probe of a run's first worker, an
+// open, read and close with sscanf, took 50-80 us between its start and its
+// first task (2026-12-06, work stealing, 2 threads; docs/real-backends.md).
+Bytes RunContext::statm_anon_bytes() {
+  int fd = statm_fd_.load(std::memory_order_acquire);
+  const bool own = fd < 0;
+  if (own) fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (own) ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return parse_statm_anon(buf, kPageSize);
+}
 
 void RunContext::probe_memory_at_new_high() {
   // Threads that have started (their stacks and arenas touched), not those
@@ -230,6 +251,8 @@ void RunContext::reenter_current_thread(ThreadSlot& slot) {
 // task, against 81 us of thread_start, stack_fault and arena_create
 // predicted).
 void RunContext::warm_thread_start() {
+  if (statm_fd_.load(std::memory_order_relaxed) < 0)
+    statm_fd_.store(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC), std::memory_order_release);
   (void)statm_anon_bytes();
   char name[16] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof name) == 0)

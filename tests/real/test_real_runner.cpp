@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -787,6 +789,28 @@ TEST_CASE("runner.lazy_start_none: a run that hands nothing over still starts be
   f.ctx.ensure_started();
   REQUIRE(f.probe.starts == 1);
   REQUIRE(f.probe.submits_before_start == 0);
+}
+
+TEST_CASE("runner.statm: the probe's kept-open statm follows the process's anonymous memory",
+          "[real][runner]") {
+  // warm_thread_start opens /proc/self/statm once; every probe after it is
+  // a pread of that file, which must read the memory as it is now, not as
+  // it was at the open (and parse it as a fresh open's read would).
+  LazyStart f;
+  f.ctx.warm_thread_start();
+  const Bytes before = f.ctx.statm_anon_bytes();
+  REQUIRE(before > 0);
+  constexpr std::size_t kBytes = 32u << 20;
+  void* block = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(block != MAP_FAILED);
+  std::memset(block, 1, kBytes);
+  const Bytes during = f.ctx.statm_anon_bytes();
+  munmap(block, kBytes);
+  const Bytes after = f.ctx.statm_anon_bytes();
+  INFO("anonymous bytes before " << before << ", with 32 MiB touched " << during << ", after "
+                                 << after);
+  REQUIRE(during >= before + static_cast<Bytes>(kBytes) - (1 << 20));
+  REQUIRE(after < during - static_cast<Bytes>(kBytes) / 2);
 }
 
 TEST_CASE(
