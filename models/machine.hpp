@@ -132,6 +132,11 @@ struct MachineProfile {
   Duration steal_push{};
   Duration tbb_enqueue{};
   Duration tbb_spawn{};
+  // A oneTBB worker's CPU from its start to its first arena entry beyond
+  // thread_start, stack_fault and arena_create (the library's set-up of the
+  // worker: its thread data, dispatcher and task pool, their pages faulted
+  // in). 0: free.
+  Duration tbb_worker_start{};
   Duration fiber_create{};  // a user-level thread's creation, first mount and end
   Duration fiber_switch{};  // one user-level switch: an unmount or a remount
   Duration timer_arm{};     // an event loop's wait: arm a timer, dispatch its completion

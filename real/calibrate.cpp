@@ -390,6 +390,10 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
          runtime_memory_fields(memory_runs, stack_touch, std::round(malloc_arena / page) * page))
       ms.push_back(std::move(m));
   }
+  for (Measurement& m : tbb_start_fields(memory_runs, field_value(ms, "thread_start") +
+                                                          field_value(ms, "stack_fault") +
+                                                          field_value(ms, "arena_create")))
+    ms.push_back(std::move(m));
 
   check_speed("at the end");
   // The kernel's paths may drift for a step or two (a reading 30% slow for

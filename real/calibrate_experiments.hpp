@@ -309,6 +309,9 @@ std::vector<Measurement> measure_malloc_arenas(int reps);
 struct MemoryRun {
   double memory = 0;   // median memory_peak, bytes
   double threads = 0;  // median threads_peak (submitter included)
+  // oneTBB: its workers' CPU seconds from their creation to their first
+  // arena entry, mean per repetition, median over them (-1: none reported).
+  double start_cpu = -1;
 };
 // The resident bytes of each thread stack a real backend's run left mapped
 // (forked children, run in their process), one list per repetition.
@@ -318,7 +321,7 @@ struct StackRun {
 };
 struct RuntimeMemoryRuns {
   int reps = 0;
-  MemoryRun pool, vt1, vtn, el1, eln, tbb1, tbb2, tbbq;
+  MemoryRun pool, vt1, vtn, el1, eln, tbb1, tbb2, tbbq, tbb_start;
   StackRun pool_stacks, steal_stacks, asio_stacks, loop_stacks, carrier_stacks;
 };
 RuntimeMemoryRuns run_runtime_memory(int reps);
@@ -330,5 +333,10 @@ Measurement measure_page_fault(int rounds, int pages);
 // carrier_stack; stack_touch and malloc_arena in bytes, whole pages.
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& runs, double stack_touch,
                                                double malloc_arena);
+// tbb_worker_start from the oneTBB runs of the memory step: the CPU its
+// workers spent before their first arena entry less what the model charges
+// every thread besides (`thread_costs`: thread_start, stack_fault,
+// arena_create).
+std::vector<Measurement> tbb_start_fields(const RuntimeMemoryRuns& runs, double thread_costs);
 
 }  // namespace poolsim::real::calib

@@ -117,8 +117,10 @@ MemoryRun backend_memory(const std::string& backend, int count, const std::strin
   const Scenario s = load_scenario_text(yaml, "<calibrate>");
   const Workload w = generate_workload(s);
   const std::vector<RunResult> runs = run_scenario(s, w, RealOptions{});
-  std::vector<double> mem, threads;
+  std::vector<double> mem, threads, start;
   for (const RunResult& r : runs) {
+    if (auto it = r.extra.find("worker_start_cpu"); it != r.extra.end())
+      start.push_back(it->second);
     std::int64_t done = 0;
     for (const TaskRecord& rec : r.records) done += rec.outcome == TaskOutcome::completed;
     if (done < count)
@@ -126,7 +128,7 @@ MemoryRun backend_memory(const std::string& backend, int count, const std::strin
     mem.push_back(static_cast<double>(r.counters.memory_peak));
     threads.push_back(static_cast<double>(r.counters.threads_peak));
   }
-  return {mean_of(mem), quantile(threads, 0.5)};
+  return {mean_of(mem), quantile(threads, 0.5), start.empty() ? -1 : quantile(start, 0.5)};
 }
 
 double kib(double b) { return b / 1024; }
@@ -460,6 +462,11 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
   r.eln = backend_memory("{kind: event-loop, loops: 1}", 2000, sleep, reps);
   r.tbb1 = backend_memory("{kind: tbb, threads: 1}", 16, short_task, reps);
   r.tbb2 = backend_memory("{kind: tbb, threads: 2}", 16, short_task, reps);
+  // tbb_worker_start: work for both workers from the start (with 16 short
+  // tasks a worker that came late found the arena empty and spent
+  // 240-340 us of CPU before its entry, spinning for work, against 150 us
+  // under a long batch); 9 runs, its spread between runs is wide.
+  r.tbb_start = backend_memory("{kind: tbb, threads: 2}", 200, "cpu: 200us", std::max(reps, 9));
   r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
   const int stack_reps = std::max(3, reps);
   r.pool_stacks = stack_run("{kind: pool, threads: 4}", 4, stack_reps);
@@ -499,6 +506,19 @@ std::vector<Measurement> worker_stack_fields(const RuntimeMemoryRuns& r, double 
   };
 }
 }  // namespace
+
+std::vector<Measurement> tbb_start_fields(const RuntimeMemoryRuns& r, double thread_costs) {
+  const double start = r.tbb_start.start_cpu;
+  if (start < 0)
+    return {summarize("tbb_worker_start", {0.0}, "oneTBB reported no worker's start here: 0")};
+  return {summarize(
+      "tbb_worker_start", {std::max(0.0, start - thread_costs)},
+      fmt::format("real oneTBB, 2 threads, a batch of 200 tasks of 200 us: its "
+                  "workers' CPU time from their creation to their first arena "
+                  "entry, mean per run, median of {} runs ({}), less thread_start, "
+                  "stack_fault and arena_create ({})",
+                  std::max(r.reps, 9), format_seconds(start), format_seconds(thread_costs)))};
+}
 
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, double stack_touch,
                                                double malloc_arena) {

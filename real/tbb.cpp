@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "real/backend.hpp"
+#include "real/cpu_work.hpp"
 
 // ThreadSanitizer and oneTBB. Debian's libtbb is not built with TSan, so the
 // happens-before that its queues give (a task object written by the
@@ -106,6 +107,13 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   ArenaObserver(tbb::task_arena& arena, RunContext& ctx)
       : tbb::task_scheduler_observer(arena), ctx_(ctx) {
     slots_.reserve(64);  // made before the run: no allocation per new worker up to 64
+    start_cpu_.reserve(64);
+  }
+
+  // Each new worker's CPU time at its first entry (ns), in entry order.
+  std::vector<std::int64_t> start_cpu() const {
+    std::lock_guard lk(mu_);
+    return start_cpu_;
   }
 
   void on_scheduler_entry(bool is_worker) override {
@@ -125,11 +133,16 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
     // arrival into an empty arena brings all workers in), ~280 bytes per
     // task in memory_peak.
     const pid_t tid = ::gettid();
+    // The CPU a new worker spent from its creation to here: its start and
+    // oneTBB's own set-up of the worker (calibrate's tbb_worker_start;
+    // report: worker_start_cpu).
+    const std::int64_t start_cpu = thread_cpu_clock_ns();
     const auto seen =
         std::find_if(slots_.begin(), slots_.end(), [tid](const auto& s) { return s.first == tid; });
     if (seen != slots_.end()) {
       ctx_.reenter_current_thread(*seen->second);
     } else {
+      if (start_cpu_.size() < start_cpu_.capacity()) start_cpu_.push_back(start_cpu);
       slots_.emplace_back(
           tid, &ctx_.register_current_thread("tbb worker " + std::to_string(slots_.size() + 1)));
     }
@@ -163,8 +176,9 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
  private:
   RunContext& ctx_;
   std::atomic<int> entries_{0};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<std::pair<pid_t, ThreadSlot*>> slots_;  // each OS thread's slot, under mu_
+  std::vector<std::int64_t> start_cpu_;  // each new worker's CPU at its first entry, under mu_
   std::condition_variable left_;
   int inside_ = 0;       // registered workers inside the arena, under mu_
   bool closed_ = false;  // stop() began waiting: later entries are not registered, under mu_
@@ -217,6 +231,7 @@ class Tbb final : public Backend {
     observer_->wait_until_empty();
     observer_->observe(false);
     entries_at_stop_ = observer_->entries();
+    start_cpu_at_stop_ = observer_->start_cpu();
     POOLSIM_TSAN_ACQUIRE(&*observer_);
     observer_.reset();
     arena_.reset();
@@ -231,6 +246,14 @@ class Tbb final : public Backend {
     extra["spawned"] = static_cast<double>(spawned_.load(std::memory_order_relaxed));
     extra["worker_entries"] = observer_ ? observer_->entries() : entries_at_stop_;
     extra["workers_finalized"] = finalized_ ? 1.0 : 0.0;
+    // Its workers' CPU seconds from their creation to their first entry,
+    // mean (calibrate's tbb_worker_start).
+    const std::vector<std::int64_t> cpu = observer_ ? observer_->start_cpu() : start_cpu_at_stop_;
+    if (!cpu.empty()) {
+      double sum = 0;
+      for (const std::int64_t c : cpu) sum += static_cast<double>(c);
+      extra["worker_start_cpu"] = sum / static_cast<double>(cpu.size()) * 1e-9;
+    }
   }
 
  private:
@@ -249,6 +272,7 @@ class Tbb final : public Backend {
   std::atomic<std::int64_t> enqueued_{0};
   std::atomic<std::int64_t> spawned_{0};
   double entries_at_stop_ = 0;
+  std::vector<std::int64_t> start_cpu_at_stop_;
   bool finalized_ = false;
 };
 

@@ -62,6 +62,7 @@ std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
   f.queued_task_bytes = m.tbb_task;
   f.push_cost = m.tbb_enqueue;  // arena.enqueue: a task object into the arena's stream
   f.spawn_cost = m.tbb_spawn;   // task_group::run: a task object into the worker's pool
+  f.worker_start_cost = m.tbb_worker_start;  // before its first arena entry
   return make_work_stealing_runtime(ctx, f);
 }
 

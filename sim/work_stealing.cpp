@@ -168,6 +168,10 @@ class WorkStealing final : public Runtime {
       for (int child = 2 * i + 2; child <= 2 * i + 3 && child < flavor_.threads; ++child)
         co_await start_worker(child);
     }
+    // The library's set-up of the worker before it first looks for work,
+    // measured up to its first arena entry (calibrate's tbb_worker_start),
+    // here after the chain's creations.
+    if (flavor_.worker_start_cost > Duration{0}) co_await k_.compute(flavor_.worker_start_cost);
     Worker& w = workers_[static_cast<std::size_t>(i)];
     SpinThenPark idle(flavor_.spin_rounds);
     Queues queues{*this};

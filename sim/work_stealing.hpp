@@ -43,6 +43,9 @@ struct WorkStealingFlavor {
   // remote extra either (the `default` profile).
   Duration push_cost{0};
   Duration spawn_cost{0};
+  // A worker's own CPU when it starts, before it looks for work (oneTBB:
+  // tbb_worker_start).
+  Duration worker_start_cost{0};
   const char* role = "worker";
   // Memory (memory_peak) beyond each thread's stack_touch: the runtime's
   // one-time memory with its first worker (nullopt: the kernel's

@@ -87,6 +87,10 @@ void check_backend_counters(const LibraryBackend& b, const Workload& w, const Ru
     // A repetition is a fresh child process: nothing else holds TBB, so its
     // workers are joined before stop() returns.
     REQUIRE(extra(r, "workers_finalized") == 1);
+    // Each new worker's CPU from its creation to its first entry (calibrate's
+    // tbb_worker_start): its own start alone is a few microseconds.
+    REQUIRE(extra(r, "worker_start_cpu") > 1e-6);
+    REQUIRE(extra(r, "worker_start_cpu") < 1.0);
   } else {
     REQUIRE(extra(r, "posted") + extra(r, "posted_from_workers") == static_cast<double>(done));
   }

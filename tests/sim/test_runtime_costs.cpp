@@ -320,6 +320,24 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "runtime_costs.tbb_worker_start: each oneTBB worker sets itself up before it looks for work",
+    "[runtime][costs]") {
+  // Two workers, a batch of 2 tasks of 1 ms on 2 CPUs: each worker pays
+  // tbb_worker_start before its first task; our own work stealing does not.
+  MachineProfile m = zero_machine(2);
+  const Workload w = batch(2, 1ms);
+  const Duration base = cpu_of(m, BackendKind::tbb, 2, w);
+  m.tbb_worker_start = 50us;
+  const RunResult paid = sim::simulate(backend_scenario(m, BackendKind::tbb, 2), w);
+  CHECK(paid.counters.cpu_time - base == 2 * 50us);
+  Duration first_start = Duration::max();
+  for (const TaskRecord& r : paid.records) first_start = std::min(first_start, r.start);
+  CHECK(first_start >= 50us);
+  CHECK(cpu_of(m, BackendKind::work_stealing, 2, w) ==
+        cpu_of(zero_machine(2), BackendKind::work_stealing, 2, w));
+}
+
 TEST_CASE("runtime_costs: runs with runtime costs are deterministic", "[runtime][costs]") {
   MachineProfile m = costly_machine(2);
   m.queue_handover = 300ns;
