@@ -462,10 +462,9 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
   r.eln = backend_memory("{kind: event-loop, loops: 1}", 2000, sleep, reps);
   r.tbb1 = backend_memory("{kind: tbb, threads: 1}", 16, short_task, reps);
   r.tbb2 = backend_memory("{kind: tbb, threads: 2}", 16, short_task, reps);
-  // tbb_worker_start: work for both workers from the start (with 16 short
-  // tasks a worker that came late found the arena empty and spent
-  // 240-340 us of CPU before its entry, spinning for work, against 150 us
-  // under a long batch); 9 runs, its spread between runs is wide.
+  // tbb_worker_start: a batch long enough for both workers to find work
+  // when they enter, and 9 runs: a worker's CPU before its first entry was
+  // 120-540 us in runs minutes apart (2026-12-06).
   r.tbb_start = backend_memory("{kind: tbb, threads: 2}", 200, "cpu: 200us", std::max(reps, 9));
   r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
   const int stack_reps = std::max(3, reps);
