@@ -42,7 +42,8 @@
 // extra["workers_finalized"] says which happened.
 //
 // Counters (RunResult::extra): enqueued, spawned, worker_entries (a worker
-// joined the arena), workers_finalized (1 when finalize succeeded).
+// joined the arena), workers_finalized (1 when finalize succeeded),
+// worker_start_cpu (a new worker's CPU seconds up to its first entry, mean).
 //
 // Left out: TBB's thread stack size (its default, 4 MiB on 64-bit, not the
 // scenario's `stack`); arena priorities and NUMA constraints; the submitter
