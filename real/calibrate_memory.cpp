@@ -451,6 +451,10 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
   };
 }
 
+namespace {
+constexpr int kTbbStartRuns = 9;  // tbb_worker_start's runs (their spread is wide)
+}  // namespace
+
 RuntimeMemoryRuns run_runtime_memory(int reps) {
   const std::string short_task = "cpu: 50us", sleep = "wait: 50ms";
   RuntimeMemoryRuns r;
@@ -465,7 +469,7 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
   // tbb_worker_start: a batch long enough for both workers to find work
   // when they enter, and 9 runs: a worker's CPU before its first entry was
   // 120-540 us in runs minutes apart (2026-12-06).
-  r.tbb_start = backend_memory("{kind: tbb, threads: 2}", 200, "cpu: 200us", std::max(reps, 9));
+  r.tbb_start = backend_memory("{kind: tbb, threads: 2}", 200, "cpu: 200us", kTbbStartRuns);
   r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
   const int stack_reps = std::max(3, reps);
   r.pool_stacks = stack_run("{kind: pool, threads: 4}", 4, stack_reps);
@@ -510,13 +514,13 @@ std::vector<Measurement> tbb_start_fields(const RuntimeMemoryRuns& r, double thr
   const double start = r.tbb_start.start_cpu;
   if (start < 0)
     return {summarize("tbb_worker_start", {0.0}, "oneTBB reported no worker's start here: 0")};
-  return {summarize(
-      "tbb_worker_start", {std::max(0.0, start - thread_costs)},
-      fmt::format("real oneTBB, 2 threads, a batch of 200 tasks of 200 us: its "
-                  "workers' CPU time from their creation to their first arena "
-                  "entry, mean per run, median of {} runs ({}), less thread_start, "
-                  "stack_fault and arena_create ({})",
-                  std::max(r.reps, 9), format_seconds(start), format_seconds(thread_costs)))};
+  return {
+      summarize("tbb_worker_start", {std::max(0.0, start - thread_costs)},
+                fmt::format("real oneTBB, 2 threads, a batch of 200 tasks of 200 us: its "
+                            "workers' CPU time from their creation to their first arena "
+                            "entry, mean per run, median of {} runs ({}), less thread_start, "
+                            "stack_fault and arena_create ({})",
+                            kTbbStartRuns, format_seconds(start), format_seconds(thread_costs)))};
 }
 
 std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& r, double stack_touch,

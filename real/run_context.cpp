@@ -176,6 +176,8 @@ void RunContext::thread_entered() {
 namespace {
 const Bytes kPageSize = static_cast<Bytes>(sysconf(_SC_PAGESIZE));
 
+int open_statm() { return ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC); }
+
 // Anonymous bytes of this process from /proc/self/statm's text (resident
 // less shared, in pages); 0 if it is not that text. A hand parser: sscanf
 // took kilobytes of the stack, and on a thread's first probe each new page
@@ -201,7 +203,7 @@ Bytes parse_statm_anon(const char* text, Bytes page) {
 Bytes RunContext::statm_anon_bytes() {
   int fd = statm_fd_.load(std::memory_order_acquire);
   const bool own = fd < 0;
-  if (own) fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (own) fd = open_statm();
   if (fd < 0) return 0;
   char buf[128];
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
@@ -252,7 +254,7 @@ void RunContext::reenter_current_thread(ThreadSlot& slot) {
 // predicted).
 void RunContext::warm_thread_start() {
   if (statm_fd_.load(std::memory_order_relaxed) < 0)
-    statm_fd_.store(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC), std::memory_order_release);
+    statm_fd_.store(open_statm(), std::memory_order_release);
   (void)statm_anon_bytes();
   char name[16] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof name) == 0)

@@ -690,11 +690,10 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // warm process and a vCPU idle 0.05-100 ms none (probes, 2026-12-06).
   // One trial's worth of the loop here, on the submitter: 0.97-1.12x
   // (median 1.07); 30 us of it 0.97-1.17x (median 1.11), 500 us 0.97-1.19x
-  // (median 1.07). Not lazy
-  // binding (LD_BIND_NOW changed nothing); a probe of code pages run for
-  // the first time in a forked child found 1-3 us a page, too little to
-  // be all of it, so the cause is not pinned down. A program a user runs
-  // has run its code before.
+  // (median 1.07). Not lazy binding (LD_BIND_NOW changed nothing); a probe
+  // of code pages run for the first time in a forked child found 1-3 us a
+  // page, too little to be all of it, so the cause is not pinned down. A
+  // program a user runs has run its code before.
   warm_work_loop();
   // The fresh slice first: its sleep is the harness's, so it comes before
   // the usage baseline (its voluntary switch is not the run's), and before

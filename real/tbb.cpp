@@ -108,13 +108,12 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   ArenaObserver(tbb::task_arena& arena, RunContext& ctx)
       : tbb::task_scheduler_observer(arena), ctx_(ctx) {
     slots_.reserve(64);  // made before the run: no allocation per new worker up to 64
-    start_cpu_.reserve(64);
   }
 
-  // Each new worker's CPU time at its first entry (ns), in entry order.
-  std::vector<std::int64_t> start_cpu() const {
+  // New workers' mean CPU seconds at their first entry; -1 with none.
+  double mean_start_cpu() const {
     std::lock_guard lk(mu_);
-    return start_cpu_;
+    return new_workers_ > 0 ? static_cast<double>(start_cpu_sum_) / new_workers_ * 1e-9 : -1;
   }
 
   void on_scheduler_entry(bool is_worker) override {
@@ -143,7 +142,8 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
     if (seen != slots_.end()) {
       ctx_.reenter_current_thread(*seen->second);
     } else {
-      if (start_cpu_.size() < start_cpu_.capacity()) start_cpu_.push_back(start_cpu);
+      start_cpu_sum_ += start_cpu;
+      ++new_workers_;
       slots_.emplace_back(
           tid, &ctx_.register_current_thread("tbb worker " + std::to_string(slots_.size() + 1)));
     }
@@ -179,7 +179,8 @@ class ArenaObserver final : public tbb::task_scheduler_observer {
   std::atomic<int> entries_{0};
   mutable std::mutex mu_;
   std::vector<std::pair<pid_t, ThreadSlot*>> slots_;  // each OS thread's slot, under mu_
-  std::vector<std::int64_t> start_cpu_;  // each new worker's CPU at its first entry, under mu_
+  std::int64_t start_cpu_sum_ = 0;  // new workers' CPU ns at their first entry, under mu_
+  int new_workers_ = 0;             // under mu_
   std::condition_variable left_;
   int inside_ = 0;       // registered workers inside the arena, under mu_
   bool closed_ = false;  // stop() began waiting: later entries are not registered, under mu_
@@ -232,7 +233,7 @@ class Tbb final : public Backend {
     observer_->wait_until_empty();
     observer_->observe(false);
     entries_at_stop_ = observer_->entries();
-    start_cpu_at_stop_ = observer_->start_cpu();
+    start_cpu_at_stop_ = observer_->mean_start_cpu();
     POOLSIM_TSAN_ACQUIRE(&*observer_);
     observer_.reset();
     arena_.reset();
@@ -249,12 +250,8 @@ class Tbb final : public Backend {
     extra["workers_finalized"] = finalized_ ? 1.0 : 0.0;
     // Its workers' CPU seconds from their creation to their first entry,
     // mean (calibrate's tbb_worker_start).
-    const std::vector<std::int64_t> cpu = observer_ ? observer_->start_cpu() : start_cpu_at_stop_;
-    if (!cpu.empty()) {
-      double sum = 0;
-      for (const std::int64_t c : cpu) sum += static_cast<double>(c);
-      extra["worker_start_cpu"] = sum / static_cast<double>(cpu.size()) * 1e-9;
-    }
+    const double start_cpu = observer_ ? observer_->mean_start_cpu() : start_cpu_at_stop_;
+    if (start_cpu >= 0) extra["worker_start_cpu"] = start_cpu;
   }
 
  private:
@@ -273,7 +270,7 @@ class Tbb final : public Backend {
   std::atomic<std::int64_t> enqueued_{0};
   std::atomic<std::int64_t> spawned_{0};
   double entries_at_stop_ = 0;
-  std::vector<std::int64_t> start_cpu_at_stop_;
+  double start_cpu_at_stop_ = -1;
   bool finalized_ = false;
 };
 
