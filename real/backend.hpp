@@ -122,6 +122,10 @@ class Backend {
   // control): called on the submitter thread before the origin, so the
   // measurement starts with the library loaded, as a running service has it.
   virtual void prepare(RunContext& ctx) { (void)ctx; }
+  // The harness's own per-task bookkeeping (arrays sized by the workload's
+  // task count): made on the submitter thread before the memory baselines,
+  // so memory_peak counts the runtime's memory, not the harness's.
+  virtual void reserve(RunContext& ctx) { (void)ctx; }
   // Create the runtime (its initial threads). Called on the submitter thread
   // at the first hand-over, as the simulator's runtimes start theirs
   // (RunContext::submit_now), or before stop() if no task was handed over.

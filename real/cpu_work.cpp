@@ -98,6 +98,14 @@ std::int64_t thread_cpu_clock_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+void reserve_speed_probe() {
+  for (auto& best : g_probe_best) best.store(0, std::memory_order_relaxed);
+  g_probe_units.store(0, std::memory_order_relaxed);
+  g_probe_ns.store(0, std::memory_order_relaxed);
+  g_probe_phases.store(0, std::memory_order_relaxed);
+  g_probe_on.store(false, std::memory_order_release);
+}
+
 void start_speed_probe() {
   g_probe_units.store(0, std::memory_order_relaxed);
   g_probe_ns.store(0, std::memory_order_relaxed);

@@ -74,6 +74,12 @@ struct WorkSample {
   std::uint64_t phases = 0;
   double block_rate = 0;
 };
+// Writes the probe's storage (its totals and the 32 KiB of per-phase
+// speeds), so that its pages are resident before a repetition's memory
+// baseline: left to the probe, each 512th sampled phase faulted in a page
+// of the child's memory that memory_peak counted as the workload's
+// (real/runner.cpp, run_repetition).
+void reserve_speed_probe();
 // Starts timing sampled phases (clears the totals); stop returns them.
 void start_speed_probe();
 WorkSample stop_speed_probe();

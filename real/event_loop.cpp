@@ -83,12 +83,16 @@ class EventLoop final : public Backend {
 
   // The per-task bookkeeping (a phase index, a permit state, a timer slot:
   // 14 bytes a task, 3.5 MB for java-mixed's 250,000) is the harness's, not
-  // the runtime's: made before the origin. Made in start(), on the first
-  // hand-over, its zeroing faulted in ~850 pages and held the first wave's
-  // second task back 1.27 ms (2026-12-03; the simulator's loops start in 84
-  // us). Its memory still counts, as before (runner.cpp's baseline is read
-  // before prepare), and calibrate's loop_task_touch measures it likewise.
-  void prepare(RunContext& ctx) override {
+  // the runtime's: made before the origin, and before the memory baselines.
+  // Made in start(), on the first hand-over, its zeroing faulted in ~850
+  // pages and held the first wave's second task back 1.27 ms (2026-12-03;
+  // the simulator's loops start in 84 us). Made after the baselines (in
+  // prepare, until 2026-12-06), memory_peak counted what of it the heap's
+  // free resident pages could not hold: 4,000 tasks, 2 loops, 2,000/s,
+  // 56-60 KiB measured against 42-45 predicted, and 20, 24 KiB for 100 and
+  // 1,000 tasks of one loop at 50/s, where a user's loop holds nothing for
+  // a request not yet arrived or long done.
+  void reserve(RunContext& ctx) override {
     const std::size_t n = ctx.workload().tasks.size();
     next_phase_ = std::make_unique<std::uint32_t[]>(n);
     permit_ = std::make_unique<PermitState[]>(n);

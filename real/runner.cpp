@@ -41,7 +41,10 @@
 //    sampler's reserved series are not the workload's) and after a reset
 //    of the high-water mark (writing 5 to
 //    /proc/self/clear_refs; the fork itself also resets it); the records
-//    array is allocated before the baseline and is not counted; with
+//    array, a backend's own bookkeeping (Backend::reserve) and the speed
+//    probe's storage (reserve_speed_probe: 4,096 phases' speeds, 32 KiB
+//    that faulted in a page per 512 sampled phases) are allocated or
+//    written before the baseline and are not counted; with
 //    RealOptions::trace, no measured repetition records trace spans: one
 //    extra repetition after them does, unmeasured (run_scenario);
 //  - threads_series / runnable_series: a sampler thread (outside the counts;
@@ -678,6 +681,8 @@ RunResult run_repetition(const Scenario& s, const Workload& w, const RealOptions
   // origin_util); read before the baselines: the read allocates.
   const double origin_util = thread_util();
   touch_submitter_stack();
+  backend->reserve(ctx);
+  reserve_speed_probe();
   reset_peak_rss();
   const Bytes anon0 = status_kib("RssAnon:");
   const Bytes exact0 = exact_anon();

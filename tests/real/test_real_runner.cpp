@@ -384,6 +384,30 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "runner.memory: the speed probe's storage is not the workload's: memory_peak does not grow "
+    "with the number of phases",
+    "[real][runner]") {
+  // Every 8th `cpu` phase of 2^15 loop units or more (~55 us here) stores
+  // its speed in a 32 KiB array (real/cpu_work.cpp); left unwritten before
+  // the baseline, each 512 sampled phases faulted in a page the run counted:
+  // 4,000 tasks of the event-loop battery read 56-60 KiB against 48 once
+  // reserve_speed_probe wrote it first (2026-12-06). 24,000 phases here
+  // sample 3,000 (six pages); 1,200 sample 150.
+  const std::string task =
+      "{cpu: 80us}, {cpu: 80us}, {cpu: 80us}, {cpu: 80us}, {cpu: 80us}, "
+      "{cpu: 80us}";
+  const long long brief = memory_peak_of(poisson_run(200, task, "{kind: pool, threads: 2}"));
+  const long long long_run = memory_peak_of(poisson_run(4000, task, "{kind: pool, threads: 2}"));
+  INFO("memory_peak 200 tasks " << brief << " B, 4000 tasks " << long_run << " B");
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return;  // quarantined frees grow the heap with the tasks (see above)
+#endif
+  // A page or two moves between runs (which worker binds a library
+  // function first); six pages would not fit.
+  REQUIRE(long_run - brief < 12 * 1024);
+}
+
+TEST_CASE(
     "runner.memory: the harness's per-thread bookkeeping is not the workload's: a thread per "
     "task does not grow memory_peak with the number of tasks",
     "[real][runner]") {
