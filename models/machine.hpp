@@ -302,6 +302,15 @@ struct MachineProfile {
   // share arenas. An arena is never unmapped.
   Bytes malloc_arena = 0;
   int malloc_arenas_per_cpu = 8;
+  // Of a new arena's first page, the bytes glibc's own structures take
+  // before the thread's first object (heap_info, malloc_state, the tcache):
+  // the offset of that object in its heap. An event loop's task objects
+  // (loop_task_touch) fill the rest of that page first, then new pages,
+  // which stay resident when the objects are freed (below the trim
+  // threshold free chunks are not returned): each loop's heap holds
+  // whole pages up to its high-water mark (Kernel::arena_touch).
+  // 0: off (task objects count by the byte while they live).
+  Bytes arena_header = 0;
   // Stack a runtime's running workers touch beyond a blocked thread's
   // stack_touch (docs/simulator.md "Memory"). With lazy binding, the first
   // call of a not-yet-bound library function runs the dynamic linker

@@ -73,6 +73,8 @@ inline constexpr FieldRange kPeriodOrOffRange{100e-6, 1, true};
 //   other sizes 0 to 1 TiB.
 inline constexpr FieldRange kStackRange{16384, static_cast<double>(kMaxBytes)};
 inline constexpr FieldRange kSizeRange{0, static_cast<double>(kMaxBytes)};
+// - a part of one 4 KiB page (arena_header): 0 to 4095 bytes.
+inline constexpr FieldRange kPagePartRange{0, 4095};
 // - a fraction: 0 to 1.
 inline constexpr FieldRange kFractionRange{0, 1};
 // - slots of a per-CPU cache (kstack_cache): 0 to 1024 (the kernel's is 2);
@@ -397,9 +399,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"malloc_arenas_per_cpu", &MachineProfile::malloc_arenas_per_cpu, FieldPresence::from_default, kSlotRange,
      "glibc malloc arenas a process creates per CPU it may run on, the main arena included",
      "a forked child: arenas (malloc_info) after 8 per CPU + 8 threads each malloc once, per CPU"},
+    {"arena_header", &MachineProfile::arena_header, FieldPresence::from_default, kPagePartRange,
+     "bytes of a new malloc arena's first page that glibc's own structures take before the thread's first object",
+     "the same child: the offset in its heap of the first block each new arena's thread malloc'ed, median"},
     {"worker_stack", &MachineProfile::worker_stack, FieldPresence::from_default, kSizeRange,
      "the most stack one running worker touches beyond stack_touch (the dynamic linker's lazy binding from its loop)",
-     "forked children run the real pool, work stealing, asio pool and event loop (4 threads each): the deepest thread stack's resident pages (mincore) less stack_touch, median"},
+     "forked children run the real pool, work stealing, asio pool and event loop (4 threads each): the deepest thread stack's resident pages (mincore) less stack_touch, median of the runs where it is more than 0"},
     {"pool_stack", &MachineProfile::pool_stack, FieldPresence::from_default, kSizeRange,
      "stack a pool's workers touch beyond stack_touch in total, at most worker_stack each (pool, injecting pool, thread per task)",
      "a forked child runs the real pool, 4 workers, 200 tasks: its thread stacks' resident pages (mincore) beyond stack_touch, summed, median of runs"},

@@ -32,6 +32,9 @@
 //   arena_create     in the same child, each of the 8 malloc-once threads
 //                    times its first malloc (a new arena) and a second one
 //                    with its CPU clock; the median difference.
+//   arena_header     the offset of those threads' first block in its heap
+//                    (64 MiB-aligned, heap_for_ptr): what glibc's own
+//                    structures take of a new arena's first page; median.
 //   runtime_touch    pool, 1 worker, 16 `cpu: 50us` tasks: memory_peak less
 //                    stack_touch and malloc_arena (the worker's stack and
 //                    arena).
@@ -316,6 +319,18 @@ struct ArenaProbeThreads {
     while (ready.load() < count) ::usleep(200);
     return true;
   }
+  // The median over the first n threads of their first block's offset in
+  // its heap (glibc aligns a non-main arena's heap to HEAP_MAX_SIZE, 64 MiB
+  // on 64-bit: malloc/arena.c heap_for_ptr): what the arena's own
+  // structures took of its first page before it (arena_header).
+  long median_first_offset(int n) const {
+    constexpr std::uintptr_t kHeapMax = std::uintptr_t{64} << 20;
+    std::vector<double> offsets;
+    for (int i = 0; i < std::min(n, count); ++i)
+      offsets.push_back(
+          static_cast<double>(reinterpret_cast<std::uintptr_t>(blocks[i]) & (kHeapMax - 1)));
+    return offsets.empty() ? -1 : std::lround(quantile(offsets, 0.5));
+  }
   // The median of the first n first-malloc costs (ns).
   long median_first_malloc(int n) const {
     return std::lround(
@@ -329,7 +344,8 @@ struct ArenaProbeThreads {
 };
 
 // The child: "inherited arenas, bytes per arena, arenas, cpus, first
-// malloc ns alone, first malloc ns beside a busy CPU 1" on fd. The
+// malloc ns alone, first malloc ns beside a busy CPU 1, first block's
+// offset in its heap" on fd. The
 // first-malloc batches run on CPU 0 (the child's mask for their time), the
 // second one while a thread of the child spins on CPU 1 (two CPUs or more;
 // else -1). Both map new arenas: 8 + 6 stay under the 8-per-CPU limit.
@@ -352,6 +368,7 @@ struct ArenaProbeThreads {
   ok = ok && second->start(kEach, true);
   const long a2 = arena_probe_rss_anon();
   const long arena_ns = second->median_first_malloc(kEach);
+  const long header = second->median_first_offset(kEach);
   long remote_ns = -1;
   if (ok && cpus > 1 && CPU_ISSET(1, &set)) {
     const Spinner spinner(1);
@@ -365,9 +382,10 @@ struct ArenaProbeThreads {
   ok = ok && many->start(8 * cpus + 8, true);
   const int arenas = arena_probe_count();
   many->finish();
-  char out[160];
-  const int n = std::snprintf(out, sizeof out, "%d %ld %d %d %ld %ld\n", ok ? inherited : -1,
-                              ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus, arena_ns, remote_ns);
+  char out[192];
+  const int n =
+      std::snprintf(out, sizeof out, "%d %ld %d %d %ld %ld %ld\n", ok ? inherited : -1,
+                    ((a2 - a1) - (a1 - a0)) / kEach, arenas, cpus, arena_ns, remote_ns, header);
   if (::write(fd, out, static_cast<std::size_t>(n)) != n) ::_exit(1);
   ::_exit(0);
 }
@@ -408,14 +426,14 @@ Measurement measure_page_fault(int rounds, int pages) {
 }
 
 std::vector<Measurement> measure_malloc_arenas(int reps) {
-  std::vector<double> bytes, per_cpu, create, remote;
+  std::vector<double> bytes, per_cpu, create, remote, header;
   int arenas = 0, cpus = 0;
   for (int rep = 0; rep < reps; ++rep) {
     const std::string text = forked_report([](int fd) { arena_probe_child(fd); });
     int inherited = 0;
-    long b = 0, ns = 0, remote_ns = 0;
-    if (std::sscanf(text.c_str(), "%d %ld %d %d %ld %ld", &inherited, &b, &arenas, &cpus, &ns,
-                    &remote_ns) != 6 ||
+    long b = 0, ns = 0, remote_ns = 0, offset = 0;
+    if (std::sscanf(text.c_str(), "%d %ld %d %d %ld %ld %ld", &inherited, &b, &arenas, &cpus, &ns,
+                    &remote_ns, &offset) != 7 ||
         inherited < 0 || cpus < 1)
       throw std::runtime_error("calibrate: the malloc-arena probe failed");
     // Inherited arenas would be reused by the probe's threads (nothing added).
@@ -427,7 +445,12 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
     per_cpu.push_back(static_cast<double>(arenas) / cpus);
     create.push_back(std::max(0L, ns) * 1e-9);
     if (remote_ns >= 0) remote.push_back(std::max(0L, remote_ns - ns) * 1e-9);
+    header.push_back(static_cast<double>(offset));
   }
+  // A first object beyond the first page (another malloc's layout) leaves
+  // the model without a first page to fill: off.
+  const double header_median = quantile(header, 0.5);
+  const bool in_page = header_median > 0 && header_median < 4096;
   const bool one_cpu = remote.empty();
   if (one_cpu) remote.push_back(0);
   return {
@@ -448,6 +471,15 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
                         : fmt::format("the same, 6 threads, while a thread of the child spins "
                                       "on CPU 1, less arena_create ({} runs)",
                                       reps)),
+      summarize("arena_header", {in_page ? header_median : 0.0},
+                in_page
+                    ? fmt::format("forked child: offset in its 64 MiB-aligned heap of the first "
+                                  "block of each new arena's thread, median of 8 threads, "
+                                  "median of {} runs",
+                                  reps)
+                    : fmt::format("off: the first block lay {:.0f} bytes into its heap, not "
+                                  "in its first page",
+                                  header_median)),
   };
 }
 
@@ -483,9 +515,19 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
 namespace {
 // worker_stack, pool_stack, steal_stack, asio_stack, loop_stack, carrier_stack.
 std::vector<Measurement> worker_stack_fields(const RuntimeMemoryRuns& r, double stack_touch) {
-  std::vector<double> deepest;
+  // worker_stack caps what one worker adds: the page (or pages) the first
+  // callers' lazy binding deepens a stack by, so the median over the runs
+  // whose deepest stack went beyond stack_touch at all. Until 2026-12-06 the
+  // mean over every run of the four runtimes: runtimes whose workers bind
+  // nothing new (the pool, work stealing: 0) halved it to 2 KiB, and a
+  // 2-loop event loop was charged 2 KiB a loop against the 4 KiB each of
+  // its loops' stacks had.
+  std::vector<double> deepest, deeper;
   for (const StackRun* run : {&r.pool_stacks, &r.steal_stacks, &r.asio_stacks, &r.loop_stacks})
-    for (const auto& stacks : run->reps) deepest.push_back(deepest_beyond(stacks, stack_touch));
+    for (const auto& stacks : run->reps) {
+      deepest.push_back(deepest_beyond(stacks, stack_touch));
+      if (deepest.back() > 0) deeper.push_back(deepest.back());
+    }
   const auto total = [&](MachineFieldName field, const StackRun& run, const char* what) {
     return summarize(field, {mean_beyond(run, stack_touch)},
                      fmt::format("forked child, real {} ({} threads): resident KiB of each "
@@ -493,10 +535,11 @@ std::vector<Measurement> worker_stack_fields(const RuntimeMemoryRuns& r, double 
                                  what, run.threads, stack_list(run)));
   };
   return {
-      summarize("worker_stack", {std::max(0.0, mean_of(deepest))},
+      summarize("worker_stack", {deeper.empty() ? 0.0 : quantile(deeper, 0.5)},
                 fmt::format("the deepest thread stack beyond stack_touch {:.0f} KiB of each run "
-                            "of the pool, work stealing, asio pool and event loop, mean",
-                            kib(stack_touch))),
+                            "of the pool, work stealing, asio pool and event loop, median of "
+                            "the {} of {} runs where it went beyond",
+                            kib(stack_touch), deeper.size(), deepest.size())),
       total("pool_stack", r.pool_stacks, "pool"),
       total("steal_stack", r.steal_stacks, "work stealing"),
       total("asio_stack", r.asio_stacks, "asio pool"),

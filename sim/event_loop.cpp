@@ -45,8 +45,11 @@
 // another CPU (remote_start_cost, paid in Driver::execute before its first
 // phase).
 // Memory: a task holds loop_task_touch (its handler and timer in the real
-// Asio loop) from its first handler to its end (sim/user_threads.hpp); a
-// task posted but not yet started holds nothing here; the loops' threads
+// Asio loop) from its first handler to its end (sim/user_threads.hpp),
+// allocated from its loop thread's own malloc arena: with the profile's
+// arena_header, each loop's arena holds whole pages up to its high-water
+// mark (Kernel::arena_touch); a task posted but not yet started holds
+// nothing here; the loops' threads
 // touch loop_stack more stack in total, at most worker_stack each (the
 // dynamic linker's lazy binding, Kernel::set_worker_stack).
 // Left out: I/O readiness (a wait is a timer, not a socket), a loop queue's
@@ -195,7 +198,7 @@ class EventLoop final : public Runtime {
         if (l.lock.unlock()) co_await l.lock.wake();
         co_await k_.compute(l.lock.rest_take());  // its own part; 0 without queue_lock_hold
         // Its handler and timer: their bytes, and the faults of new heap.
-        if (const Duration fault = users_.first_touch(task); fault > Duration{0})
+        if (const Duration fault = users_.first_touch(task, *l.host); fault > Duration{0})
           co_await k_.compute(fault);
       }
       const bool ended = co_await users_.run(*l.host, task);

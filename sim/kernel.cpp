@@ -2046,6 +2046,24 @@ void Kernel::heap_release(Bytes b) {
   memory_release(b);
 }
 
+Duration Kernel::arena_touch(ArenaHeap& h, Bytes b) {
+  if (m_.arena_header <= 0) return heap_touch(b);
+  h.used += b;
+  if (h.used <= h.high) return Duration{0};
+  constexpr Bytes kPage = 4096;
+  const auto pages = [&](Bytes x) { return (m_.arena_header + x + kPage - 1) / kPage; };
+  const Bytes added = pages(h.used) - pages(h.high);
+  h.high = h.used;
+  memory_add(added * kPage);
+  return m_.page_fault * added;
+}
+
+void Kernel::arena_release(ArenaHeap& h, Bytes b) {
+  if (m_.arena_header <= 0) return heap_release(b);
+  h.used -= b;
+  POOLSIM_ASSERT(h.used >= 0, "arena memory released that was never touched");
+}
+
 // glibc's arena_get2 on a thread's first malloc (every runtime thread mallocs
 // at once: the real harness registers it): a free arena, one whose threads
 // exited, if there is one (get_free_list); else a new arena (_int_new_arena)

@@ -573,6 +573,18 @@ class Kernel {
   // memory_release.
   [[nodiscard]] Duration heap_touch(Bytes b);
   void heap_release(Bytes b);
+  // One thread's own malloc arena (an event loop's: the loop thread
+  // allocates its tasks' objects). With machine.arena_header set, its
+  // objects fill the rest of the arena's first page (malloc_arena counts that
+  // page), then whole pages, each counted and faulted in (page_fault) when
+  // the objects first reach it and kept to the end of the run: glibc keeps
+  // freed chunks below the trim threshold resident. With arena_header 0,
+  // heap_touch and heap_release.
+  struct ArenaHeap {
+    Bytes used = 0, high = 0;  // the objects' bytes now, at most
+  };
+  [[nodiscard]] Duration arena_touch(ArenaHeap& h, Bytes b);
+  void arena_release(ArenaHeap& h, Bytes b);
   // The runtime's one-time memory, counted when its first thread (the first
   // after the main one) is created; machine.runtime_touch unless set here
   // before that.

@@ -117,6 +117,7 @@ class UserThreads {
     std::coroutine_handle<> loop_;  // where the host continues after an unmount
     std::uint32_t mounted_ = kNoTask;
     bool parked_ = false;
+    Kernel::ArenaHeap heap_;  // its thread's arena (first_touch with a host)
   };
 
   struct RunAwait {
@@ -149,7 +150,10 @@ class UserThreads {
         s.top = {};
         --u.c_.live;
         s.touched = false;
-        u.k_.heap_release(u.bytes_);
+        if (s.heap)
+          u.k_.arena_release(*std::exchange(s.heap, nullptr), u.bytes_);
+        else
+          u.k_.heap_release(u.bytes_);
         return true;
       }
       return false;
@@ -196,14 +200,24 @@ class UserThreads {
     s.touched = true;
     return k_.heap_touch(bytes_);
   }
+  // The same, the state allocated from `host`'s own malloc arena (an event
+  // loop's task: Kernel::arena_touch), where it is freed again at its end.
+  [[nodiscard]] Duration first_touch(std::uint32_t task, Host& host) {
+    Slot& s = slots_[task];
+    POOLSIM_ASSERT(!s.top && !s.touched, "first_touch of a user thread that exists");
+    s.touched = true;
+    s.heap = &host.heap_;
+    return k_.arena_touch(host.heap_, bytes_);
+  }
 
   const Counters& counters() const { return c_; }
 
  private:
   struct Slot {
     Co::Handle top;  // the execute() frame, owned; null before its start and after its end
-    std::coroutine_handle<> at;  // where it resumes (null while mounted)
-    bool touched = false;        // first_touch paid, until it ends
+    std::coroutine_handle<> at;         // where it resumes (null while mounted)
+    bool touched = false;               // first_touch paid, until it ends
+    Kernel::ArenaHeap* heap = nullptr;  // the host arena its state came from, if any
   };
 
   static void on_timer(void* self, std::uint64_t task) {

@@ -40,8 +40,9 @@ MachineProfile distinct_profile() {
       case FieldKind::duration:  // inside the range: the periods start at 100 us
         set_machine_field_si(f, m, f.range.min + k * 1.001e-6);
         break;
-      case FieldKind::size:
-        set_machine_field_si(f, m, 1024 * 1024 * k + k);
+      case FieldKind::size:  // a part of a page (arena_header) stays below a page
+        set_machine_field_si(f, m,
+                             f.range.max < 1024 * 1024 ? f.range.max - k : 1024 * 1024 * k + k);
         break;
       case FieldKind::fraction:
         set_machine_field_si(f, m, k / 100);

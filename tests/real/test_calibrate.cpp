@@ -43,8 +43,8 @@ std::vector<real::Measurement> one_per_field() {
       case FieldKind::duration:  // above the field's least value (the periods: 100 us)
         m.median = f.range.min + v * 1e-6;
         break;
-      case FieldKind::size:
-        m.median = v * 8192 + 100;
+      case FieldKind::size:  // a part of a page (arena_header) stays below a page
+        m.median = f.range.max < 8192 ? f.range.max - v : v * 8192 + 100;
         break;
       case FieldKind::fraction:
         m.median = 0.5;

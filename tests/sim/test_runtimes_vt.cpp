@@ -300,6 +300,37 @@ TEST_CASE("event_loop.memory: every task alive in a loop holds loop_task_touch",
 }
 
 TEST_CASE(
+    "event_loop.memory: with arena_header, each loop's arena holds whole pages up to its "
+    "high-water mark",
+    "[runtime][vt]") {
+  MachineProfile m = zero_machine(2);
+  m.stack_touch = 8 * 1024;
+  m.runtime_touch = 12 * 1024;
+  m.loop_task_touch = 320;
+  m.arena_header = 2928;
+  // 2,000 tasks at once on 2 loops: 1,000 alive in each loop's arena, which
+  // fill the rest of its first page and then ceil((2928 + 320,000) / 4096)
+  // - 1 = 78 new pages.
+  const Workload burst = phased(2000, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  const RunResult r = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), burst);
+  CHECK(r.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024 + 2 * 78 * 4096);
+  // One task alive at a time: its 320 bytes fit in the first page's rest.
+  Workload one = phased(10, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  one.arrival = ArrivalKind::periodic;
+  for (Task& t : one.tasks) t.arrival = Duration{std::chrono::milliseconds(20) * t.id};
+  const RunResult lone = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), one);
+  CHECK(lone.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024);
+  // Twelve of them alive in each loop (4,096 - 2,928 = 1,168 bytes hold
+  // three): 3,840 bytes reach a second page, which stays after they end.
+  Workload two_waves = phased(48, [](int) { return std::vector<Phase>{wait(10ms)}; });
+  two_waves.arrival = ArrivalKind::periodic;
+  for (Task& t : two_waves.tasks)
+    t.arrival = Duration{t.id < 24 ? Duration{0} : std::chrono::milliseconds(50)};
+  const RunResult waves = sim::simulate(backend_scenario(m, BackendKind::event_loop, 2), two_waves);
+  CHECK(waves.counters.memory_peak == 2 * 8 * 1024 + 12 * 1024 + 2 * 1 * 4096);
+}
+
+TEST_CASE(
     "virtual_threads.wake: a carrier that takes a virtual thread wakes an idle one, which finds "
     "nothing and sleeps again",
     "[runtime][vt]") {
