@@ -147,6 +147,12 @@ inline constexpr MachineField kMachineFields[] = {
     {"idle_evict_time", &MachineProfile::idle_evict_time, FieldPresence::from_default, kCostRange,
      "idle time after which none of a CPU's cached lines is left (the host evicts them at a steady rate while the vCPU halts)",
      "the same fit's other parameter"},
+    {"timer_idle_late", &MachineProfile::timer_idle_late, FieldPresence::from_default, kCostRange,
+     "how much later than after 1 ms of idling a timer brings back a CPU idle for long (its interrupt reaches a vCPU halted longer later, and the wake-up path runs cold)",
+     "the idle_refill sleeps: how late the sleeper ran past each sleep's end beyond its own CPU, less that of 1 ms sleeps, fitted to timer_idle_late x (min(1, idle / timer_idle_late_time) - min(1, 1 ms / timer_idle_late_time))"},
+    {"timer_idle_late_time", &MachineProfile::timer_idle_late_time, FieldPresence::from_default, kCostRange,
+     "idle time after which a timer's wake of an idle CPU is as late as it gets",
+     "the same fit's other parameter"},
     {"timer_irq", &MachineProfile::timer_irq, FieldPresence::from_default, kCostRange,
      "CPU a timer's interrupt takes from the thread running where it fires",
      "a spinner's lost work in the 300 us after a SCHED_IDLE sleeper's timer fires on its CPU, "

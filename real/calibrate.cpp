@@ -186,7 +186,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   const int irq_bursts = 30 * scale, handover_rounds = opt.quick ? 5 : 15;
   std::vector<Measurement> timer_irq{measure_timer_irq(irq_bursts)}, handover_remote;
   step("a CPU's caches after it idled (1 of 3)");
-  std::vector<std::vector<double>> idle_sleeps{measure_idle_sleeps(cpus, opt.quick)};
+  std::vector<IdleSleeps> idle_sleeps{measure_idle_sleeps(cpus, opt.quick)};
   // task_remote: three blocks too (each 3 runs, 1 with --quick, of the
   // event loop on 1 and on 2 loops): it moves with the minute on this VM
   // (1.8-3.1 us in three calibrations within an hour, 2026-12-04).
@@ -373,6 +373,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     }
     ms.push_back(idle_refill);
     ms.push_back(idle_evict_time);
+    auto [late, late_time] = timer_idle_late_fields(idle_sleeps, cpus);
+    ms.push_back(late);
+    ms.push_back(late_time);
   }
   // Less the parts the model charges besides, as this calibration measured them.
   {

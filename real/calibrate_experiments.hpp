@@ -155,15 +155,23 @@ struct IdleRefillFit {
 IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extra_by_idle);
 // One block of the idle_refill experiment: a lone sleeper pinned to the
 // last CPU, left idle, runs of sleeps of 1, 2, 5, 10, 20 and 50 ms
-// (kIdleSleepsMs), the first of each run left out; the sleeper's CPU per
-// sleep (seconds), median per length.
+// (kIdleSleepsMs), the first of each run left out; per length the median of
+// the sleeper's CPU per sleep (cpu) and of how late it ran beyond that CPU
+// (late: the wall time past the sleep's end less the CPU), in seconds.
 inline constexpr int kIdleSleepsMs[] = {1, 2, 5, 10, 20, 50};
-std::vector<double> measure_idle_sleeps(int cpus, bool quick);
+struct IdleSleeps {
+  std::vector<double> cpu, late;
+};
+IdleSleeps measure_idle_sleeps(int cpus, bool quick);
 // idle_refill and idle_evict_time from blocks of measure_idle_sleeps: the
-// median over the blocks per length, less that of 1 ms, fitted
+// median over the blocks per length of the CPU, less that of 1 ms, fitted
 // (fit_idle_refill).
-std::pair<Measurement, Measurement> idle_refill_fields(
-    const std::vector<std::vector<double>>& blocks, int cpus);
+std::pair<Measurement, Measurement> idle_refill_fields(const std::vector<IdleSleeps>& blocks,
+                                                       int cpus);
+// timer_idle_late and timer_idle_late_time from the same blocks: the same
+// fit of how late the sleeper ran (models/machine.hpp timer_idle_late_cost).
+std::pair<Measurement, Measurement> timer_idle_late_fields(const std::vector<IdleSleeps>& blocks,
+                                                           int cpus);
 Measurement measure_wake_packing(int cpus, int wakes);
 // fork_activate's samples, from the fork-packing experiment (below).
 struct ForkCosts {

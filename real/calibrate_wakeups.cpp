@@ -911,44 +911,54 @@ IdleRefillFit fit_idle_refill(const std::vector<std::pair<double, double>>& extr
   return best;
 }
 
-std::vector<double> measure_idle_sleeps(int cpus, bool quick) {
+IdleSleeps measure_idle_sleeps(int cpus, bool quick) {
   // Left out and kept per length: after a busy spell the first sleeps cost
   // what they cost awake (timer_idle_run's settling).
   constexpr std::array<int, 6> kSkip{40, 10, 4, 3, 2, 2}, kKept{40, 30, 30, 25, 20, 16};
   static_assert(std::size(kIdleSleepsMs) == kSkip.size());
   const int cpu = cpus - 1;
-  std::vector<double> medians;  // seconds of CPU per sleep, by length
+  IdleSleeps medians;  // seconds per sleep, by length
   std::thread t([&] {
     pin_self(cpu);
     for (std::size_t r = 0; r < kSkip.size(); ++r) {
       const int kept = quick ? std::max(5, kKept[r] / 3) : kKept[r];
       const std::int64_t sleep_ns = std::int64_t{kIdleSleepsMs[r]} * 1'000'000;
-      std::vector<double> used;
+      std::vector<double> used, late;
       for (int i = 0; i < kSkip[r] + kept; ++i) {
+        const auto t0 = now_ns();
         const auto c0 = thread_cpu_ns();
         timespec d{static_cast<time_t>(sleep_ns / 1'000'000'000),
                    static_cast<long>(sleep_ns % 1'000'000'000)};
         while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR) {
         }
         const auto c1 = thread_cpu_ns();
-        if (i >= kSkip[r]) used.push_back(static_cast<double>(c1 - c0) * 1e-9);
+        const auto t1 = now_ns();
+        if (i < kSkip[r]) continue;
+        used.push_back(static_cast<double>(c1 - c0) * 1e-9);
+        late.push_back(static_cast<double>(t1 - t0 - sleep_ns - (c1 - c0)) * 1e-9);
       }
-      medians.push_back(quantile(used, 0.5));
+      medians.cpu.push_back(quantile(used, 0.5));
+      medians.late.push_back(quantile(late, 0.5));
     }
   });
   t.join();
   return medians;
 }
 
-std::pair<Measurement, Measurement> idle_refill_fields(
-    const std::vector<std::vector<double>>& blocks, int cpus) {
+namespace {
+// Per sleep length, the median over the blocks of one of their series, as
+// (idle seconds, value less the 1 ms one), and the table of the values.
+std::pair<std::vector<std::pair<double, double>>, std::string> idle_sleep_points(
+    const std::vector<IdleSleeps>& blocks, std::vector<double> IdleSleeps::*series) {
   std::vector<std::pair<double, double>> points;
   std::string table;
   std::vector<double> per_length;
   for (std::size_t r = 0; r < std::size(kIdleSleepsMs); ++r) {
     std::vector<double> of_blocks;
-    for (const auto& b : blocks)
+    for (const auto& block : blocks) {
+      const std::vector<double>& b = block.*series;
       if (r < b.size()) of_blocks.push_back(b[r]);
+    }
     per_length.push_back(of_blocks.empty() ? 0.0 : quantile(of_blocks, 0.5));
     std::string each;
     for (const double v : of_blocks)
@@ -958,6 +968,13 @@ std::pair<Measurement, Measurement> idle_refill_fields(
   }
   for (std::size_t r = 0; r < per_length.size(); ++r)
     points.emplace_back(kIdleSleepsMs[r] * 1e-3, per_length[r] - per_length.front());
+  return {points, table};
+}
+}  // namespace
+
+std::pair<Measurement, Measurement> idle_refill_fields(const std::vector<IdleSleeps>& blocks,
+                                                       int cpus) {
+  const auto [points, table] = idle_sleep_points(blocks, &IdleSleeps::cpu);
   const IdleRefillFit fit = fit_idle_refill(points);
   const std::string how = fmt::format(
       "a lone sleeper on CPU {} left idle, {} blocks spread over the calibration, its CPU per "
@@ -966,6 +983,20 @@ std::pair<Measurement, Measurement> idle_refill_fields(
       cpus - 1, blocks.size(), table);
   return {summarize("idle_refill", {fit.refill}, how),
           summarize("idle_evict_time", {fit.evict_time}, "the same fit")};
+}
+
+std::pair<Measurement, Measurement> timer_idle_late_fields(const std::vector<IdleSleeps>& blocks,
+                                                           int cpus) {
+  const auto [points, table] = idle_sleep_points(blocks, &IdleSleeps::late);
+  const IdleRefillFit fit = fit_idle_refill(points);
+  const std::string how = fmt::format(
+      "the idle_refill sleeps (CPU {} left idle, {} blocks): how late the sleeper ran past each "
+      "sleep's end beyond its own CPU, the median of the blocks' medians: {}; less the 1 ms one "
+      "(timer_idle_exit's length), fitted to timer_idle_late x (min(1, sleep / "
+      "timer_idle_late_time) - min(1, 1 ms / timer_idle_late_time))",
+      cpus - 1, blocks.size(), table);
+  return {summarize("timer_idle_late", {fit.refill}, how),
+          summarize("timer_idle_late_time", {fit.evict_time}, "the same fit")};
 }
 
 }  // namespace poolsim::real::calib

@@ -1022,7 +1022,10 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
     c.curr = id;
     // Brought out of idle by the thread's own timer, or by another CPU's
     // wake (the IPI path; a timer that fired elsewhere takes it too).
-    const Duration delay = timer_cpu == idx ? m_.timer_idle_exit : m_.wakeup_latency + m_.idle_exit;
+    // A timer is later the longer the CPU idled (timer_idle_late).
+    const Duration delay = timer_cpu == idx
+                               ? m_.timer_idle_exit + timer_idle_late_cost(m_, now() - c.idle_since)
+                               : m_.wakeup_latency + m_.idle_exit;
     // Its own timer brought the CPU back: the idle exit restarts the
     // stopped tick, which reprograms the timer device when the tick is the
     // CPU's first event (no other timer pending before it), and that path

@@ -109,6 +109,30 @@ TEST_CASE(
   CHECK(r.records[0].start == 50us);
 }
 
+TEST_CASE(
+    "kernel.wake: a timer is later the longer its CPU idled (timer_idle_late), not after 1 ms",
+    "[mechanism]") {
+  MachineProfile m = zero_machine(2);
+  m.wakeup_latency = 20us;
+  m.idle_exit = 30us;
+  m.timer_slack = 50us;
+  m.timer_idle_exit = 7us;
+  m.timer_idle_late = 80us;
+  m.timer_idle_late_time = 20ms;
+  // As above; its CPU idles for the sleep and the slack: 10.05 ms, so the
+  // timer comes 80 us x (10.05 / 20 - 1 / 20) = 36.2 us later.
+  const RunResult r = sim::simulate(tpt_scenario(m), phased({{cpu(1ms), wait(10ms), cpu(1ms)}}));
+  CHECK(r.records[0].end == 50us + 1ms + 10ms + 50us + 7us + 36200ns + 1ms);
+  // A sleep of under 1 ms: timer_idle_exit alone.
+  const RunResult brief =
+      sim::simulate(tpt_scenario(m), phased({{cpu(1ms), wait(500us), cpu(1ms)}}));
+  CHECK(brief.records[0].end == 50us + 1ms + 500us + 50us + 7us + 1ms);
+  // idle_growth's shape: 0 up to 1 ms, saturating at the time given.
+  CHECK(timer_idle_late_cost(m, 1ms) == Duration{0});
+  CHECK(timer_idle_late_cost(m, 11ms) == 40us);
+  CHECK(timer_idle_late_cost(m, 50ms) == 76us);
+}
+
 TEST_CASE("kernel.wake: packing keeps the woken thread on a lightly used waker's CPU",
           "[mechanism]") {
   // A one-worker pool handed a 5 us task every 10 ms by the submitter. The
