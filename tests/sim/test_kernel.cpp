@@ -92,15 +92,24 @@ TEST_CASE("kernel.slice: tickless, runs are a half first slice, then whole slice
   CHECK(makespan(r) == Approx(0.042));
 }
 
-TEST_CASE(
-    "kernel.wake: a wake onto an idle CPU costs wakeup_latency + idle_exit, by the "
-    "sleeper's own timer timer_idle_exit",
-    "[mechanism]") {
+namespace {
+// Two CPUs whose wakes onto an idle CPU cost 20 + 30 us, by the sleeper's own
+// timer 7 us, after 50 us of timer slack.
+MachineProfile idle_wake_machine() {
   MachineProfile m = zero_machine(2);
   m.wakeup_latency = 20us;
   m.idle_exit = 30us;
   m.timer_slack = 50us;
   m.timer_idle_exit = 7us;
+  return m;
+}
+}  // namespace
+
+TEST_CASE(
+    "kernel.wake: a wake onto an idle CPU costs wakeup_latency + idle_exit, by the "
+    "sleeper's own timer timer_idle_exit",
+    "[mechanism]") {
+  const MachineProfile m = idle_wake_machine();
   const RunResult r = sim::simulate(tpt_scenario(m), phased({{cpu(1ms), wait(10ms), cpu(1ms)}}));
   // Created onto the idle CPU 1 (latency + idle exit), then the sleep:
   // 10 ms + slack, its timer firing on its idle CPU (timer_idle_exit).
@@ -112,11 +121,7 @@ TEST_CASE(
 TEST_CASE(
     "kernel.wake: a timer is later the longer its CPU idled (timer_idle_late), not after 1 ms",
     "[mechanism]") {
-  MachineProfile m = zero_machine(2);
-  m.wakeup_latency = 20us;
-  m.idle_exit = 30us;
-  m.timer_slack = 50us;
-  m.timer_idle_exit = 7us;
+  MachineProfile m = idle_wake_machine();
   m.timer_idle_late = 80us;
   m.timer_idle_late_time = 20ms;
   // As above; its CPU idles for the sleep and the slack: 10.05 ms, so the
