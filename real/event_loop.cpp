@@ -88,10 +88,9 @@ class EventLoop final : public Backend {
   // pages and held the first wave's second task back 1.27 ms (2026-12-03;
   // the simulator's loops start in 84 us). Made after the baselines (in
   // prepare, until 2026-12-06), memory_peak counted what of it the heap's
-  // free resident pages could not hold: 4,000 tasks, 2 loops, 2,000/s,
-  // 56-60 KiB measured against 42-45 predicted, and 20, 24 KiB for 100 and
-  // 1,000 tasks of one loop at 50/s, where a user's loop holds nothing for
-  // a request not yet arrived or long done.
+  // free resident pages could not hold: nothing in the battery's runs, whose
+  // main heap had room (moving it changed no figure there), but a user's
+  // loop holds nothing for a request not yet arrived or long done.
   void reserve(RunContext& ctx) override {
     const std::size_t n = ctx.workload().tasks.size();
     next_phase_ = std::make_unique<std::uint32_t[]>(n);
