@@ -198,7 +198,7 @@ class EventLoop final : public Runtime {
         if (l.lock.unlock()) co_await l.lock.wake();
         co_await k_.compute(l.lock.rest_take());  // its own part; 0 without queue_lock_hold
         // Its handler and timer: their bytes, and the faults of new heap.
-        if (const Duration fault = users_.first_touch(task, *l.host); fault > Duration{0})
+        if (const Duration fault = users_.first_touch(task, l.host); fault > Duration{0})
           co_await k_.compute(fault);
       }
       const bool ended = co_await users_.run(*l.host, task);

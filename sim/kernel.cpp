@@ -2032,13 +2032,17 @@ void Kernel::memory_release(Bytes b) {
   POOLSIM_ASSERT(memory_ >= 0, "memory released that was never added");
 }
 
+namespace {
+constexpr Bytes kHeapPage = 4096;
+// The 4 KiB pages that `b` bytes from the start of a heap reach into.
+Bytes heap_pages(Bytes b) { return (b + kHeapPage - 1) / kHeapPage; }
+}  // namespace
+
 Duration Kernel::heap_touch(Bytes b) {
   memory_add(b);
   heap_ += b;
   if (heap_ <= heap_peak_) return Duration{0};
-  constexpr Bytes kPage = 4096;
-  const auto pages = [](Bytes x) { return (x + kPage - 1) / kPage; };
-  const Bytes faults = pages(heap_) - pages(heap_peak_);
+  const Bytes faults = heap_pages(heap_) - heap_pages(heap_peak_);
   heap_peak_ = heap_;
   return m_.page_fault * faults;
 }
@@ -2053,11 +2057,9 @@ Duration Kernel::arena_touch(ArenaHeap& h, Bytes b) {
   if (m_.arena_header <= 0) return heap_touch(b);
   h.used += b;
   if (h.used <= h.high) return Duration{0};
-  constexpr Bytes kPage = 4096;
-  const auto pages = [&](Bytes x) { return (m_.arena_header + x + kPage - 1) / kPage; };
-  const Bytes added = pages(h.used) - pages(h.high);
+  const Bytes added = heap_pages(m_.arena_header + h.used) - heap_pages(m_.arena_header + h.high);
   h.high = h.used;
-  memory_add(added * kPage);
+  memory_add(added * kHeapPage);
   return m_.page_fault * added;
 }
 

@@ -193,21 +193,16 @@ class UserThreads {
   // Before a user thread's first mount, its host allocates its state (a
   // fiber's stack, a loop task's handler and timer): the bytes count from
   // here, and the CPU returned (Kernel::heap_touch: the first touch of pages
-  // the heap grows into) is the host's to compute before run().
-  [[nodiscard]] Duration first_touch(std::uint32_t task) {
+  // the heap grows into) is the host's to compute before run(). With
+  // `arena_of`, from that host's own malloc arena (an event loop's task:
+  // Kernel::arena_touch), where it is freed again at its end.
+  [[nodiscard]] Duration first_touch(std::uint32_t task, Host* arena_of = nullptr) {
     Slot& s = slots_[task];
     POOLSIM_ASSERT(!s.top && !s.touched, "first_touch of a user thread that exists");
     s.touched = true;
-    return k_.heap_touch(bytes_);
-  }
-  // The same, the state allocated from `host`'s own malloc arena (an event
-  // loop's task: Kernel::arena_touch), where it is freed again at its end.
-  [[nodiscard]] Duration first_touch(std::uint32_t task, Host& host) {
-    Slot& s = slots_[task];
-    POOLSIM_ASSERT(!s.top && !s.touched, "first_touch of a user thread that exists");
-    s.touched = true;
-    s.heap = &host.heap_;
-    return k_.arena_touch(host.heap_, bytes_);
+    if (!arena_of) return k_.heap_touch(bytes_);
+    s.heap = &arena_of->heap_;
+    return k_.arena_touch(*s.heap, bytes_);
   }
 
   const Counters& counters() const { return c_; }
