@@ -177,7 +177,8 @@ inline constexpr MachineField kMachineFields[] = {
      "thread_start, thread_start_remote and stack_fault"},
     {"thread_exit", &MachineProfile::thread_exit, FieldPresence::required, kCostRange,
      "CPU cost of ending a thread, charged to the exiting thread",
-     "create-to-join wall time on one CPU, minus the creation and two switches"},
+     "create-to-join wall time on one CPU, minus the creation, the thread's start and two "
+     "switches"},
     {"stack_reserve", &MachineProfile::stack_reserve, FieldPresence::required, kStackRange,
      "virtual stack reserved per thread",
      "glibc's default thread stack (pthread_attr_getstacksize)"},

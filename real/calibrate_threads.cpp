@@ -1,8 +1,12 @@
 // calibrate_threads.cpp: the thread and stack experiments of `poolsim
 // calibrate` (docs/calibration.md):
 //   thread_create   the creator's CPU time inside pthread_create.
-//   thread_exit     create-to-join wall time on one CPU, minus the creation
-//                   and the two switches.
+//   thread_exit     create-to-join wall time on one CPU, minus the creation,
+//                   the new thread's own start (its CPU clock read first
+//                   thing: the model charges that as thread_start) and the
+//                   two switches. (Until 2026-12-07 the start stayed in, so
+//                   every thread paid it twice: 12.3 us where the exit is
+//                   7 us.)
 //   stack_reserve   glibc's default thread stack size.
 //   stack_touch     resident memory added per blocked thread (VmRSS over 64
 //                   threads).
@@ -80,7 +84,12 @@
 namespace poolsim::real::calib {
 
 namespace {
-void* empty_thread(void*) { return nullptr; }
+// Reads its CPU clock first thing: the new thread's start (kernel and glibc),
+// which the wall time of its creation and join contains.
+void* empty_thread(void* start) {
+  *static_cast<std::int64_t*>(start) = thread_cpu_ns();
+  return nullptr;
+}
 }  // namespace
 
 std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost) {
@@ -89,21 +98,24 @@ std::pair<Measurement, Measurement> measure_thread_costs(int samples, double swi
     pin_self(0);  // children inherit the mask: everything on one CPU, serialised
     for (int i = 0; i < samples; ++i) {
       pthread_t th;
+      std::int64_t start = 0;
       const auto w0 = now_ns();
       const auto c0 = thread_cpu_ns();
-      if (pthread_create(&th, nullptr, empty_thread, nullptr) != 0) break;
+      if (pthread_create(&th, nullptr, empty_thread, &start) != 0) break;
       const auto c1 = thread_cpu_ns();
       pthread_join(th, nullptr);
       const auto w1 = now_ns();
       create.push_back((c1 - c0) * 1e-9);
-      exit_cost.push_back(std::max(0.0, (w1 - w0 - (c1 - c0)) * 1e-9 - 2 * switch_cost));
+      exit_cost.push_back(std::max(0.0, (w1 - w0 - (c1 - c0) - start) * 1e-9 - 2 * switch_cost));
     }
   });
   t.join();
-  return {summarize("thread_create", create,
-                    fmt::format("creator CPU time in pthread_create, {} threads", samples)),
-          summarize("thread_exit", exit_cost,
-                    "create-to-join wall time on one CPU minus creation and two switches")};
+  return {
+      summarize("thread_create", create,
+                fmt::format("creator CPU time in pthread_create, {} threads", samples)),
+      summarize("thread_exit", exit_cost,
+                "create-to-join wall time on one CPU minus creation, the thread's start and two "
+                "switches")};
 }
 
 namespace {
