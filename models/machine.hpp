@@ -181,6 +181,12 @@ struct MachineProfile {
   // 2 CPUs, 85% with many), as the last periodic balance computed it. 1 =
   // on, 0 = off (every CPU is searched).
   int sis_util = 0;
+  // glibc's condition variable (std::condition_variable; nptl, 2.25-2.40):
+  // a signal that finds every waiter of the group G1 signalled and a waiter
+  // in G2 waits until the G1 waiters it woke have run
+  // (__condvar_quiesce_and_switch_g1; Kernel::CondVar). 1 = it waits, 0 =
+  // it never does (glibc 2.41 on).
+  int cv_quiesce = 0;
   // The submitter's PELT utilization at the origin: what the process ran
   // before t = 0 (the real runner's child: its setup after the fork). The
   // kernel places a run's first threads by

@@ -307,6 +307,10 @@ inline constexpr MachineField kMachineFields[] = {
      "1: a woken thread whose CPU is busy looks for an idle CPU only while the CPUs' summed "
      "utilization is low (SIS_UTIL, Linux 6.0 on); 0: it always searches every CPU",
      "the scheduler feature from debugfs (sched/features), else the kernel's version"},
+    {"cv_quiesce", &MachineProfile::cv_quiesce, FieldPresence::from_default, kSwitchRange,
+     "1: a condition variable's signal waits until the waiters it woke before have run, when "
+     "it must open the next group (glibc 2.25-2.40); 0: it never waits (glibc 2.41 on)",
+     "a signal timed with a woken waiter kept stopped (SIGSTOP) and another waiting"},
     {"wake_cost", &MachineProfile::wake_cost, FieldPresence::from_default, kCostRange,
      "the waker's CPU for waking a thread onto its own CPU",
      "the waker's thread CPU time across one FUTEX_WAKE of a thread on its own CPU"},

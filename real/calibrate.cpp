@@ -230,6 +230,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(measure_cache_hot_time());
   ms.push_back(measure_newidle_random());
   ms.push_back(measure_sis_util());
+  ms.push_back(measure_cv_quiesce());
   step("thread stacks");
   auto [reserve, touch] = measure_stacks(3 * scale);
   ms.push_back(reserve);

@@ -101,6 +101,8 @@ Measurement measure_cache_hot_time();
 Measurement measure_newidle_random();
 // sis_util: SIS_UTIL from debugfs, else from the kernel's version.
 Measurement measure_sis_util();
+// cv_quiesce: whether pthread_cond_signal waits for a woken waiter to run.
+Measurement measure_cv_quiesce();
 
 // wakeup_latency and idle_exit; `step` announces each phase.
 std::pair<Measurement, Measurement> measure_wake_latency(

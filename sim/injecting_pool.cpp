@@ -68,10 +68,14 @@ class InjectingPool final : public Runtime {
     const bool wake = idle_ > 0;
     co_await k_.compute(lock_.handover());  // the push, on the submitter
     if (lock_.unlock()) co_await lock_.wake();
-    if (wake) k_.notify_one(idle_q_);
+    if (wake)  // glibc's signal may wait for a woken worker to run (CondVar)
+      while (!k_.cv_try_signal(idle_q_)) co_await k_.cv_quiesce(idle_q_);
   }
 
-  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
+  void report(std::map<std::string, double>& extra) const override {
+    counts_.report(extra);
+    extra["cv_quiesce_waits"] = static_cast<double>(idle_q_.quiesce_waits());
+  }
 
  private:
   // The calling thread pays thread_create. The count is raised before the
@@ -114,7 +118,7 @@ class InjectingPool final : public Runtime {
       bool retire = false;
       while (queue_.empty()) {
         const auto deadline = idle.deadline(params_.idle_timeout, k_.now());
-        const bool woken = co_await k_.wait_until(idle_q_, *deadline);
+        const bool woken = co_await k_.cv_wait_until(idle_q_, *deadline);
         if (!queue_.empty()) break;
         if (idle.after_wait(!woken, should_retire(params_, counts_.live)) == IdleStep::retire) {
           retire = true;
@@ -136,7 +140,7 @@ class InjectingPool final : public Runtime {
   QueueLock lock_{k_};                                    // the queue's mutex (sim/queue_lock.hpp)
   int idle_ = 0;
   bool started_ = false;
-  WaitQueue idle_q_;
+  CondVar idle_q_;  // the twin's std::condition_variable
   InjectingPoolCounts counts_;
 };
 

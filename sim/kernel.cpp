@@ -429,6 +429,45 @@ int Kernel::notify_all(WaitQueue& q) {
   return n;
 }
 
+// ---- glibc's condition variable (CondVar) ----------------------------------
+
+void Kernel::cv_block(std::coroutine_handle<> h, CondVar& cv, Duration deadline) {
+  Thread& t = threads_[current_];
+  POOLSIM_ASSERT(t.cv == nullptr, "a thread waits on a condition variable twice");
+  const std::uint8_t g2 = cv.g1_ ^ 1;
+  t.cv = &cv;
+  t.cv_group = g2;
+  ++cv.refs_[g2];
+  request_block(h, &cv.group_[g2], deadline);
+}
+
+bool Kernel::cv_resumed() {
+  Thread& t = threads_[current_];
+  if (CondVar* cv = std::exchange(t.cv, nullptr)) {
+    std::uint32_t& refs = cv->refs_[t.cv_group];
+    POOLSIM_ASSERT(refs > 0, "a condition variable's group lost a reference it did not count");
+    // __condvar_dec_grefs: the last reference to a group a signaller
+    // quiesces wakes it (FUTEX_WAKE, paid by this thread).
+    if (--refs == 0 && t.cv_group == cv->g1_) notify_all(cv->signallers_);
+  }
+  return !t.timed_out;
+}
+
+bool Kernel::cv_try_signal(CondVar& cv) {
+  if (notify_one(cv.group_[cv.g1_])) return true;
+  // __condvar_quiesce_and_switch_g1: nothing to do with G2 empty; else the
+  // old G1 must hold no reference before the groups switch.
+  if (cv.group_[cv.g1_ ^ 1].empty()) return true;
+  if (cv.refs_[cv.g1_] > 0 && m_.cv_quiesce != 0) {
+    ++cv.quiesce_waits_;
+    return false;
+  }
+  cv.g1_ ^= 1;
+  [[maybe_unused]] const bool woken = notify_one(cv.group_[cv.g1_]);
+  POOLSIM_ASSERT(woken, "a group switch found the new G1 empty");
+  return true;
+}
+
 void Kernel::on_timer(void* self, std::uint64_t arg) {
   auto& k = *static_cast<Kernel*>(self);
   const auto id = static_cast<ThreadId>(arg);

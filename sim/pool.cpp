@@ -13,10 +13,9 @@
 //   thread.
 // - A worker runs its first task, then takes tasks from the queue; with the
 //   queue empty it is idle (models/idle_policy.hpp): it blocks on the idle
-//   wait queue, forever for a core worker, until a deadline keep_alive
-//   (idle_wait_limit) after the idle period began above the core size, and
-//   exits when should_retire says so after that deadline passed with no work
-//   (getTask()).
+//   condition variable (glibc's, Kernel::CondVar), forever for a core worker, until a deadline
+//   keep_alive (idle_wait_limit) after the idle period began above the core size, and exits when
+//   should_retire says so after that deadline passed with no work (getTask()).
 // Counters (RunResult::extra, PoolCounts, the real twin's names):
 // threads_started, threads_retired, rejections, caller_runs.
 // The worker count is incremented when a start is decided, before the new
@@ -80,11 +79,15 @@ class Pool final : public Runtime {
         {
           // As the real twin: the push under the lock (whether a worker is
           // idle is read there), then the wake after the unlock.
+          // A worker counts as idle from its wait until it runs again (the
+          // twin's idle_), so a signal may find every idle worker woken
+          // already, or have to wait for one to run (CondVar).
           if (!lock_.try_lock()) co_await lock_.lock_slow();
-          const bool wake = !idle_.empty();
+          const bool wake = idle_.waiters() > 0;
           co_await k_.compute(lock_.handover());  // the push, on the submitter
           if (lock_.unlock()) co_await lock_.wake();
-          if (wake) k_.notify_one(idle_);
+          if (wake)
+            while (!k_.cv_try_signal(idle_)) co_await k_.cv_quiesce(idle_);
         }
         break;
       case SubmitAction::reject:
@@ -93,7 +96,10 @@ class Pool final : public Runtime {
     }
   }
 
-  void report(std::map<std::string, double>& extra) const override { counts_.report(extra); }
+  void report(std::map<std::string, double>& extra) const override {
+    counts_.report(extra);
+    extra["cv_quiesce_waits"] = static_cast<double>(idle_.quiesce_waits());
+  }
 
  private:
   Co reject(std::uint32_t task) {
@@ -132,7 +138,7 @@ class Pool final : public Runtime {
       while (queue_.empty()) {
         const auto deadline = idle.deadline(idle_wait_limit(limits_, counts_.live), k_.now());
         const bool woken =
-            deadline ? co_await k_.wait_until(idle_, *deadline) : co_await k_.wait(idle_);
+            deadline ? co_await k_.cv_wait_until(idle_, *deadline) : co_await k_.cv_wait(idle_);
         if (!queue_.empty()) break;
         if (idle.after_wait(!woken, should_retire(limits_, counts_.live)) == IdleStep::retire) {
           counts_.worker_retired();
@@ -148,7 +154,7 @@ class Pool final : public Runtime {
   std::deque<std::uint32_t> queue_;
   QueueLock lock_{k_};  // the queue's mutex (sim/queue_lock.hpp)
   PoolCounts counts_;
-  WaitQueue idle_;
+  CondVar idle_;  // the twin's std::condition_variable
 };
 
 }  // namespace

@@ -97,7 +97,10 @@ class WorkStealing final : public Runtime {
       injection_.push_back(task);
     ++pending_;
     if (!flavor_.wake_all_when_empty) {
-      k_.notify_one(park_);
+      // The twin's park_cv_.notify_one: glibc's signal may wait for a parker
+      // it woke before to run (CondVar).
+      if (park_cv_.waiters() > 0)
+        while (!k_.cv_try_signal(park_cv_)) co_await k_.cv_quiesce(park_cv_);
     } else if (std::exchange(arena_empty_, false)) {
       // oneTBB's advertise_new_work: the submit that turns the arena from
       // empty to full asks the market for every worker and wakes them all;
@@ -196,7 +199,10 @@ class WorkStealing final : public Runtime {
       // workers leave).
       POOLSIM_ASSERT(pending_ == 0, "a worker parks with tasks queued");
       arena_empty_ = true;
-      co_await k_.wait(park_);
+      if (flavor_.wake_all_when_empty)
+        co_await k_.wait(park_);
+      else
+        co_await k_.cv_wait(park_cv_);
     }
   }
 
@@ -214,7 +220,8 @@ class WorkStealing final : public Runtime {
   std::int64_t pending_ = 0;
   bool started_ = false;
   bool arena_empty_ = true;  // wake_all_when_empty: the arena's pool state
-  WaitQueue park_;
+  WaitQueue park_;           // oneTBB's sleeping workers (wake_all_when_empty)
+  CondVar park_cv_;          // our work stealing's: the twin's std::condition_variable
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // comes from the measurement of that name, and a field nothing measured is an
 // error that names it (not a silent 0). The experiments themselves are timed
 // on this machine and are not run here.
+#include <gnu/libc-version.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -518,4 +520,20 @@ TEST_CASE("calibrate.noise: the profile takes every noise field from the median 
   CHECK(out[2].median == 0.02);
   CHECK(out[2].method.find("block 3 of 3") != std::string::npos);
   CHECK(out[2].method.find("1.00%, 5.00%, 2.00%") != std::string::npos);
+}
+
+TEST_CASE(
+    "calibrate.cv_quiesce: a signal waits for a woken waiter to run exactly where the C "
+    "library's version says it does",
+    "[real][calibrate]") {
+  // The experiment (real/calibrate_condvar.cpp) is not timed against the
+  // machine: a wait lasts until the stopped waiter is continued, 20 ms, and
+  // no wait is microseconds. glibc 2.25-2.40 waits
+  // (__condvar_quiesce_and_switch_g1), 2.41 on does not.
+  const real::Measurement m = real::calib::measure_cv_quiesce();
+  int major = 0, minor = 0;
+  REQUIRE(std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2);
+  const bool waits = major == 2 && minor >= 25 && minor < 41;
+  CHECK(m.median == (waits ? 1.0 : 0.0));
+  CHECK(m.field == "cv_quiesce");
 }

@@ -109,3 +109,28 @@ TEST_CASE(
   // 140 + 210) / 5 ns.
   REQUIRE(compute_metrics(r)[Metric::submit_lag_mean] == Approx(84e-9));
 }
+
+TEST_CASE(
+    "arrival: glibc's condition variable (cv_quiesce) makes the submitter wait for a worker it "
+    "woke to run, and only then",
+    "[sim][arrival][mechanism]") {
+  // Four workers on two CPUs (the quota scenario's shape on a zero-cost
+  // machine with 3 ms slices and a 4 ms tick): woken workers often wait for
+  // a CPU, and a worker that goes idle meanwhile joins the next group, so a
+  // signal must first wait for the woken one (Kernel::CondVar). The
+  // submitter waits there only with cv_quiesce, and is then later.
+  const Workload w = poisson(11, 3000, 1000, 1ms, true);
+  MachineProfile m = zero_machine(2, 3ms, 4ms);
+  const RunResult off = sim::simulate(pool_scenario(m, 4), w);
+  m.cv_quiesce = 1;
+  const RunResult on = sim::simulate(pool_scenario(m, 4), w);
+  CHECK(off.extra.at("cv_quiesce_waits") == 0);
+  CHECK(on.extra.at("cv_quiesce_waits") > 20);
+  // Each such wait is a voluntary switch of the submitter's.
+  CHECK(on.counters.switches_voluntary > off.counters.switches_voluntary);
+  const Metrics x = compute_metrics(off), y = compute_metrics(on);
+  CHECK(y[Metric::submit_lag_mean] > x[Metric::submit_lag_mean]);
+  CHECK(y[Metric::queue_wait_mean] > x[Metric::queue_wait_mean]);
+  for (std::size_t i = 0; i < w.tasks.size(); ++i)
+    REQUIRE(on.records[i].submit >= w.tasks[i].arrival);
+}
