@@ -13,9 +13,10 @@
 //   thread.
 // - A worker runs its first task, then takes tasks from the queue; with the
 //   queue empty it is idle (models/idle_policy.hpp): it blocks on the idle
-//   condition variable (glibc's, Kernel::CondVar), forever for a core worker, until a deadline
-//   keep_alive (idle_wait_limit) after the idle period began above the core size, and exits when
-//   should_retire says so after that deadline passed with no work (getTask()).
+//   condition variable (glibc's, Kernel::CondVar), forever for a core
+//   worker, until a deadline keep_alive (idle_wait_limit) after the idle
+//   period began above the core size, and exits when should_retire says so
+//   after that deadline passed with no work (getTask()).
 // Counters (RunResult::extra, PoolCounts, the real twin's names):
 // threads_started, threads_retired, rejections, caller_runs.
 // The worker count is incremented when a start is decided, before the new
