@@ -182,6 +182,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
       measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu, &idle_sleep_cpu);
   ms.push_back(slack);
   ms.push_back(timer_idle);
+  step("timers held back on an idle CPU");
+  for (Measurement& m : measure_timer_stalls(cpus, opt.quick ? 3000 : 6000)) ms.push_back(m);
   step("timer interrupts on a busy CPU (1 of 3)");
   const int irq_bursts = 30 * scale, handover_rounds = opt.quick ? 5 : 15;
   std::vector<Measurement> timer_irq{measure_timer_irq(irq_bursts)}, handover_remote;

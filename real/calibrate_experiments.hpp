@@ -126,6 +126,10 @@ struct SleepCpu {
 // classified by `tick` (seconds; 0: every sleep counts as ahead).
 // With `idle_cpu`, the sleeper's CPU per sleep with the CPU left idle, from
 // one longer idle run once it has settled.
+// timer_stall_share, timer_stall_mean and timer_stall_median: `n` 1 ms sleeps
+// on an idle CPU; those more than 4x their median late are held back, and
+// their lateness beyond the median sets the mean and the median.
+std::vector<Measurement> measure_timer_stalls(int cpus, int n);
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
                                                         SleepCpu* awake_cpu = nullptr,
                                                         SleepCpu* idle_cpu = nullptr);

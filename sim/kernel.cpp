@@ -12,6 +12,22 @@
 
 namespace poolsim::sim {
 
+namespace {
+// The extra lateness of a held-back timer (MachineProfile::timer_stall_*): a
+// lognormal with the measured median and mean (sigma^2 = 2 ln(mean /
+// median); a few stalls give a usable median and mean, not a p99), the mean
+// alone when they do not spread.
+Distribution timer_stall_time(const MachineProfile& m) {
+  const auto mean = static_cast<double>(m.timer_stall_mean.count());
+  const auto median = static_cast<double>(m.timer_stall_median.count());
+  if (median <= 0 || mean <= median) return Distribution::fixed(m.timer_stall_mean);
+  const double sigma = std::sqrt(2 * std::log(mean / median));
+  constexpr double kZ99 = 2.3263478740408408;  // the standard normal's 99th percentile
+  return Distribution::lognormal(m.timer_stall_median,
+                                 Duration{std::llround(median * std::exp(kZ99 * sigma))});
+}
+}  // namespace
+
 Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limits,
                KernelOptions opt)
     : engine_(engine),
@@ -20,6 +36,8 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
              limits.cpuset.empty() ? std::max(1, machine.cores)
                                    : static_cast<int>(limits.cpuset.size())),
       newidle_rng_(Rng::derive(opt.seed, 0x6e6577696466ULL)),
+      timer_stall_rng_(Rng::derive(opt.seed, 0x74696d65725354ULL)),
+      timer_stall_(timer_stall_time(machine)),
       trace_(opt.trace) {
   runtime_memory_ = m_.runtime_touch;
   if (m_.tick > Duration{0}) tick_offset_ = phase_offset(opt.tick_phase, m_.tick);
@@ -1062,9 +1080,15 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
     // Brought out of idle by the thread's own timer, or by another CPU's
     // wake (the IPI path; a timer that fired elsewhere takes it too).
     // A timer is later the longer the CPU idled (timer_idle_late).
-    const Duration delay = timer_cpu == idx
-                               ? m_.timer_idle_exit + timer_idle_late_cost(m_, now() - c.idle_since)
-                               : m_.wakeup_latency + m_.idle_exit;
+    Duration delay = timer_cpu == idx
+                         ? m_.timer_idle_exit + timer_idle_late_cost(m_, now() - c.idle_since)
+                         : m_.wakeup_latency + m_.idle_exit;
+    // Now and then the host holds such a timer back (timer_stall_share).
+    if (timer_cpu == idx && m_.timer_stall_share > 0 &&
+        timer_stall_rng_.uniform() < m_.timer_stall_share) {
+      delay += timer_stall_.sample(timer_stall_rng_);
+      ++timer_stalls_;
+    }
     // Its own timer brought the CPU back: the idle exit restarts the
     // stopped tick, which reprograms the timer device when the tick is the
     // CPU's first event (no other timer pending before it), and that path
@@ -2278,6 +2302,7 @@ void Kernel::finish(RunResult& r) {
   // Kernel threads' runs after exits that took a CPU from a thread (only
   // with the mechanism on: sim/exit_work.hpp).
   if (xw_.on) r.extra["exit_kthread_preemptions"] = static_cast<double>(xw_.runs);
+  if (m_.timer_stall_share > 0) r.extra["timer_stalls"] = static_cast<double>(timer_stalls_);
   // The main thread's utilization at t = 0, as the real harness reads its
   // submitter's.
   if (m_.origin_util > 0) r.extra["origin_util"] = m_.origin_util;

@@ -233,6 +233,7 @@
 #include <string>
 #include <vector>
 
+#include "models/distribution.hpp"
 #include "models/machine.hpp"
 #include "models/result.hpp"
 #include "models/rng.hpp"
@@ -1026,6 +1027,10 @@ class Kernel {
   // the machine was idle before the run.
   int nr_idle_scan_ = 0;
   Rng newidle_rng_;  // sched_rng(): the proportional newidle balance's dice
+  // Timers the host holds back (timer_stall_share): their dice and extra.
+  Rng timer_stall_rng_;
+  Distribution timer_stall_;
+  std::int64_t timer_stalls_ = 0;
   std::vector<Thread> threads_;
   ThreadId current_ = kNoThread;
   int exec_cpu_ = -1;

@@ -85,7 +85,8 @@ bool can_stream(const Scenario& s) {
 }
 
 bool draws_differ(const Scenario& s) {
-  return noise_share(s.machine) > 0 || s.limits.cpus.has_value() || s.machine.newidle_random > 0;
+  return noise_share(s.machine) > 0 || s.limits.cpus.has_value() || s.machine.newidle_random > 0 ||
+         s.machine.timer_stall_share > 0;
 }
 
 std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t draw) {

@@ -51,8 +51,8 @@ struct SimOptions {
   std::uint64_t draw = 0;
 };
 
-// Whether draws of `s` differ at all: OS noise, a quota's period phase or
-// the newidle balance's dice. Without any, every draw is draw 0 (whose
+// Whether draws of `s` differ at all: OS noise, a quota's period phase, the
+// newidle balance's dice or the host's held-back timers. Without any, every draw is draw 0 (whose
 // tick phase is 0 too: an idealised machine's ticks start with the run).
 bool draws_differ(const Scenario& s);
 
