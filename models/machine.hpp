@@ -78,9 +78,10 @@ struct MachineProfile {
   // Now and then the host holds back a timer that must wake a halted vCPU
   // for a millisecond or more (its vCPU thread is not run at once): a share
   // timer_stall_share of those wake-ups comes later by a lognormal time of
-  // mean timer_stall_mean and median timer_stall_median, beyond the rest. On this project's
-  // VM 1.7-4% of idle sleeps of 1-10 ms were 0.5 ms or more late, 1.4-1.7 ms on average (probe of
-  // 2026-12-07); a sleeper kept awake showed none. 0: off.
+  // mean timer_stall_mean and median timer_stall_median, beyond the rest.
+  // On this project's VM 0.05-4% of idle sleeps of 0.3-10 ms were 0.5 ms or
+  // more late, 1.2-1.7 ms on average, the share changing within minutes
+  // (probes of 2026-12-07); a sleeper kept awake showed none. 0: off.
   double timer_stall_share = 0;
   Duration timer_stall_mean{};
   Duration timer_stall_median{};

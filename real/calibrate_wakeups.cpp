@@ -8,11 +8,12 @@
 //                   by a SCHED_IDLE spinner.
 //   timer_idle_exit the same sleeps on that CPU left idle, minus the above:
 //                   what a timer that must wake a halted vCPU adds.
-//   timer_stall_*   3,000 more of those idle sleeps (6,000 without --quick): the share more than
-//                   kStallFactor times their median late (the host held
-//                   the halted vCPU back: 1.7-4% of sleeps 0.5 ms or more
-//                   late here, none on a CPU kept awake), and the mean and
-//                   median of their lateness beyond the median.
+//   timer_stall_*   3,000 more of those idle sleeps (6,000 without
+//                   --quick): the share more than kStallFactor times their
+//                   median late (the host held the halted vCPU back:
+//                   0.05-4% of sleeps 0.5 ms or more late here, varying
+//                   within minutes; none on a CPU kept awake), and the mean
+//                   and median of their lateness beyond the median.
 // Wake-up placement:
 //   wake_pack_util  a waker pinned to CPU 0 signals an unpinned waiter (a
 //                   condition variable, every 3 ms) while a load thread on
