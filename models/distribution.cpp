@@ -80,6 +80,13 @@ Duration lognormal_median_of(Duration mean, Duration p99) {
   return Duration{std::clamp<std::int64_t>(std::llround(median), 1, p99.count() - 1)};
 }
 
+Duration lognormal_p99_of(Duration median, Duration mean) {
+  if (median.count() <= 0 || mean <= median)
+    throw std::invalid_argument("lognormal_p99_of needs 0 < median < mean");
+  const double sigma = std::sqrt(2 * std::log(ns(mean) / ns(median)));
+  return Duration{std::llround(ns(median) * std::exp(kZ99 * sigma))};
+}
+
 Distribution Distribution::lognormal(Duration median, Duration p99) {
   return Distribution(LognormalDist{median, p99});
 }

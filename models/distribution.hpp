@@ -82,5 +82,10 @@ double normal_quantile(double p);
 // e^(z99^2/2) = 14.9 means lies past every lognormal's reach; sigma = z99,
 // the one of that p99 with the least mean, is taken.
 Duration lognormal_median_of(Duration mean, Duration p99);
+// The 99th percentile of the lognormal with this median and mean (0 < median
+// < mean): sigma^2 = 2 ln(mean/median), p99 = median e^(z99 sigma). For a
+// distribution known by a handful of samples, whose median and mean are
+// usable where a p99 is not (MachineProfile::timer_stall_*).
+Duration lognormal_p99_of(Duration median, Duration mean);
 
 }  // namespace poolsim

@@ -23,8 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -120,33 +120,45 @@ double second_signal_time(Shared& s) {
 
 }  // namespace
 
-Measurement measure_cv_quiesce() {
-  void* mem =
-      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) throw std::runtime_error("cv_quiesce: mmap of the shared page failed");
-  auto* s = new (mem) Shared{};
-  pthread_mutexattr_t ma;
-  pthread_mutexattr_init(&ma);
-  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-  pthread_mutex_init(&s->mu, &ma);
-  pthread_mutexattr_destroy(&ma);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
-  pthread_cond_init(&s->cv, &ca);
-  pthread_condattr_destroy(&ca);
-  double took = 0;
-  try {
-    took = second_signal_time(*s);
-  } catch (...) {
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    ::munmap(mem, sizeof(Shared));
-    throw;
+namespace {
+// The shared page: a process-shared mutex and condition variable, torn down
+// and unmapped on every path.
+class SharedPage {
+ public:
+  SharedPage() {
+    mem_ =
+        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem_ == MAP_FAILED) throw std::runtime_error("cv_quiesce: mmap of the shared page failed");
+    s_ = new (mem_) Shared{};
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&s_->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+    pthread_cond_init(&s_->cv, &ca);
+    pthread_condattr_destroy(&ca);
   }
-  pthread_cond_destroy(&s->cv);
-  pthread_mutex_destroy(&s->mu);
-  ::munmap(mem, sizeof(Shared));
+  ~SharedPage() {
+    pthread_cond_destroy(&s_->cv);
+    pthread_mutex_destroy(&s_->mu);
+    ::munmap(mem_, sizeof(Shared));
+  }
+  SharedPage(const SharedPage&) = delete;
+  SharedPage& operator=(const SharedPage&) = delete;
+  Shared& shared() { return *s_; }
+
+ private:
+  void* mem_ = nullptr;
+  Shared* s_ = nullptr;
+};
+}  // namespace
+
+Measurement measure_cv_quiesce() {
+  SharedPage page;
+  const double took = second_signal_time(page.shared());
   const bool waits = took >= std::chrono::duration<double>(kHold).count() / 2;
   return summarize("cv_quiesce", {waits ? 1.0 : 0.0},
                    fmt::format("a signal with a woken waiter kept stopped and one waiting: took "

@@ -14,17 +14,13 @@ namespace poolsim::sim {
 
 namespace {
 // The extra lateness of a held-back timer (MachineProfile::timer_stall_*): a
-// lognormal with the measured median and mean (sigma^2 = 2 ln(mean /
-// median); a few stalls give a usable median and mean, not a p99), the mean
-// alone when they do not spread.
+// lognormal with the measured median and mean (a few stalls give a usable
+// median and mean, not a p99), the mean alone when they do not spread.
 Distribution timer_stall_time(const MachineProfile& m) {
-  const auto mean = static_cast<double>(m.timer_stall_mean.count());
-  const auto median = static_cast<double>(m.timer_stall_median.count());
-  if (median <= 0 || mean <= median) return Distribution::fixed(m.timer_stall_mean);
-  const double sigma = std::sqrt(2 * std::log(mean / median));
-  constexpr double kZ99 = 2.3263478740408408;  // the standard normal's 99th percentile
+  if (m.timer_stall_median <= Duration{0} || m.timer_stall_mean <= m.timer_stall_median)
+    return Distribution::fixed(m.timer_stall_mean);
   return Distribution::lognormal(m.timer_stall_median,
-                                 Duration{std::llround(median * std::exp(kZ99 * sigma))});
+                                 lognormal_p99_of(m.timer_stall_median, m.timer_stall_mean));
 }
 }  // namespace
 

@@ -52,8 +52,9 @@ struct SimOptions {
 };
 
 // Whether draws of `s` differ at all: OS noise, a quota's period phase, the
-// newidle balance's dice or the host's held-back timers. Without any, every draw is draw 0 (whose
-// tick phase is 0 too: an idealised machine's ticks start with the run).
+// newidle balance's dice or the host's held-back timers. Without any, every
+// draw is draw 0 (whose tick phase is 0 too: an idealised machine's ticks
+// start with the run).
 bool draws_differ(const Scenario& s);
 
 // The seed the kernel's noise streams derive from in draw `draw` of `seed`.

@@ -93,6 +93,17 @@ TEST_CASE("distribution: invalid parameters are refused", "[distribution]") {
   CHECK_THROWS(Distribution(EmpiricalDist{"x.csv", {}}));
 }
 
+TEST_CASE("distribution.lognormal_p99_of: the lognormal with a given median and mean",
+          "[distribution]") {
+  // The 03:08 profile's held-back timers: 512 us median, 1.86 ms mean.
+  const Duration p99 = lognormal_p99_of(512us, 1860us);
+  const Distribution d = Distribution::lognormal(512us, p99);
+  REQUIRE(d.mean_seconds() == Approx(1.86e-3).epsilon(1e-3));
+  REQUIRE(d.quantile_seconds(0.5) == Approx(512e-6).epsilon(1e-3));
+  REQUIRE_THROWS(lognormal_p99_of(1ms, 1ms));
+  REQUIRE_THROWS(lognormal_p99_of(0us, 1ms));
+}
+
 TEST_CASE("distribution.lognormal_median_of: the lognormal with a given mean and p99",
           "[distribution]") {
   // This VM's FWQ at 21:40 UTC: 26 us mean, 62 us p99 per interruption.
