@@ -130,6 +130,9 @@ struct SleepCpu {
 // on an idle CPU; those more than 4x their median late are held back, and
 // their lateness beyond the median sets the mean and the median.
 std::vector<Measurement> measure_timer_stalls(int cpus, int n);
+// The three timer_stall_* fields of the block (measure_timer_stalls' result)
+// whose share is the median of the blocks'.
+std::vector<Measurement> timer_stall_fields(const std::vector<std::vector<Measurement>>& blocks);
 std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
                                                         SleepCpu* awake_cpu = nullptr,
                                                         SleepCpu* idle_cpu = nullptr);

@@ -522,6 +522,39 @@ TEST_CASE("calibrate.noise: the profile takes every noise field from the median 
   CHECK(out[2].method.find("1.00%, 5.00%, 2.00%") != std::string::npos);
 }
 
+TEST_CASE("calibrate.timer_stalls: the three fields come from the block with the median share",
+          "[real][calibrate]") {
+  const auto block = [](double share, double mean, double median) {
+    std::vector<real::Measurement> b;
+    for (auto [f, v] : {std::pair<const char*, double>{"timer_stall_share", share},
+                        {"timer_stall_mean", mean},
+                        {"timer_stall_median", median}}) {
+      real::Measurement m;
+      m.field = f;
+      m.median = m.mean = v;
+      m.method = "x";
+      b.push_back(m);
+    }
+    return b;
+  };
+  // Shares 0.2%, 1.4% (a bad minute, long stalls) and 0.1%: the first
+  // block, its own mean and median with it.
+  const auto out = real::calib::timer_stall_fields(
+      {block(0.002, 1.4e-3, 1.2e-3), block(0.014, 5e-3, 3.3e-3), block(0.001, 2e-3, 2e-3)});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].field == "timer_stall_share");
+  CHECK(out[0].median == 0.002);
+  CHECK(out[1].median == 1.4e-3);
+  CHECK(out[2].median == 1.2e-3);
+  CHECK(out[0].method.find("block 1 of 3") != std::string::npos);
+  CHECK(out[0].method.find("0.2%, 1.4%, 0.1%") != std::string::npos);
+  // One block (no spread): its fields unchanged.
+  const auto one = real::calib::timer_stall_fields({block(0.003, 1e-3, 5e-4)});
+  REQUIRE(one.size() == 3);
+  CHECK(one[0].median == 0.003);
+  CHECK(one[0].method == "x");
+}
+
 TEST_CASE(
     "calibrate.cv_quiesce: a signal waits for a woken waiter to run exactly where the C "
     "library's version says it does",
