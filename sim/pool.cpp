@@ -35,6 +35,12 @@
 // neither.
 // Memory: the first workers to run touch pool_stack more stack in all, at
 // most worker_stack each (lazy binding; Kernel::set_worker_stack).
+// Start (PoolStart, sim/runtime.hpp): on_demand as above; with
+// all_at_first_submit (asio::thread_pool, sim/asio_pool.cpp) the first
+// submit makes all core threads back to back, each of which arrives at a
+// rendezvous as it starts (the real twin's registration job) and then waits
+// for work; the submitter blocks until the last one has arrived and woken
+// everyone there (a broadcast), then hands its task over through the queue.
 // Left out: allowCoreThreadTimeOut, prestartAllCoreThreads, shutdown (the
 // run ends when every task is final; idle workers are still alive then).
 #include <deque>
@@ -53,12 +59,19 @@ namespace {
 
 class Pool final : public Runtime {
  public:
-  explicit Pool(const SimContext& ctx)
-      : k_(ctx.kernel), driver_(ctx.driver), limits_(PoolLimits::from(ctx.scenario.backend)) {
+  Pool(const SimContext& ctx, PoolStart start)
+      : k_(ctx.kernel),
+        driver_(ctx.driver),
+        limits_(PoolLimits::from(ctx.scenario.backend)),
+        start_(start) {
     k_.set_worker_stack(k_.machine().worker_stack, k_.machine().pool_stack);
   }
 
   Co submit(std::uint32_t task) override {
+    if (start_ == PoolStart::all_at_first_submit && !started_) {
+      started_ = true;
+      co_await start_all();
+    }
     // The submitter's own part of a hand-over first (lock_.rest_push(): the
     // harness's time stamp and record, RunContext::submit_now, come before
     // the real twin's submit decides anything), so that the decision and
@@ -119,8 +132,37 @@ class Pool final : public Runtime {
     }
   }
 
+  // Every core thread, made by the submitter one after the other; it
+  // returns once all have arrived at the rendezvous (the real twin's
+  // on_every_thread: its jobs and the submitter wait on one condition
+  // variable, which the last arrival broadcasts).
+  Co start_all() {
+    const auto n = static_cast<int>(limits_.core);
+    for (int i = 0; i < n; ++i) {
+      counts_.worker_started();
+      POOLSIM_ASSERT(counts_.live <= limits_.max, "more live workers than max_threads");
+      co_await k_.spawn(registered_worker(n), "worker");
+    }
+    while (arrived_ < n) co_await k_.wait(rendezvous_);
+  }
+
+  Co registered_worker(int n) {
+    if (++arrived_ == n) {
+      k_.notify_all(rendezvous_);
+    } else {
+      while (arrived_ < n) co_await k_.wait(rendezvous_);
+    }
+    co_await serve();
+  }
+
   Co worker(std::uint32_t first) {
     co_await driver_.execute(first);
+    co_await serve();
+  }
+
+  // A worker's loop after its first task (or its start): tasks from the
+  // queue, idle waits in between.
+  Co serve() {
     for (;;) {
       while (!queue_.empty()) {
         if (!lock_.try_lock()) co_await lock_.lock_slow();
@@ -156,10 +198,20 @@ class Pool final : public Runtime {
   QueueLock lock_{k_};  // the queue's mutex (sim/queue_lock.hpp)
   PoolCounts counts_;
   CondVar idle_;  // the twin's std::condition_variable
+  const PoolStart start_;
+  bool started_ = false;
+  int arrived_ = 0;       // threads at the start's rendezvous (all_at_first_submit)
+  WaitQueue rendezvous_;  // the submitter and the threads waiting there
 };
 
 }  // namespace
 
-std::unique_ptr<Runtime> make_pool(const SimContext& ctx) { return std::make_unique<Pool>(ctx); }
+std::unique_ptr<Runtime> make_pool(const SimContext& ctx, PoolStart start) {
+  return std::make_unique<Pool>(ctx, start);
+}
+
+std::unique_ptr<Runtime> make_pool(const SimContext& ctx) {
+  return make_pool(ctx, PoolStart::on_demand);
+}
 
 }  // namespace poolsim::sim

@@ -57,6 +57,17 @@ class Runtime {
 
 std::unique_ptr<Runtime> make_thread_per_task(const SimContext& ctx);
 std::unique_ptr<Runtime> make_pool(const SimContext& ctx);
+// How a pool's threads start (sim/pool.cpp).
+enum class PoolStart : std::uint8_t {
+  // ThreadPoolExecutor: a core thread per submission while fewer than the
+  // core size live, with the task as its first task.
+  on_demand,
+  // asio::thread_pool as the real twin starts it (real/asio_pool.cpp): the
+  // first submission makes every thread, and waits until each has run its
+  // registration and arrived at a rendezvous, before it posts its task.
+  all_at_first_submit,
+};
+std::unique_ptr<Runtime> make_pool(const SimContext& ctx, PoolStart start);
 std::unique_ptr<Runtime> make_work_stealing(const SimContext& ctx);
 std::unique_ptr<Runtime> make_injecting_pool(const SimContext& ctx);
 std::unique_ptr<Runtime> make_virtual_threads(const SimContext& ctx);

@@ -222,6 +222,32 @@ TEST_CASE("asio_pool: fifo fixed pool", "[runtime][asio]") {
   for (std::size_t i = 1; i < 10; ++i) CHECK(r.records[i].start >= r.records[i - 1].start);
 }
 
+TEST_CASE(
+    "asio_pool: the first submit makes every thread and waits at their rendezvous before its "
+    "hand-over",
+    "[runtime][asio]") {
+  // The real twin constructs asio::thread_pool at the first hand-over and
+  // waits until each thread has registered (real/asio_pool.cpp); the
+  // ThreadPoolExecutor pool makes one thread, with the task as its first.
+  MachineProfile m = zero_machine(4);
+  m.thread_create = 100us;
+  m.thread_start = 40us;
+  const RunResult asio =
+      sim::simulate(backend_scenario(m, BackendKind::asio_pool, 3), batch(1, 1ms));
+  const RunResult pool = sim::simulate(backend_scenario(m, BackendKind::pool, 3), batch(1, 1ms));
+  REQUIRE(asio.records.size() == 1);
+  // Three creations on the submitter, then the last thread's start before
+  // anyone leaves the rendezvous; the task waits for all of it.
+  CHECK(asio.records[0].start >= 3 * 100us + 40us);
+  CHECK(asio.counters.threads_peak == 4);
+  CHECK(pool.records[0].start == 100us + 40us);
+  CHECK(pool.counters.threads_peak == 2);
+  // The submitter slept at the rendezvous, and so did the threads that
+  // arrived before the last: voluntary switches the pool's start does not
+  // have.
+  CHECK(asio.counters.switches_voluntary > pool.counters.switches_voluntary);
+}
+
 TEST_CASE("graph.makespan: never below bound and reaches it when wide", "[runtime][graph]") {
   // Wide: 3 x 243 leaves; narrow: a binary tree of depth 3 (path-bound).
   const Scenario base = pool_scenario(zero_machine(4), 4);
