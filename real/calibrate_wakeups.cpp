@@ -324,7 +324,7 @@ std::vector<Measurement> measure_timer_stalls(int cpus, int n) {
 
 // The three fields from the block whose share is the median: the stalls come
 // and go with the host's minute (14 of 3,000 sleeps, 5 ms each on average,
-// in one calibration at 05:03 UTC on 2026-12-07, whose runs minutes later
+// in one calibration at 05:00 UTC on 2026-12-07, whose runs minutes later
 // were late as the model without stalls predicts; 8 of 3,000 at 03:08, 39 at
 // 03:13), so one block taken in a bad minute does not decide the profile.
 // The fields stay together: a block's mean and median describe its stalls.

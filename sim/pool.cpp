@@ -147,6 +147,7 @@ class Pool final : public Runtime {
   }
 
   Co registered_worker(int n) {
+    POOLSIM_ASSERT(arrived_ < n, "more threads at the start's rendezvous than the pool makes");
     if (++arrived_ == n) {
       k_.notify_all(rendezvous_);
     } else {

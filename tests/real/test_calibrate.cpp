@@ -15,10 +15,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "models/machine_fields.hpp"
@@ -56,6 +58,21 @@ std::vector<real::Measurement> one_per_field() {
     ms.push_back(m);
   }
   return ms;
+}
+
+// One block of an experiment that measures several fields: a measurement
+// per (field, value), method "x".
+std::vector<real::Measurement> fields_block(
+    std::initializer_list<std::pair<const char*, double>> values) {
+  std::vector<real::Measurement> b;
+  for (auto [f, v] : values) {
+    real::Measurement m;
+    m.field = f;
+    m.median = m.mean = v;
+    m.method = "x";
+    b.push_back(m);
+  }
+  return b;
 }
 
 }  // namespace
@@ -499,17 +516,8 @@ TEST_CASE(
 TEST_CASE("calibrate.noise: the profile takes every noise field from the median block",
           "[real][calibrate]") {
   const auto block = [](double interval, double mean, double preempt) {
-    std::vector<real::Measurement> b;
-    for (auto [f, v] : {std::pair<const char*, double>{"noise_interval", interval},
-                        {"noise_mean", mean},
-                        {"noise_preempt", preempt}}) {
-      real::Measurement m;
-      m.field = f;
-      m.median = m.mean = v;
-      m.method = "x";
-      b.push_back(m);
-    }
-    return b;
+    return fields_block(
+        {{"noise_interval", interval}, {"noise_mean", mean}, {"noise_preempt", preempt}});
   };
   // Lost shares 1%, 5% (a disturbed minute) and 2%: the third block.
   const auto out = real::calib::noise_block_fields(
@@ -525,17 +533,8 @@ TEST_CASE("calibrate.noise: the profile takes every noise field from the median 
 TEST_CASE("calibrate.timer_stalls: the three fields come from the block with the median share",
           "[real][calibrate]") {
   const auto block = [](double share, double mean, double median) {
-    std::vector<real::Measurement> b;
-    for (auto [f, v] : {std::pair<const char*, double>{"timer_stall_share", share},
-                        {"timer_stall_mean", mean},
-                        {"timer_stall_median", median}}) {
-      real::Measurement m;
-      m.field = f;
-      m.median = m.mean = v;
-      m.method = "x";
-      b.push_back(m);
-    }
-    return b;
+    return fields_block(
+        {{"timer_stall_share", share}, {"timer_stall_mean", mean}, {"timer_stall_median", median}});
   };
   // Shares 0.2%, 1.4% (a bad minute, long stalls) and 0.1%: the first
   // block, its own mean and median with it.
