@@ -142,6 +142,10 @@ struct MachineProfile {
   Duration arena_create{};  // a thread's first malloc when it maps a new malloc arena
   // Extra for arena_create while another CPU is busy (as stack_map_remote).
   Duration arena_create_remote{};
+  // Extra for the first arena a process maps (the run's first: the runner's
+  // children are forked, and each repetition's first runtime thread maps
+  // it), beyond arena_create. 0: none.
+  Duration arena_create_first{};
   // glibc's madvise(MADV_DONTNEED) of a dying thread's unused stack, under
   // the mmap lock for reading (part of thread_exit).
   Duration stack_madvise{};

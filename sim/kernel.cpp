@@ -129,7 +129,9 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
     // arena's mmap, trim and mprotect, are the thread's first CPU work.
     threads_[id].overhead += m_.thread_start + (fresh_stack ? m_.stack_fault : Duration{0});
     if (arena_on_thread_start()) {
-      threads_[id].overhead += m_.arena_create;
+      // The process's first arena costs arena_create_first more.
+      threads_[id].overhead +=
+          m_.arena_create + (arenas_ == 1 ? m_.arena_create_first : Duration{0});
       threads_[id].new_arena = true;  // and arena_create_remote at its first run, if due
     }
   }

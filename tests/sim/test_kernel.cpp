@@ -546,6 +546,25 @@ TEST_CASE("kernel.costs: a new arena costs arena_create_remote more while anothe
         Duration(10ms) + Duration(20us));
 }
 
+TEST_CASE("kernel.costs: the process's first arena costs arena_create_first more, once",
+          "[mechanism]") {
+  // Two threads of 5 ms alive together, each mapping an arena at its first
+  // run: only the first arena of the run pays the extra. With one arena
+  // allowed in all (malloc_arenas_per_cpu 1 on one CPU) nobody maps one.
+  MachineProfile m = zero_machine(2);
+  m.malloc_arenas_per_cpu = 8;
+  m.arena_create = 10us;
+  const RunResult base = sim::simulate(tpt_scenario(m), batch(2, 5ms));
+  m.arena_create_first = 40us;
+  const RunResult r = sim::simulate(tpt_scenario(m), batch(2, 5ms));
+  CHECK(r.counters.cpu_time == base.counters.cpu_time + Duration(40us));
+  MachineProfile none = zero_machine(1);
+  none.malloc_arenas_per_cpu = 1;
+  none.arena_create = 10us;
+  none.arena_create_first = 40us;
+  CHECK(sim::simulate(tpt_scenario(none), batch(2, 5ms)).counters.cpu_time == Duration(10ms));
+}
+
 TEST_CASE(
     "kernel.costs: mapping a stack costs stack_map_remote more while another CPU runs a thread "
     "of the process",
