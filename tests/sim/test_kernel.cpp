@@ -525,22 +525,29 @@ TEST_CASE("kernel.new_thread: a thread started on an idle CPU computes thread_st
   CHECK(sim::simulate(tpt_scenario(one), batch(5, 10ms)).counters.cpu_time == Duration(50ms));
 }
 
+namespace {
+// A machine whose new threads each map a malloc arena (arena_create 10 us)
+// while the process has fewer than arenas_per_cpu per CPU.
+MachineProfile arena_machine(int cpus, int arenas_per_cpu = 8) {
+  MachineProfile m = zero_machine(cpus);
+  m.malloc_arenas_per_cpu = arenas_per_cpu;
+  m.arena_create = 10us;
+  return m;
+}
+}  // namespace
+
 TEST_CASE("kernel.costs: a new arena costs arena_create_remote more while another CPU is busy",
           "[mechanism]") {
   // Two threads of 5 ms, each mapping an arena at its first run: the first
   // starts on CPU 1 while the submitter runs on CPU 0, the second on CPU 0
   // while the first runs on CPU 1. On one CPU nothing else runs then.
-  MachineProfile m = zero_machine(2);
-  m.malloc_arenas_per_cpu = 8;
-  m.arena_create = 10us;
+  MachineProfile m = arena_machine(2);
   const RunResult base = sim::simulate(tpt_scenario(m), batch(2, 5ms));
   CHECK(base.counters.cpu_time == Duration(10ms) + Duration(20us));
   m.arena_create_remote = 7us;
   const RunResult r = sim::simulate(tpt_scenario(m), batch(2, 5ms));
   CHECK(r.counters.cpu_time == base.counters.cpu_time + Duration(14us));
-  MachineProfile one = zero_machine(1);
-  one.malloc_arenas_per_cpu = 8;
-  one.arena_create = 10us;
+  MachineProfile one = arena_machine(1);
   one.arena_create_remote = 7us;
   CHECK(sim::simulate(tpt_scenario(one), batch(2, 5ms)).counters.cpu_time ==
         Duration(10ms) + Duration(20us));
@@ -551,16 +558,12 @@ TEST_CASE("kernel.costs: the process's first arena costs arena_create_first more
   // Two threads of 5 ms alive together, each mapping an arena at its first
   // run: only the first arena of the run pays the extra. With one arena
   // allowed in all (malloc_arenas_per_cpu 1 on one CPU) nobody maps one.
-  MachineProfile m = zero_machine(2);
-  m.malloc_arenas_per_cpu = 8;
-  m.arena_create = 10us;
+  MachineProfile m = arena_machine(2);
   const RunResult base = sim::simulate(tpt_scenario(m), batch(2, 5ms));
   m.arena_create_first = 40us;
-  const RunResult r = sim::simulate(tpt_scenario(m), batch(2, 5ms));
-  CHECK(r.counters.cpu_time == base.counters.cpu_time + Duration(40us));
-  MachineProfile none = zero_machine(1);
-  none.malloc_arenas_per_cpu = 1;
-  none.arena_create = 10us;
+  CHECK(sim::simulate(tpt_scenario(m), batch(2, 5ms)).counters.cpu_time ==
+        base.counters.cpu_time + Duration(40us));
+  MachineProfile none = arena_machine(1, 1);
   none.arena_create_first = 40us;
   CHECK(sim::simulate(tpt_scenario(none), batch(2, 5ms)).counters.cpu_time == Duration(10ms));
 }
