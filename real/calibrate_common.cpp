@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/assert.hpp"
 #include "real/calibrate_experiments.hpp"
 #include "real/runner.hpp"
 
@@ -97,6 +98,15 @@ double quantile(std::vector<double> v, double q) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::size_t median_index(const std::vector<double>& keys) {
+  POOLSIM_ASSERT(!keys.empty(), "median_index: no keys");
+  std::vector<std::size_t> order(keys.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  return order[(order.size() - 1) / 2];
 }
 
 double mean_of(const std::vector<double>& v) {

@@ -52,6 +52,10 @@ void pin_self(int cpu);
 void unpin_self(int cpus);  // allowed on CPUs 0..cpus-1
 // Linear interpolation between order statistics; 0 for no samples.
 double quantile(std::vector<double> v, double q);
+// The index of the median of `keys` (the lower of the two middle ones for an
+// even count; the first of equal keys): the block a calibration takes all of
+// an experiment's fields from (noise_block_fields, timer_stall_fields).
+std::size_t median_index(const std::vector<double>& keys);
 // The measurement of `field`: median, mean, p10, p90 of the samples, the unit of
 // the field's kind, and how it was measured.
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method);

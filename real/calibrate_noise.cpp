@@ -57,15 +57,12 @@ double lost_share(const std::vector<Measurement>& block) {
 std::vector<Measurement> noise_block_fields(const std::vector<std::vector<Measurement>>& blocks) {
   POOLSIM_ASSERT(!blocks.empty(), "noise_block_fields: no block");
   if (blocks.empty()) return {};
-  std::vector<std::size_t> order(blocks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return lost_share(blocks[a]) < lost_share(blocks[b]);
-  });
-  const std::size_t pick = order[(order.size() - 1) / 2];
+  std::vector<double> lost;
+  for (const auto& b : blocks) lost.push_back(lost_share(b));
+  const std::size_t pick = median_index(lost);
   std::string shares;
   for (std::size_t i = 0; i < blocks.size(); ++i)
-    shares += fmt::format("{}{:.2f}%", i ? ", " : "", 100 * lost_share(blocks[i]));
+    shares += fmt::format("{}{:.2f}%", i ? ", " : "", 100 * lost[i]);
   std::vector<Measurement> out = blocks[pick];
   for (Measurement& m : out)
     m.method += fmt::format("; block {} of {}, the median lost share ({})", pick + 1, blocks.size(),

@@ -331,15 +331,12 @@ std::vector<Measurement> measure_timer_stalls(int cpus, int n) {
 std::vector<Measurement> timer_stall_fields(const std::vector<std::vector<Measurement>>& blocks) {
   POOLSIM_ASSERT(!blocks.empty(), "timer_stall_fields: no block");
   if (blocks.empty()) return {};
-  std::vector<std::size_t> order(blocks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto share = [&](std::size_t b) { return blocks[b].front().median; };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return share(a) < share(b); });
-  const std::size_t pick = order[(order.size() - 1) / 2];
+  std::vector<double> share;  // each block's timer_stall_share
+  for (const auto& b : blocks) share.push_back(b.front().median);
+  const std::size_t pick = median_index(share);
   std::string shares;
   for (std::size_t i = 0; i < blocks.size(); ++i)
-    shares += fmt::format("{}{:.3g}%", i ? ", " : "", 100 * share(i));
+    shares += fmt::format("{}{:.3g}%", i ? ", " : "", 100 * share[i]);
   std::vector<Measurement> out = blocks[pick];
   if (blocks.size() > 1)
     for (Measurement& m : out)
