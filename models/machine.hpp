@@ -157,6 +157,11 @@ struct MachineProfile {
   Duration steal_push{};
   Duration tbb_enqueue{};
   Duration tbb_spawn{};
+  // A oneTBB worker's first task_group::run beyond tbb_spawn, once per worker
+  // thread of a process: the first allocation from oneTBB's allocator on that
+  // thread (tbbmalloc maps and faults in the thread's heap) and its slot's
+  // task pool. 0: free.
+  Duration tbb_first_spawn{};
   // A oneTBB worker's CPU from its start to its first arena entry beyond
   // thread_start, stack_fault and arena_create (the library's set-up of the
   // worker: its thread data, dispatcher and task pool, their pages faulted

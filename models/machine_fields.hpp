@@ -263,6 +263,13 @@ inline constexpr MachineField kMachineFields[] = {
      "time stamp and record (0: free)",
      "the real oneTBB, 1 worker, a fork of 1,000 empty tasks, on one CPU: the mean gap between "
      "consecutive hand-overs of the fork's tasks (gaps of 2 us or more left out)"},
+    {"tbb_first_spawn", &MachineProfile::tbb_first_spawn, FieldPresence::from_default,
+     kCostRange,
+     "oneTBB: what a worker's first task_group::run adds to tbb_spawn, once per worker thread "
+     "(its first allocation from oneTBB's allocator, tbbmalloc's heap for the thread) (0: free)",
+     "forked children of a process that never ran oneTBB, the real oneTBB, 1 worker, a fork of "
+     "64 empty tasks: the gap between the first two hand-overs less the median of the others, "
+     "median"},
     {"tbb_worker_start", &MachineProfile::tbb_worker_start, FieldPresence::from_default,
      kCostRange,
      "oneTBB: a worker's CPU from its start to its first arena entry beyond thread_start, "

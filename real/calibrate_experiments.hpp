@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "models/machine_fields.hpp"
+#include "models/result.hpp"
 #include "real/calibrate.hpp"
 
 namespace poolsim::real::calib {
@@ -344,6 +345,10 @@ struct RuntimeMemoryRuns {
   int reps = 0;
   MemoryRun pool, vt1, vtn, el1, eln, tbb1, tbb2, tbbq, tbb_start;
   StackRun pool_stacks, steal_stacks, asio_stacks, loop_stacks, carrier_stacks;
+  // oneTBB's first spawn of a worker in a fresh process: per repetition, the
+  // gap between its first two hand-overs less the median of the later gaps,
+  // seconds (tbb_first_spawn).
+  std::vector<double> tbb_first_spawn;
 };
 RuntimeMemoryRuns run_runtime_memory(int reps);
 // page_fault: a thread pinned to CPU 0 maps `pages` pages of anonymous
@@ -357,7 +362,12 @@ std::vector<Measurement> runtime_memory_fields(const RuntimeMemoryRuns& runs, do
 // tbb_worker_start from the oneTBB runs of the memory step: the CPU its
 // workers spent before their first arena entry less what the model charges
 // every thread besides (`thread_costs`: thread_start, stack_fault,
-// arena_create).
+// arena_create); and tbb_first_spawn from that step's fork runs.
 std::vector<Measurement> tbb_start_fields(const RuntimeMemoryRuns& runs, double thread_costs);
+// The extra of a run's first spawn: the records' tasks handed over by one
+// completion (the same intended arrival, at least three), the gap between
+// the first two hand-overs less the median of the later gaps, seconds; -1
+// when the run has no such release.
+double first_spawn_extra(const std::vector<TaskRecord>& records);
 
 }  // namespace poolsim::real::calib

@@ -102,6 +102,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -509,8 +510,45 @@ std::vector<Measurement> measure_malloc_arenas(int reps) {
 }
 
 namespace {
-constexpr int kTbbStartRuns = 9;  // tbb_worker_start's runs (their spread is wide)
+constexpr int kTbbStartRuns = 9;    // tbb_worker_start's runs (their spread is wide)
+constexpr int kFirstSpawnRuns = 7;  // tbb_first_spawn's runs (fresh processes)
+
+// tbb_first_spawn: oneTBB, 1 worker, a fork of 64 empty tasks, in forked
+// repetitions of a process that never ran oneTBB (its tbbmalloc has no heap
+// for any thread yet, as in a real run's child).
+std::vector<double> tbb_first_spawn_runs() {
+  const std::string yaml = fmt::format(
+      "name: calibrate-tbb-first-spawn\nseed: 1\nmachine: default\n"
+      "workload:\n  graph: {{fork_join: {{depth: 1, fanout: 64, leaf: [{{cpu: 0ns}}], "
+      "fork: [{{cpu: 0ns}}], join: [{{cpu: 0ns}}]}}}}\n"
+      "backend: {{kind: tbb, threads: 1}}\nrun: {{reps: {}, warmup: 0, timeout: 60s}}\n",
+      kFirstSpawnRuns);
+  const Scenario s = load_scenario_text(yaml, "<calibrate>");
+  const Workload w = generate_workload(s);
+  RealOptions opt;
+  opt.sample_period = Duration{0};
+  std::vector<double> extra;
+  for (const RunResult& r : run_scenario(s, w, opt))
+    if (const double e = first_spawn_extra(r.records); e >= 0) extra.push_back(e);
+  return extra;
+}
 }  // namespace
+
+double first_spawn_extra(const std::vector<TaskRecord>& records) {
+  // Hand-overs grouped by their intended arrival (one completion's release).
+  std::map<Duration, std::vector<double>> released;
+  for (const TaskRecord& rec : records)
+    if (rec.outcome != TaskOutcome::not_run && rec.intended > Duration{0})
+      released[rec.intended].push_back(to_seconds(rec.submit));
+  for (auto& [at, submits] : released) {
+    if (submits.size() < 3) continue;
+    std::sort(submits.begin(), submits.end());
+    std::vector<double> later;
+    for (std::size_t i = 2; i < submits.size(); ++i) later.push_back(submits[i] - submits[i - 1]);
+    return std::max(0.0, submits[1] - submits[0] - quantile(later, 0.5));
+  }
+  return -1;
+}
 
 RuntimeMemoryRuns run_runtime_memory(int reps) {
   const std::string short_task = "cpu: 50us", sleep = "wait: 50ms";
@@ -528,6 +566,7 @@ RuntimeMemoryRuns run_runtime_memory(int reps) {
   // 120-540 us in runs minutes apart (2026-12-06).
   r.tbb_start = backend_memory("{kind: tbb, threads: 2}", 200, "cpu: 200us", kTbbStartRuns);
   r.tbbq = backend_memory("{kind: tbb, threads: 1}", 4000, "cpu: 100us", reps);
+  r.tbb_first_spawn = tbb_first_spawn_runs();
   const int stack_reps = std::max(3, reps);
   r.pool_stacks = stack_run("{kind: pool, threads: 4}", 4, stack_reps);
   r.steal_stacks = stack_run("{kind: work-stealing, threads: 4}", 4, stack_reps);
@@ -579,10 +618,21 @@ std::vector<Measurement> worker_stack_fields(const RuntimeMemoryRuns& r, double 
 }  // namespace
 
 std::vector<Measurement> tbb_start_fields(const RuntimeMemoryRuns& r, double thread_costs) {
+  const Measurement first_spawn =
+      r.tbb_first_spawn.empty()
+          ? summarize("tbb_first_spawn", {0.0}, "no oneTBB fork run released its tasks here: 0")
+          : summarize("tbb_first_spawn", r.tbb_first_spawn,
+                      fmt::format("forked runs of the real oneTBB, 1 worker, a fork of 64 empty "
+                                  "tasks, in a process that never ran oneTBB: the gap between "
+                                  "the worker's first two hand-overs less the median of its "
+                                  "later ones, median of {} runs",
+                                  r.tbb_first_spawn.size()));
   const double start = r.tbb_start.start_cpu;
   if (start < 0)
-    return {summarize("tbb_worker_start", {0.0}, "oneTBB reported no worker's start here: 0")};
+    return {summarize("tbb_worker_start", {0.0}, "oneTBB reported no worker's start here: 0"),
+            first_spawn};
   return {
+      first_spawn,
       summarize("tbb_worker_start", {std::max(0.0, start - thread_costs)},
                 fmt::format("real oneTBB, 2 threads, a batch of 200 tasks of 200 us: its "
                             "workers' CPU time from their creation to their first arena "

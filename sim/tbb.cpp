@@ -30,6 +30,12 @@
 //   arrival into an idle arena wakes all workers, all but one spin (pauses,
 //   then 100 sched_yield calls, which hand the CPU to each other) and sleep
 //   again: the real library's switch counts (docs/validation.md).
+// - a worker's first task_group::run is its thread's first allocation from
+//   oneTBB's allocator (cache_aligned_allocate for the slot's task pool,
+//   arena_slot.h allocate_task_pool, served by tbbmalloc, which sets up the
+//   thread's heap then): tbb_first_spawn more, once per worker (a probe in
+//   fresh processes: 33-75 us for the first run, 0.1-0.4 us for the next;
+//   with a cache_aligned_allocate before it, the first run 0.5-0.9 us).
 // Left out: the 1 ms delayed leave of oneTBB 2021.13+ (PR #1352; this
 // machine's library is 2021.8), mailboxes and affinity, critical tasks, arena
 // priorities.
@@ -60,8 +66,9 @@ std::unique_ptr<Runtime> make_tbb(const SimContext& ctx) {
   f.runtime_bytes = m.tbb_arena;
   f.worker_bytes = m.tbb_worker;
   f.queued_task_bytes = m.tbb_task;
-  f.push_cost = m.tbb_enqueue;  // arena.enqueue: a task object into the arena's stream
-  f.spawn_cost = m.tbb_spawn;   // task_group::run: a task object into the worker's pool
+  f.push_cost = m.tbb_enqueue;             // arena.enqueue: a task object into the arena's stream
+  f.spawn_cost = m.tbb_spawn;              // task_group::run: a task object into the worker's pool
+  f.first_spawn_cost = m.tbb_first_spawn;  // once per worker: its tbbmalloc heap
   f.worker_start_cost = m.tbb_worker_start;  // before its first arena entry
   return make_work_stealing_runtime(ctx, f);
 }

@@ -89,6 +89,10 @@ class WorkStealing final : public Runtime {
       const bool remote = shared_cpu_ >= 0 && shared_cpu_ != k_.current_cpu();
       cost += push + (remote ? k_.machine().queue_handover_remote : Duration{0});
     }
+    // A worker's first spawn sets up what its later ones reuse (oneTBB: the
+    // thread's tbbmalloc heap, its slot's task pool).
+    if (w >= 0 && !std::exchange(workers_[static_cast<std::size_t>(w)].spawned, true))
+      cost += flavor_.first_spawn_cost;
     if (cost > Duration{0}) co_await k_.compute(cost);
     shared_cpu_ = static_cast<std::int16_t>(k_.current_cpu());  // where it ran when it pushed
     if (w >= 0)
@@ -120,6 +124,7 @@ class WorkStealing final : public Runtime {
     std::deque<std::uint32_t> deque;  // back = owner end, front = thief end
     Rng rng{0};
     StealCounts c;
+    bool spawned = false;  // it has submitted from inside the runtime (first_spawn_cost paid)
   };
 
   // The queues as find_work() sees them; the simulator's single event loop

@@ -43,6 +43,10 @@ struct WorkStealingFlavor {
   // remote extra either (the `default` profile).
   Duration push_cost{0};
   Duration spawn_cost{0};
+  // What each worker's first submit from inside the runtime adds to
+  // spawn_cost, once per worker (oneTBB: tbb_first_spawn, the thread's first
+  // allocation from tbbmalloc); 0 for ours.
+  Duration first_spawn_cost{0};
   // A worker's own CPU when it starts, before it looks for work (oneTBB:
   // tbb_worker_start).
   Duration worker_start_cost{0};

@@ -554,6 +554,27 @@ TEST_CASE("calibrate.timer_stalls: the three fields come from the block with the
   CHECK(one[0].method == "x");
 }
 
+TEST_CASE("calibrate.tbb_first_spawn: the first gap of a release less the median of the later ones",
+          "[real][calibrate]") {
+  using namespace std::chrono_literals;
+  const auto rec = [](Duration intended, Duration submit) {
+    TaskRecord r;
+    r.intended = intended;
+    r.submit = submit;
+    r.outcome = TaskOutcome::completed;
+    return r;
+  };
+  // The root at 0 (no release), then four successors released at 1 ms: the
+  // first spawn took 50 us, the others 100, 120 and 100 ns.
+  const std::vector<TaskRecord> fork{rec(0ns, 0ns),           rec(1ms, 1ms),
+                                     rec(1ms, 1ms + 50us),    rec(1ms, 1ms + 50100ns),
+                                     rec(1ms, 1ms + 50220ns), rec(1ms, 1ms + 50320ns)};
+  CHECK(real::calib::first_spawn_extra(fork) == Approx(50e-6 - 100e-9));
+  // A release of two (a join's one, a chain) is not a fork: nothing to read.
+  const std::vector<TaskRecord> chain{rec(0ns, 0ns), rec(1ms, 1ms + 1us), rec(1ms, 1ms + 3us)};
+  CHECK(real::calib::first_spawn_extra(chain) == -1);
+}
+
 TEST_CASE(
     "calibrate.cv_quiesce: a signal waits for a woken waiter to run exactly where the C "
     "library's version says it does",

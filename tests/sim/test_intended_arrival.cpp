@@ -111,6 +111,46 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "arrival: a oneTBB worker's first spawn costs tbb_first_spawn more, once (its thread's first "
+    "tbbmalloc heap)",
+    "[sim][arrival]") {
+  // split -> (a, b, c, d), and d -> (e, f), on oneTBB with one worker on one
+  // CPU. The worker's first task_group::run (a's) costs tbb_first_spawn more,
+  // so b, c and d are handed over that much later; it then runs d first
+  // (LIFO), whose spawns of e and f cost tbb_spawn alone.
+  Workload w = split_graph(4, 100us);
+  w.tasks[4].first_succ = static_cast<std::uint32_t>(w.successors.size());
+  w.tasks[4].succ_count = 2;
+  for (std::uint32_t i = 5; i <= 6; ++i) {
+    Task t;
+    t.id = i;
+    t.first_phase = i;
+    t.phase_count = 1;
+    t.pred_count = 1;
+    w.phases.push_back({PhaseKind::cpu, 0, 100us, Duration{0}});
+    w.tasks.push_back(t);
+    w.successors.push_back(i);
+    w.node_ids.push_back(std::string(1, char('a' + i - 1)));
+  }
+  MachineProfile m = zero_machine(1);
+  m.tbb_spawn = 70ns;
+  m.tbb_first_spawn = 40us;
+  Scenario s = pool_scenario(m, 1);
+  s.backend.kind = BackendKind::tbb;
+  const RunResult r = sim::simulate(s, w);
+  const auto lag = [&](std::uint32_t i) { return r.records[i].submit - r.records[i].intended; };
+  CHECK(lag(1) == Duration{0});
+  for (std::uint32_t k = 1; k < 4; ++k) CHECK(lag(1 + k) == k * 70ns + 40us);
+  REQUIRE(r.records[5].intended == r.records[4].end);
+  CHECK(lag(5) == Duration{0});
+  CHECK(lag(6) == 70ns);
+  // Our own work stealing has no such cost.
+  s.backend.kind = BackendKind::work_stealing;
+  const RunResult ours = sim::simulate(s, w);
+  for (std::uint32_t i = 1; i <= 6; ++i) CHECK(ours.records[i].submit == ours.records[i].intended);
+}
+
+TEST_CASE(
     "arrival: glibc's condition variable (cv_quiesce) makes the submitter wait for a worker it "
     "woke to run, and only then",
     "[sim][arrival][mechanism]") {
