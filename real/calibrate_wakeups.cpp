@@ -404,12 +404,21 @@ double packed_fraction(double duty, int wakes) {
 // creations onto it cost 49-59 us against 39-44 us here: a longer-idle vCPU,
 // not the enqueue this field is). The creator's CPU seconds per creation, by
 // where the new thread first ran (CPU 0 or not).
+// Each creation first finds a kernel stack in CPU 0's per-CPU cache: before
+// its rest the creator, pinned to CPU 0, makes and joins a thread that
+// inherits the pin and so ends there (finish_task_switch -> put_task_stack
+// gives its stack to CPU 0's cache). Without this, a thread that started on
+// CPU 1 ended there and gave its stack to CPU 1's cache, so after two such
+// creations every remote one allocated a fresh stack and fork_activate held
+// kstack_alloc, which the simulator charges on its own (2026-12-07: remote
+// 43.3 us against local 10.9, fork_activate 17.6 us with kstack_alloc 14.4).
 void fork_costs(double duty, int forks, std::vector<double>& local, std::vector<double>& remote) {
   const Cpu0Load load(duty);
   std::thread creator([&] {
     int made = 0;
     for (int tries = 0; made < forks && tries < 4 * forks; ++tries) {
       pin_self(0);
+      std::thread([] {}).join();  // CPU 0's kernel-stack cache gets a stack
       timespec rest{0, 3'000'000};
       nanosleep(&rest, nullptr);
       unpin_self(2);
