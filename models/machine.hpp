@@ -31,6 +31,11 @@ struct MachineProfile {
   Duration wakeup_latency{};  // wake to running on another awake CPU
   Duration idle_exit{};       // extra when that CPU was idle
   Duration timer_slack{};     // added to every timed sleep
+  // The thread's hrtimer slack (prctl PR_SET_TIMERSLACK, 50 us by default):
+  // the part of timer_slack that a timer started without slack does not
+  // wait (a timerfd: Asio's timers), the rest being the interrupt's way to
+  // the woken thread.
+  Duration hrtimer_slack{};
   // What a timer adds when it fires on an idle CPU: the halted vCPU must be
   // brought back before the sleeper runs there (a wake by another thread onto
   // an idle CPU costs wakeup_latency + idle_exit instead).

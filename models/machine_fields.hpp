@@ -129,6 +129,10 @@ inline constexpr MachineField kMachineFields[] = {
     {"timer_slack", &MachineProfile::timer_slack, FieldPresence::required, kCostRange,
      "extra delay added to every timed sleep",
      "overshoot of a 1 ms clock_nanosleep on a CPU kept awake"},
+    {"hrtimer_slack", &MachineProfile::hrtimer_slack, FieldPresence::from_default, kCostRange,
+     "the part of timer_slack a timer without slack does not wait (a timerfd, Asio's timers): "
+     "the thread's hrtimer slack",
+     "the timer_slack sleeps' median less that of 1 ms timerfd expiries read in turn with them"},
     {"timer_idle_exit", &MachineProfile::timer_idle_exit, FieldPresence::from_default, kCostRange,
      "extra delay of a timed sleep whose timer fires on an idle CPU",
      "the same sleeps on that CPU left idle, minus timer_slack"},

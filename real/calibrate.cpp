@@ -178,10 +178,8 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   ms.push_back(ie);
   step("timer slack");
   SleepCpu sleep_cpu, idle_sleep_cpu;
-  auto [slack, timer_idle] =
-      measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu, &idle_sleep_cpu);
-  ms.push_back(slack);
-  ms.push_back(timer_idle);
+  for (Measurement& m : measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu, &idle_sleep_cpu))
+    ms.push_back(std::move(m));
   // Timers the host holds back: three blocks of a third of the sleeps spread
   // over the calibration (timer_stall_fields takes the median block's).
   const int stall_sleeps = (opt.quick ? 3000 : 6000) / 3;

@@ -138,9 +138,11 @@ std::vector<Measurement> measure_timer_stalls(int cpus, int n);
 // The three timer_stall_* fields of the block (measure_timer_stalls' result)
 // whose share is the median of the blocks'.
 std::vector<Measurement> timer_stall_fields(const std::vector<std::vector<Measurement>>& blocks);
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
-                                                        SleepCpu* awake_cpu = nullptr,
-                                                        SleepCpu* idle_cpu = nullptr);
+// Returns timer_slack, timer_idle_exit and hrtimer_slack (timer_slack's
+// median less that of timerfd expiries read in turn on the awake CPU).
+std::vector<Measurement> measure_timer_slack(int cpus, int samples, double tick = 0,
+                                             SleepCpu* awake_cpu = nullptr,
+                                             SleepCpu* idle_cpu = nullptr);
 // timer_idle_run: the median of every idle sleep's CPU less the awake one's,
 // never negative (0 without samples).
 Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle_cpu);

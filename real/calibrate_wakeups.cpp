@@ -8,6 +8,11 @@
 //                   by a SCHED_IDLE spinner.
 //   timer_idle_exit the same sleeps on that CPU left idle, minus the above:
 //                   what a timer that must wake a halted vCPU adds.
+//   hrtimer_slack   in the same awake blocks, as many 1 ms timerfd expiries
+//                   (timerfd_settime starts its hrtimer without slack; Asio's
+//                   reactor waits on one): timer_slack's median less theirs.
+//                   The thread's own slack (prctl PR_GET_TIMERSLACK) goes
+//                   in the method text as a check (50 us by default).
 //   timer_stall_*   3,000 more of those idle sleeps (6,000 without
 //                   --quick) in three blocks spread over the calibration:
 //                   the share more than kStallFactor times their median
@@ -102,6 +107,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,19 +267,43 @@ void timer_overshoots(int cpu, int n, std::vector<double>& out, double tick = 0,
 }
 }  // namespace
 
-std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, double tick,
-                                                        SleepCpu* awake_cpu, SleepCpu* idle_cpu) {
+namespace {
+// Overshoots (seconds) of `n` 1 ms relative timerfd expiries read on CPU
+// `cpu` (none when no timerfd can be made).
+void timerfd_overshoots(int cpu, int n, std::vector<double>& out) {
+  constexpr std::int64_t kSleep = 1'000'000;
+  std::thread t([&] {
+    pin_self(cpu);
+    const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (fd < 0) return;
+    for (int i = 0; i < n; ++i) {
+      const itimerspec once{{0, 0}, {0, kSleep}};
+      const auto t0 = now_ns();
+      if (::timerfd_settime(fd, 0, &once, nullptr) != 0) break;
+      std::uint64_t expiries = 0;
+      if (::read(fd, &expiries, sizeof expiries) != static_cast<ssize_t>(sizeof expiries)) break;
+      out.push_back((now_ns() - t0 - kSleep) * 1e-9);
+    }
+    ::close(fd);
+  });
+  t.join();
+}
+}  // namespace
+
+std::vector<Measurement> measure_timer_slack(int cpus, int samples, double tick,
+                                             SleepCpu* awake_cpu, SleepCpu* idle_cpu) {
   // Alternating blocks, so that a change of the VM's speed during the
   // experiment lands in both halves: the sleeper's CPU kept awake by a
   // SCHED_IDLE spinner (which a woken normal thread preempts at once), then
   // left idle, where the timer must first bring the halted vCPU back.
   const int cpu = cpus > 1 ? 1 : 0;
   constexpr int kBlocks = 5;
-  std::vector<double> awake, idle;
+  std::vector<double> awake, idle, fd_awake;
   for (int b = 0; b < kBlocks; ++b) {
     {
       Spinner keep_awake(cpu, Spinner::Policy::idle);
       timer_overshoots(cpu, samples / kBlocks, awake, tick, awake_cpu);
+      timerfd_overshoots(cpu, samples / kBlocks, fd_awake);
     }
     timer_overshoots(cpu, samples / kBlocks, idle);
   }
@@ -299,7 +329,14 @@ std::pair<Measurement, Measurement> measure_timer_slack(int cpus, int samples, d
       fmt::format("the same sleeps with CPU {} idle (median {:.3g} us, {} sleeps, alternating "
                   "blocks) less the awake median ({:.3g} us)",
                   cpu, i * 1e6, idle.size(), a * 1e6));
-  return {slack, idle_exit};
+  const double fd = fd_awake.empty() ? a : quantile(fd_awake, 0.5);
+  Measurement hrtimer = summarize(
+      "hrtimer_slack", {std::max(0.0, a - fd)},
+      fmt::format("timer_slack's median ({:.3g} us) less that of {} 1 ms timerfd expiries read "
+                  "in turn with its sleeps ({:.3g} us); the thread's slack: {:.3g} us",
+                  a * 1e6, fd_awake.size(), fd * 1e6,
+                  static_cast<double>(::prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)) * 1e-3));
+  return {slack, idle_exit, hrtimer};
 }
 
 std::vector<Measurement> measure_timer_stalls(int cpus, int n) {

@@ -18,8 +18,10 @@
 //   thread (epoll_wait) until a timer expires or a post interrupts it;
 // - `cpu` and lock-hold phases run inline on the loop thread;
 // - a `wait` is a timer (asio::steady_timer): the loop runs other handlers
-//   meanwhile; at deadline + timer_slack the continuation is queued on the
-//   task's own loop;
+//   meanwhile; at its deadline the continuation is queued on the
+//   task's own loop (at its next reactor turn; a loop blocked in
+//   epoll_wait is woken by the reactor's timerfd, which has no slack:
+//   timer_slack - hrtimer_slack after the deadline, as a timed sleep wakes);
 // - a wait for a permit of a bounded resource (`holding:`) defers the
 //   task: its continuation is posted to its loop when a permit is handed
 //   over (the real twin's continuation queue; the loop pays queue_handover
@@ -150,16 +152,33 @@ class EventLoop final : public Runtime {
 
   // A permit handed over posts the task's continuation (op_queue_, at
   // once); a timer's completion waits for the reactor (epoll_reactor::run
-  // collects the expired timers), at once only if the loop is idle in it.
+  // collects the expired timers: timer_queue's own clock, at its
+  // deadline). A loop blocked in epoll_wait is woken by the reactor's
+  // timerfd, armed without slack (timerfd_settime -> hrtimer_start): its
+  // interrupt's way to the loop, timer_slack less hrtimer_slack later, as a
+  // timed sleep wakes (idle exit included).
   static void ready(void* self, std::uint32_t task, bool timer) {
     auto& el = *static_cast<EventLoop*>(self);
-    Loop& l = el.loops_[el.home_[task]];
+    const std::uint32_t i = el.home_[task];
+    Loop& l = el.loops_[i];
     if (!timer) {
       el.post(l, task);
       return;
     }
     l.expired.push_back(task);
-    if (l.idle) el.k_.notify_one(l.wake);
+    if (!l.idle) return;
+    const MachineProfile& m = el.k_.machine();
+    const Duration late = std::max(m.timer_slack - m.hrtimer_slack, Duration{0});
+    el.k_.engine().at(el.k_.now() + late, &EventLoop::on_timerfd, &el, i);
+  }
+
+  // The timerfd's expiry reaches the loop: woken if it is still blocked with
+  // a timer due (a post may have woken it first, and its reactor turn
+  // collected the timer).
+  static void on_timerfd(void* self, std::uint64_t i) {
+    auto& el = *static_cast<EventLoop*>(self);
+    Loop& l = el.loops_[i];
+    if (l.idle && !l.expired.empty()) el.k_.timer_notify_one(l.wake);
   }
 
   // The end of the reactor's turn (task_cleanup): the completions of the

@@ -383,11 +383,14 @@ void Kernel::note_timer_gone(Thread& t) {
   t.timer_cpu = -1;
 }
 
+// A user thread's timed sleep is due at its deadline: its runtime keeps the
+// expiry itself (Boost.Fiber's sleep queue, Asio's timer queue) and a busy
+// host takes it at its next scheduling point; only a host that blocked
+// waits for a kernel timer (UserThreads, the owner runtime's ready()).
 std::coroutine_handle<> Kernel::user_sleep(std::coroutine_handle<> h, Duration deadline) {
   Thread& t = threads_[current_];
   if (t.user == nullptr) return {};
-  const Duration at = std::max(deadline, now()) + m_.timer_slack;
-  return t.user->on_sleep(h, at.count(), t.locks_held > 0);
+  return t.user->on_sleep(h, std::max(deadline, now()).count(), t.locks_held > 0);
 }
 
 std::coroutine_handle<> Kernel::user_park(std::coroutine_handle<> h, Parking& p) {
@@ -436,6 +439,20 @@ bool Kernel::notify_one(WaitQueue& q) {
   note_timer_gone(t);
   t.timed_out = false;
   wake(id, exec_cpu_);
+  return true;
+}
+
+// The waiter is woken by a timer of its own that fired on its CPU (a host
+// blocked until its earliest due user thread: a futex timeout, a timerfd),
+// with a timed sleep's wake path (wake(.., by_timer)), not a waker's.
+bool Kernel::timer_notify_one(WaitQueue& q) {
+  if (q.empty()) return false;
+  const ThreadId id = wq_pop(q);
+  Thread& t = threads_[id];
+  engine_.cancel(t.timer);
+  note_timer_gone(t);
+  t.timed_out = false;
+  wake(id, -1, true);
   return true;
 }
 

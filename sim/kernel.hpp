@@ -594,6 +594,9 @@ class Kernel {
 
   // ---- instantaneous operations (from a coroutine) -----------------------
   bool notify_one(WaitQueue& q);
+  // notify_one by the waiter's own timer (no waker; the timed-sleep wake
+  // path: timer_idle_exit on an idle CPU, the interrupt on a busy one).
+  bool timer_notify_one(WaitQueue& q);
   int notify_all(WaitQueue& q);
   // pthread_cond_signal: wakes a G1 waiter, or, with every G1 waiter
   // signalled, makes G2 the new G1 and wakes one of it; true when done (a

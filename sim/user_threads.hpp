@@ -10,12 +10,15 @@
 // Mechanism: each host installs itself as the kernel's UserScheduler hook
 // (sim/kernel.hpp). A plain timed sleep of a mounted user thread while its
 // host holds no mutex (a `wait` phase) comes to Host::on_sleep: the user
-// thread keeps its suspended coroutine, an engine event is set for the
-// instant the kernel's timer would fire (deadline + timer_slack), and the
-// host continues at once (symmetric transfer back into its loop): it does
-// not block. When the event fires, the owner runtime's ready() callback
-// queues the task again; any host may resume it (the coroutine frame is the
-// user thread's state, nothing of it lives on the host). A sleep while the
+// thread keeps its suspended coroutine, an engine event is set for its
+// deadline (the runtime keeps the expiry itself: Boost.Fiber's sleep queue,
+// Asio's timer queue), and the host continues at once (symmetric transfer
+// back into its loop): it does not block. When the event fires, the owner
+// runtime's ready() callback makes the task due; a busy host takes it at its
+// next scheduling point, a blocked one is woken by its own kernel timer
+// (deadline + timer_slack for a futex timeout, less hrtimer_slack for a
+// timerfd; Kernel::timer_notify_one). Any host may resume it (the coroutine
+// frame is the user thread's state, nothing of it lives on the host). A sleep while the
 // host holds a mutex (wait_inside a lock) returns null from on_sleep: the
 // host itself blocks, counted as a pin with its blocked time (the kernel
 // says whether the host holds a mutex; models/wait_policy.hpp's
@@ -84,7 +87,8 @@ class UserThreads {
       UserThreads& u = *users_;
       if (wait_effect(u.kind_, pinned) == WaitEffect::block_thread) {
         ++u.c_.pins;
-        u.c_.pinned_ns += wake_at - u.k_.now().count();
+        // The host blocks in the kernel until its timer fires (+ timer_slack).
+        u.c_.pinned_ns += wake_at + u.k_.machine().timer_slack.count() - u.k_.now().count();
         return {};
       }
       ++u.c_.unmounts;

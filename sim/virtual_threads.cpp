@@ -15,13 +15,17 @@
 //   launcher only when nothing is ready);
 // - `cpu` and lock-hold phases run on the carrier (mounted);
 // - a `wait` unmounts (VirtualThread.parkNanos -> yieldContinuation): the
-//   carrier runs other virtual threads meanwhile. When the timer fires
-//   (deadline + timer_slack) the virtual thread is due on the carrier it
-//   slept on, which alone moves it to the shared ready queue, at its next
-//   dispatch (Boost.Fiber's scheduler::dispatch, sleep2ready_), or at once
-//   when parked: it is woken for it (the real carrier's condition wait is
-//   timed to its earliest sleeper; here the timer's event wakes it, the
-//   kernel's wake-up costs applying to the carrier). A carrier busy with
+//   carrier runs other virtual threads meanwhile. At its deadline the
+//   virtual thread is due on the carrier it slept on, which alone moves it
+//   to the shared ready queue, at its next dispatch (Boost.Fiber's
+//   scheduler::dispatch, sleep2ready_, reads the clock), or, when that
+//   carrier is parked, once its own timer wakes it: the real carrier's
+//   condition wait is timed to its earliest sleeper (a futex timeout, with
+//   the thread's slack), so it runs timer_slack after the deadline, as a
+//   timed sleep wakes (Kernel::timer_notify_one; timer_idle_exit on an idle
+//   CPU). Until 2026-12-07 every sleeper was due at deadline + timer_slack
+//   and a parked carrier was then woken as by another thread (wakeup_latency
+//   and idle_exit more). A carrier busy with
 //   another virtual thread, or pinned, delays its due sleepers however idle
 //   the other carriers are;
 // - a wait for a permit of a bounded resource (`holding:`) unmounts too
@@ -148,17 +152,31 @@ class VirtualThreads final : public Runtime {
     int carrier;  // up to run.max_threads carriers
   };
 
-  // Its timer fired (or its permit was handed over): the virtual thread is
-  // due on the carrier it unmounted on, which moves it to the shared ready
-  // queue at its next dispatch; a parked carrier is woken for it (its
-  // condition wait was timed to its earliest sleeper).
-  static void ready(void* self, std::uint32_t task, bool /*timer*/) {
+  // Its deadline passed (or its permit was handed over): the virtual thread
+  // is due on the carrier it unmounted on, which moves it to the shared
+  // ready queue at its next dispatch. A parked carrier is woken for it: by
+  // the permit's releaser at once, or by its own timer (its condition wait
+  // was timed to its earliest sleeper) timer_slack after the deadline.
+  static void ready(void* self, std::uint32_t task, bool timer) {
     auto& vt = *static_cast<VirtualThreads*>(self);
     const auto it = vt.unmounted_.find(task);
     POOLSIM_ASSERT(it != vt.unmounted_.end(), "virtual threads: a task due that never unmounted");
     const auto c = static_cast<std::size_t>(it->second.carrier);
     vt.due_[c].push_back(task);
-    if (vt.parked_[c]) vt.wake_carrier(static_cast<int>(c));
+    if (!vt.parked_[c]) return;
+    if (!timer) {
+      vt.wake_carrier(static_cast<int>(c));
+      return;
+    }
+    vt.k_.engine().at(vt.k_.now() + vt.k_.machine().timer_slack, &VirtualThreads::on_carrier_timer,
+                      &vt, c);
+  }
+
+  // A parked carrier's timed condition wait expires: woken if it is still
+  // parked with a sleeper due (a submit or a push may have woken it first).
+  static void on_carrier_timer(void* self, std::uint64_t c) {
+    auto& vt = *static_cast<VirtualThreads*>(self);
+    if (vt.parked_[c] && !vt.due_[c].empty()) vt.wake_carrier(static_cast<int>(c), true);
   }
 
   // The real twin's cv.notify_one after its unlock: a FUTEX_WAKE system
@@ -179,11 +197,16 @@ class VirtualThreads final : public Runtime {
   void wake_idle() {
     if (!idle_order_.empty()) wake_carrier(idle_order_.front());
   }
-  void wake_carrier(int c) {
+  // `by_timer`: its own timed wait expired (no waker).
+  void wake_carrier(int c, bool by_timer = false) {
     const auto at = std::find(idle_order_.begin(), idle_order_.end(), c);
     if (at != idle_order_.end()) idle_order_.erase(at);
     parked_[static_cast<std::size_t>(c)] = false;
-    k_.notify_one(park_q_[static_cast<std::size_t>(c)]);
+    WaitQueue& q = park_q_[static_cast<std::size_t>(c)];
+    if (by_timer)
+      k_.timer_notify_one(q);
+    else
+      k_.notify_one(q);
   }
 
   // One critical section of CarrierShared::mu other than the intake's push

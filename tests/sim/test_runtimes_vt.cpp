@@ -189,6 +189,76 @@ TEST_CASE(
   CHECK(r.records[0].end == Duration(2200us));
 }
 
+namespace {
+// A machine whose timers have the kernel's lateness: a timed sleep wakes
+// 74 us late on an awake CPU, of which 50 us is the thread's hrtimer slack
+// (a timerfd's has none), and 16 us more when it brings an idle CPU back.
+// Wakes by another thread cost 25 + 26 us, which a timer's wake never pays.
+MachineProfile timer_machine(int cores) {
+  MachineProfile m = zero_machine(cores);
+  m.timer_slack = 74us;
+  m.hrtimer_slack = 50us;
+  m.timer_idle_exit = 16us;
+  m.wakeup_latency = 25us;
+  m.idle_exit = 26us;
+  return m;
+}
+}  // namespace
+
+TEST_CASE(
+    "event_loop.timerfd: a blocked loop wakes timer_slack - hrtimer_slack after the deadline, "
+    "as a timed sleep does; a busy one takes the expiry at its next reactor turn",
+    "[runtime][el]") {
+  // Asio's reactor blocks in epoll_wait on a timerfd (no slack; probe of
+  // 2026-12-07: 20 us late on an awake CPU, 36 us idle, against 70 and 86
+  // us for clock_nanosleep). One task waits 1 ms on an otherwise idle loop:
+  // its CPU idles, so the loop runs 74 - 50 + 16 us after the deadline
+  // (until 2026-12-07: 74 us, then woken as by another thread, 25 + 26 us).
+  const Workload one = phased(1, [](int) { return std::vector<Phase>{wait(1ms), cpu(100us)}; });
+  const RunResult r =
+      sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), one);
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
+  CHECK(r.records[0].end - r.records[0].start == Duration(1ms + 24us + 16us + 100us));
+  // A busy loop: A waits 0.5 ms, B computes 0.52 ms right after; A's timer
+  // is collected at the reactor's turn after B, without the timer's
+  // lateness (due at 0.574 ms, as until 2026-12-07, the loop would have
+  // blocked after B and A run later).
+  const Workload busy = phased(2, [](int i) {
+    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
+    return std::vector<Phase>{cpu(520us)};
+  });
+  const RunResult b =
+      sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), busy);
+  REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
+  CHECK(b.records[0].end == b.records[1].end + Duration(100us));
+}
+
+TEST_CASE(
+    "virtual_threads.timer: a parked carrier wakes timer_slack after its sleeper's deadline, as a "
+    "timed sleep does; a busy one takes it at its next dispatch",
+    "[runtime][vt]") {
+  // The carrier's condition wait is timed to its earliest sleeper (a futex
+  // timeout, the thread's slack on). One carrier, one task waiting 1 ms:
+  // the carrier's CPU idles, so it runs 74 + 16 us after the deadline
+  // (until 2026-12-07 also woken as by another thread: 25 + 26 us more).
+  const Workload one = phased(1, [](int) { return std::vector<Phase>{wait(1ms), cpu(100us)}; });
+  const RunResult r =
+      sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), one);
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
+  CHECK(r.records[0].end - r.records[0].start == Duration(1ms + 74us + 16us + 100us));
+  // A busy carrier: task 0 unmounts and is due 0.5 ms later; the carrier
+  // runs task 1's 0.52 ms meanwhile and takes it at its next dispatch (due
+  // at 0.574 ms, as until 2026-12-07, the carrier would have parked first).
+  const Workload busy = phased(2, [](int i) {
+    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
+    return std::vector<Phase>{cpu(520us)};
+  });
+  const RunResult b =
+      sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), busy);
+  REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
+  CHECK(b.records[0].end == b.records[1].end + Duration(100us));
+}
+
 TEST_CASE("event_loop.block_inside_lock: delays every task of the loop", "[runtime][el]") {
   // Task 0 waits 100 ms inside a lock, which blocks its loop thread; the
   // other tasks (1 ms CPU each) on that loop all finish after the block.
