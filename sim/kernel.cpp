@@ -431,28 +431,26 @@ void Kernel::unlock(Mutex& m) {
   wake(next, exec_cpu_);
 }
 
-bool Kernel::notify_one(WaitQueue& q) {
-  if (q.empty()) return false;
-  const ThreadId id = wq_pop(q);
-  Thread& t = threads_[id];
-  engine_.cancel(t.timer);
-  note_timer_gone(t);
-  t.timed_out = false;
-  wake(id, exec_cpu_);
-  return true;
-}
+bool Kernel::notify_one(WaitQueue& q) { return notify_first(q, false); }
 
 // The waiter is woken by a timer of its own that fired on its CPU (a host
 // blocked until its earliest due user thread: a futex timeout, a timerfd),
 // with a timed sleep's wake path (wake(.., by_timer)), not a waker's.
-bool Kernel::timer_notify_one(WaitQueue& q) {
+bool Kernel::timer_notify_one(WaitQueue& q) { return notify_first(q, true); }
+
+// The first waiter of `q`, its own timer cancelled, woken by the running
+// thread or (by_timer) by a timer of its own.
+bool Kernel::notify_first(WaitQueue& q, bool by_timer) {
   if (q.empty()) return false;
   const ThreadId id = wq_pop(q);
   Thread& t = threads_[id];
   engine_.cancel(t.timer);
   note_timer_gone(t);
   t.timed_out = false;
-  wake(id, -1, true);
+  if (by_timer)
+    wake(id, -1, true);
+  else
+    wake(id, exec_cpu_);
   return true;
 }
 

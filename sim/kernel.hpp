@@ -841,6 +841,7 @@ class Kernel {
   bool try_lock(Mutex& m);
   bool timed_out_of_current() const { return threads_[current_].timed_out; }
   std::coroutine_handle<> user_sleep(std::coroutine_handle<> h, Duration deadline);
+  bool notify_first(WaitQueue& q, bool by_timer);
   std::coroutine_handle<> user_park(std::coroutine_handle<> h, Parking& p);
 
   // events
