@@ -207,7 +207,7 @@ MachineProfile timer_machine(int cores) {
 
 TEST_CASE(
     "event_loop.timerfd: a blocked loop wakes timer_slack - hrtimer_slack after the deadline, "
-    "as a timed sleep does; a busy one takes the expiry at its next reactor turn",
+    "as a timed sleep does, and a busy one takes the expiry at its next reactor turn",
     "[runtime][el]") {
   // Asio's reactor blocks in epoll_wait on a timerfd (no slack; probe of
   // 2026-12-07: 20 us late on an awake CPU, 36 us idle, against 70 and 86
@@ -235,7 +235,7 @@ TEST_CASE(
 
 TEST_CASE(
     "virtual_threads.timer: a parked carrier wakes timer_slack after its sleeper's deadline, as a "
-    "timed sleep does; a busy one takes it at its next dispatch",
+    "timed sleep does, and a busy one takes it at its next dispatch",
     "[runtime][vt]") {
   // The carrier's condition wait is timed to its earliest sleeper (a futex
   // timeout, the thread's slack on). One carrier, one task waiting 1 ms:
