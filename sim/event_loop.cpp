@@ -167,9 +167,7 @@ class EventLoop final : public Runtime {
     }
     l.expired.push_back(task);
     if (!l.idle) return;
-    const MachineProfile& m = el.k_.machine();
-    const Duration late = std::max(m.timer_slack - m.hrtimer_slack, Duration{0});
-    el.k_.engine().at(el.k_.now() + late, &EventLoop::on_timerfd, &el, i);
+    el.k_.engine().at(el.k_.now() + el.users_.blocked_host_late(), &EventLoop::on_timerfd, &el, i);
   }
 
   // The timerfd's expiry reaches the loop: woken if it is still blocked with

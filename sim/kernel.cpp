@@ -447,10 +447,7 @@ bool Kernel::notify_first(WaitQueue& q, bool by_timer) {
   engine_.cancel(t.timer);
   note_timer_gone(t);
   t.timed_out = false;
-  if (by_timer)
-    wake(id, -1, true);
-  else
-    wake(id, exec_cpu_);
+  wake(id, by_timer ? -1 : exec_cpu_, by_timer);
   return true;
 }
 

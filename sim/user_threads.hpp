@@ -211,6 +211,18 @@ class UserThreads {
 
   const Counters& counters() const { return c_; }
 
+  // How long after a user thread's deadline a host blocked for it runs: the
+  // kernel timer it blocked on. An event loop waits in epoll_wait on Asio's
+  // timerfd, whose hrtimer has no slack (timer_slack - hrtimer_slack); a
+  // carrier's condition wait is a futex timeout with the thread's slack
+  // (timer_slack). The owner wakes it then with Kernel::timer_notify_one.
+  Duration blocked_host_late() const {
+    const MachineProfile& m = k_.machine();
+    if (kind_ == BackendKind::event_loop)
+      return std::max(m.timer_slack - m.hrtimer_slack, Duration{0});
+    return m.timer_slack;
+  }
+
  private:
   struct Slot {
     Co::Handle top;  // the execute() frame, owned; null before its start and after its end

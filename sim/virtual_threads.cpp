@@ -168,8 +168,8 @@ class VirtualThreads final : public Runtime {
       vt.wake_carrier(static_cast<int>(c));
       return;
     }
-    vt.k_.engine().at(vt.k_.now() + vt.k_.machine().timer_slack, &VirtualThreads::on_carrier_timer,
-                      &vt, c);
+    vt.k_.engine().at(vt.k_.now() + vt.users_.blocked_host_late(),
+                      &VirtualThreads::on_carrier_timer, &vt, c);
   }
 
   // A parked carrier's timed condition wait expires: woken if it is still
