@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "models/assert.hpp"
 
@@ -32,7 +33,7 @@ Driver::Driver(Kernel& kernel, const Scenario& scenario, const Workload& workloa
 
 void Driver::start() {
   if (!rt_) throw std::logic_error("sim::Driver: no runtime");
-  k_.create_thread(submitter(), "submitter");
+  submitter_id_ = k_.create_thread(submitter(), "submitter");
 }
 
 void Driver::in_system_step(int delta) {
@@ -58,8 +59,24 @@ void Driver::make_final(TaskOutcome outcome, std::uint32_t count) {
                  "a task was made final twice");
 }
 
+// The run ends where the real runner's submitter sees every task final
+// (real/submitter.cpp): called on the submitter itself, at once (the real
+// one checks all_done() before it blocks); on any other thread, the last
+// final wakes the submitter parked at the end of its work (the real
+// RunContext::notify_submitter: the waker pays the wake-up), and the run
+// ends when it runs (Driver::submitter). The real run's switch counts and
+// CPU time are read there (real/runner.cpp, usage_mark), so whatever the
+// runtime's threads do meanwhile (a worker woken by the last spawn finding
+// nothing and parking again) counts in both halves. A closed workload's
+// submitter asleep on its agenda was woken when the last client stopped.
 void Driver::check_done() {
-  if (finished()) k_.engine().stop();
+  if (!finished()) return;
+  if (!final_at_) final_at_ = k_.now();
+  if (k_.self() == submitter_id_) {
+    k_.engine().stop();
+  } else if (std::exchange(submitter_parked_, false)) {
+    k_.notify_all(park_q_);
+  }
 }
 
 void Driver::extend_live(std::uint32_t task) {
@@ -143,9 +160,18 @@ Co Driver::submitter() {
       co_await submit(i, tasks[i].arrival);
     }
   }
-  check_done();
-  // The main thread joins the run: it blocks until the simulation ends.
-  co_await k_.wait(park_q_);
+  check_done();  // every task final already: the run ends here
+  if (!k_.engine().stopped()) {
+    // The main thread joins the run: it blocks until the last final wakes
+    // it (check_done), and the run ends when it runs.
+    submitter_parked_ = true;
+    co_await k_.wait(park_q_);
+    k_.engine().stop();
+  }
+  // The main thread goes on past the run's end (the real one stops the
+  // backend and reports), where nothing more is simulated: it neither
+  // blocks (a switch the real run does not count) nor ends (a live thread).
+  co_await k_.compute(std::chrono::hours(24 * 365));
 }
 
 // Open arrivals drawn as the submitter reaches them: each task's phases go
@@ -313,7 +339,9 @@ void Driver::wake_submitter_before(std::optional<std::int64_t> due) {
 
 void Driver::finish(RunResult& r) {
   in_system_step(0);
-  const double end = static_cast<double>(k_.now().count());
+  // Averaged up to the last final (the run's own end; the submitter's wake
+  // after it holds no task).
+  const double end = static_cast<double>(final_at_.value_or(k_.now()).count());
   extra_["tasks_in_system_mean"] = end > 0 ? static_cast<double>(area_ / end) : 0.0;
   extra_["remote_starts"] = static_cast<double>(remote_starts_);
   POOLSIM_ASSERT(finished(), "the run ended with tasks not final");

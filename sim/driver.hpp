@@ -24,9 +24,12 @@
 //   predecessor is final (models/completion.hpp, the real runner's rule).
 // The graph and closed-client rules are models/completion.hpp's, shared with
 // the real runner (real/run_context.cpp).
-// After submitting, the submitter blocks (it joins the run); the run ends
-// the instant every task is final (completed, rejected, or not_run: never
-// issued, or a successor of a rejected graph task).
+// After submitting, the submitter blocks (it joins the run) until the
+// thread that makes the last task final (completed, rejected, or not_run:
+// never issued, or a successor of a rejected graph task) wakes it; the run
+// ends when it runs, where the real runner reads its switch counts and CPU
+// time (check_done). Task times, and so every latency and the makespan,
+// end at the last final.
 // Invariant (asserted in finish()): at the end, completed + rejected +
 // not_run == tasks, and the records agree with those counts.
 //
@@ -224,7 +227,10 @@ class Driver {
     std::optional<std::int64_t> deadline;  // unset: until notified
   };
   std::optional<AgendaSleep> submitter_asleep_;
-  WaitQueue park_q_;
+  WaitQueue park_q_;  // the submitter, after its work, until the last final
+  ThreadId submitter_id_ = kNoThread;
+  bool submitter_parked_ = false;     // waiting in park_q_, not yet woken
+  std::optional<Duration> final_at_;  // when the last task became final
 };
 
 }  // namespace poolsim::sim
