@@ -72,11 +72,10 @@ void Driver::make_final(TaskOutcome outcome, std::uint32_t count) {
 void Driver::check_done() {
   if (!finished()) return;
   if (!final_at_) final_at_ = k_.now();
-  if (k_.self() == submitter_id_) {
+  if (k_.self() == submitter_id_)
     k_.engine().stop();
-  } else if (std::exchange(submitter_parked_, false)) {
-    k_.notify_all(park_q_);
-  }
+  else
+    k_.notify_all(park_q_);  // none yet if it has not parked: it checks itself first
 }
 
 void Driver::extend_live(std::uint32_t task) {
@@ -164,7 +163,6 @@ Co Driver::submitter() {
   if (!k_.engine().stopped()) {
     // The main thread joins the run: it blocks until the last final wakes
     // it (check_done), and the run ends when it runs.
-    submitter_parked_ = true;
     co_await k_.wait(park_q_);
     k_.engine().stop();
   }

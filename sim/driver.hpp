@@ -229,7 +229,6 @@ class Driver {
   std::optional<AgendaSleep> submitter_asleep_;
   WaitQueue park_q_;  // the submitter, after its work, until the last final
   ThreadId submitter_id_ = kNoThread;
-  bool submitter_parked_ = false;     // waiting in park_q_, not yet woken
   std::optional<Duration> final_at_;  // when the last task became final
 };
 

@@ -203,6 +203,18 @@ MachineProfile timer_machine(int cores) {
   m.idle_exit = 26us;
   return m;
 }
+// One task that waits 1 ms and computes 100 us.
+Workload one_sleeper() {
+  return phased(1, [](int) { return std::vector<Phase>{wait(1ms), cpu(100us)}; });
+}
+// Task 0 waits 0.5 ms then computes 100 us; task 1 computes 0.52 ms, so a
+// single host is busy with it when task 0's deadline passes.
+Workload sleeper_behind_busy_host() {
+  return phased(2, [](int i) {
+    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
+    return std::vector<Phase>{cpu(520us)};
+  });
+}
 }  // namespace
 
 TEST_CASE(
@@ -214,7 +226,7 @@ TEST_CASE(
   // us for clock_nanosleep). One task waits 1 ms on an otherwise idle loop:
   // its CPU idles, so the loop runs 74 - 50 + 16 us after the deadline
   // (until 2026-12-07: 74 us, then woken as by another thread, 25 + 26 us).
-  const Workload one = phased(1, [](int) { return std::vector<Phase>{wait(1ms), cpu(100us)}; });
+  const Workload one = one_sleeper();
   const RunResult r =
       sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), one);
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
@@ -223,10 +235,7 @@ TEST_CASE(
   // is collected at the reactor's turn after B, without the timer's
   // lateness (due at 0.574 ms, as until 2026-12-07, the loop would have
   // blocked after B and A run later).
-  const Workload busy = phased(2, [](int i) {
-    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
-    return std::vector<Phase>{cpu(520us)};
-  });
+  const Workload busy = sleeper_behind_busy_host();
   const RunResult b =
       sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), busy);
   REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
@@ -241,7 +250,7 @@ TEST_CASE(
   // timeout, the thread's slack on). One carrier, one task waiting 1 ms:
   // the carrier's CPU idles, so it runs 74 + 16 us after the deadline
   // (until 2026-12-07 also woken as by another thread: 25 + 26 us more).
-  const Workload one = phased(1, [](int) { return std::vector<Phase>{wait(1ms), cpu(100us)}; });
+  const Workload one = one_sleeper();
   const RunResult r =
       sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), one);
   REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
@@ -249,10 +258,7 @@ TEST_CASE(
   // A busy carrier: task 0 unmounts and is due 0.5 ms later; the carrier
   // runs task 1's 0.52 ms meanwhile and takes it at its next dispatch (due
   // at 0.574 ms, as until 2026-12-07, the carrier would have parked first).
-  const Workload busy = phased(2, [](int i) {
-    if (i == 0) return std::vector<Phase>{wait(500us), cpu(100us)};
-    return std::vector<Phase>{cpu(520us)};
-  });
+  const Workload busy = sleeper_behind_busy_host();
   const RunResult b =
       sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), busy);
   REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
