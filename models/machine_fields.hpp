@@ -125,17 +125,19 @@ inline constexpr MachineField kMachineFields[] = {
      "condition-variable signal to running, on another CPU kept awake"},
     {"idle_exit", &MachineProfile::idle_exit, FieldPresence::required, kCostRange,
      "extra delay when that CPU was idle",
-     "the same wake onto an idle CPU, minus wakeup_latency"},
+     "the same wake onto an idle CPU, minus wakeup_latency, less the woken thread's switch-in "
+     "charges (switch_cost, cache_refill, idle_refill's share)"},
     {"timer_slack", &MachineProfile::timer_slack, FieldPresence::required, kCostRange,
      "extra delay added to every timed sleep",
-     "overshoot of a 1 ms clock_nanosleep on a CPU kept awake"},
+     "overshoot of a 1 ms clock_nanosleep on a CPU kept awake, less switch_cost and cache_refill "
+     "(charged after the delay)"},
     {"hrtimer_slack", &MachineProfile::hrtimer_slack, FieldPresence::from_default, kCostRange,
      "the part of timer_slack a timer without slack does not wait (a timerfd, Asio's timers): "
      "the thread's hrtimer slack",
      "the timer_slack sleeps' median less that of 1 ms timerfd expiries read in turn with them"},
     {"timer_idle_exit", &MachineProfile::timer_idle_exit, FieldPresence::from_default, kCostRange,
      "extra delay of a timed sleep whose timer fires on an idle CPU",
-     "the same sleeps on that CPU left idle, minus timer_slack"},
+     "the same sleeps on that CPU left idle, minus the awake ones, less timer_idle_run"},
     {"sleep_cost", &MachineProfile::sleep_cost, FieldPresence::from_default, kCostRange,
      "the sleeper's own CPU for a timed sleep beyond the switch the model charges (arming and cancelling the hrtimer)",
      "1 ms clock_nanosleep on a CPU kept awake by a SCHED_IDLE spinner: the sleeper's CPU per sleep, median of those whose timer came after the CPU's next tick, less switch_cost and cache_refill"},

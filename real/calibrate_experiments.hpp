@@ -153,6 +153,25 @@ Measurement timer_idle_run_field(const SleepCpu& awake_cpu, const SleepCpu& idle
 // timer_program 0.
 std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu, double switch_cost,
                                                       double cache_refill);
+// What the model charges a woken thread's CPU once it is switched in, after
+// the wake-up delay (docs/simulator.md): switch_cost + cache_refill on any
+// CPU, besides idle_refill_cost for the idle before it and timer_idle_run
+// when its own timer brought the CPU out of idle.
+struct WokenCharges {
+  double dispatch = 0;          // switch_cost + cache_refill
+  double timer_idle_run = 0;    // the timer_idle_run field
+  double wake_idle_refill = 0;  // idle_refill_cost after the wake_latencies' idle
+};
+// The wake experiments read the clock in the woken thread, past the CPU it
+// is charged when switched in; the model's delays end when it is switched
+// in. Takes that CPU off timer_slack (dispatch), timer_idle_exit
+// (timer_idle_run) and idle_exit (dispatch + wake_idle_refill), each never
+// below 0, and says so in their method texts; hrtimer_slack and
+// wakeup_latency (a difference; only ever added to idle_exit) stay.
+void net_woken_charges(std::vector<Measurement>& ms, const WokenCharges& c);
+// The idle the waiter of measure_wake_latency's idle wakes has had before
+// each (it runs a few microseconds between the signals, kWakeIdleGapNs apart).
+inline constexpr std::int64_t kWakeIdleGapNs = 5'000'000;
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 // The gap between the creations of the thread_start_idle stream (the other
