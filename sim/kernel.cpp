@@ -109,8 +109,10 @@ Kernel::~Kernel() {
 
 ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
   const ThreadId id = static_cast<ThreadId>(threads_.size());
+  const WakeeFlips inherited = current_ != kNoThread ? threads_[current_].wakees : WakeeFlips{};
   threads_.emplace_back();
   Thread& t = threads_.back();
+  t.wakees = inherited;
   t.top = body.release();
   t.cont = t.top;
   t.role = role;
@@ -587,6 +589,26 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // A delayed thread is still on its CPU's queue: ttwu_runnable wakes it in
   // place (requeue_delayed_entity), without select_task_rq.
   int c = t.delayed ? t.last_cpu : select_idle_sibling(t, target);
+  // select_task_rq_fair's record_wakee and wake_wide by the waking thread.
+  // A timer's wake is left out: the kernel records it for whatever the
+  // interrupt found running (or the idle task), and with that the model's
+  // event loops gathered flips from each other's timers and their wakes by
+  // the submitter went wide, where the traced ones were packed (below).
+  const bool wide = !t.delayed && waker_cpu >= 0 && current_ != kNoThread &&
+                    wake_wide(threads_[current_].wakees, id, t.wakees.flips, now(),
+                              static_cast<std::uint32_t>(cpu_count()));  // one LLC
+  // A wide wake takes no wake_affine: the fast path's select_idle_sibling
+  // from the previous CPU, which on a host that packs (wake_pack_util > 0:
+  // its idle vCPUs are no candidates) keeps the previous CPU, busy or idle.
+  // Traced 2026-12-07 (perf sched, bench/battery's vthreads: 2 carriers
+  // that wake each other and the submitter, which wakes both): 8,704 of
+  // 8,784 carrier wakes ran on the carrier's previous CPU, 993 of them
+  // behind the submitter with the other CPU idle, and 39 of 3,454 wakes by
+  // a running carrier took that carrier's CPU. The event loop's (evloop,
+  // loops woken by the submitter alone, never wide): 1,015 of 1,240 wakes
+  // of a loop whose previous CPU was the idle one ran on the submitter's.
+  const bool keep_prev = wide && m_.wake_pack_util > 0;
+  if (keep_prev) c = target;
   const bool none_idle = !t.delayed && !cpu_idle(cpus_[static_cast<std::size_t>(c)]);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
   // host whose guest kernel avoids waking idle vCPUs keeps the woken thread
@@ -596,14 +618,14 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // nothing). A timer wake counts the CPU whose timer fired (the sleeper's
   // last) as its waker's.
   const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
-  if (!t.delayed && pack_cpu >= 0 && c != pack_cpu &&
+  if (!t.delayed && !keep_prev && pack_cpu >= 0 && c != pack_cpu &&
       cpu_idle(cpus_[static_cast<std::size_t>(c)]) && packs_wakes_onto(pack_cpu))
     c = pack_cpu;
   // No CPU idle: this guest kernel (the same wake path as its packing:
   // wake_pack_util > 0) moves the woken thread off a previous CPU that holds
   // clearly more runnable threads than another (busy_wake_cpu), where
   // select_idle_sibling keeps the previous CPU whatever its queue.
-  if (none_idle && m_.wake_pack_util > 0) c = busy_wake_cpu(c);
+  if (none_idle && !keep_prev && m_.wake_pack_util > 0) c = busy_wake_cpu(c);
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
   if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);

@@ -224,6 +224,7 @@
 // CPU defer their re-arming to the end of the resume.
 #pragma once
 
+#include <chrono>
 #include <coroutine>
 #include <cstdint>
 #include <limits>
@@ -231,6 +232,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/distribution.hpp"
@@ -254,6 +256,37 @@ namespace poolsim::sim {
 
 using ThreadId = std::uint32_t;
 inline constexpr ThreadId kNoThread = 0xffffffffu;
+
+// record_wakee's state of a task (kernel/sched/fair.c: p->last_wakee,
+// wakee_flips, wakee_flip_decay_ts): whom it woke last, how often it woke
+// another than the last, halved at most once a second.
+struct WakeeFlips {
+  ThreadId last = kNoThread;
+  std::uint32_t flips = 0;
+  Duration decay_at{0};
+};
+
+// select_task_rq_fair's record_wakee(p) by `waker` at `now`, then
+// wake_wide(p) for a wakee holding `wakee_flips`, in an LLC of `llc_size`
+// CPUs: true when the wake is wide (no wake_affine). record_wakee halves
+// the waker's flips when a second has passed since it last did ("only
+// decay a single time"), and counts one flip when the wakee is not the one
+// it woke last; wake_wide wants the smaller count to reach llc_size and the
+// larger to be llc_size times the smaller.
+inline bool wake_wide(WakeeFlips& waker, ThreadId wakee, std::uint32_t wakee_flips, Duration now,
+                      std::uint32_t llc_size) {
+  if (now > waker.decay_at + std::chrono::seconds(1)) {
+    waker.flips >>= 1;
+    waker.decay_at = now;
+  }
+  if (waker.last != wakee) {
+    waker.last = wakee;
+    ++waker.flips;
+  }
+  std::uint32_t master = waker.flips, slave = wakee_flips;
+  if (master < slave) std::swap(master, slave);
+  return slave >= llc_size && master >= slave * llc_size;
+}
 inline constexpr std::uint32_t kNoTask = TraceSpan::kNoTask;
 
 enum class ThreadState : std::uint8_t { runnable, running, blocked, throttled, exited };
@@ -686,6 +719,9 @@ class Kernel {
     // p->recent_used_cpu: its previous CPU as of its last wake that got as
     // far as select_idle_sibling's look at it (Kernel::select_idle_sibling).
     int recent_cpu = -1;
+    // As a waker (wake_wide); a new thread starts with its creator's
+    // (dup_task_struct copies the task, and nothing in the fork resets it).
+    WakeeFlips wakees;
     Duration vruntime{0};  // absolute (when blocked: when it blocked)
     Duration lag{0};       // V - vruntime when it last blocked (vlag)
     // DELAY_DEQUEUE: it blocked behind V (lag < 0) while another thread took

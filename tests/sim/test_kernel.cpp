@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "sim/kernel.hpp"
 #include "sim/newidle.hpp"
 #include "sim/sis_util.hpp"
 #include "sim_fixtures.hpp"
@@ -912,4 +913,31 @@ TEST_CASE(
       CHECK(sp.begin < 26ms + 7 * 4ms + 3 * 4ms);
       break;
     }
+}
+
+TEST_CASE("kernel.wake_wide: record_wakee's flips and wake_wide's test, as fair.c has them",
+          "[mechanism]") {
+  using sim::WakeeFlips;
+  using sim::wake_wide;
+  WakeeFlips w;
+  // A waker of one partner never flips past 1: never wide.
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(wake_wide(w, 7, 100, Duration{i * 1ms}, 2));
+  CHECK(w.flips == 1);
+  // Alternating two wakees: a flip each wake.
+  for (int i = 0; i < 9; ++i) wake_wide(w, i % 2 == 0 ? 8 : 7, 0, 20ms, 2);
+  CHECK(w.flips == 10);
+  // Wide when the smaller count reaches the LLC's size and the larger is
+  // that many times it: 11 against 5 (5 >= 2, 11 >= 10), not against 6.
+  CHECK(wake_wide(w, 9, 5, 30ms, 2));
+  CHECK_FALSE(wake_wide(w, 9, 6, 30ms, 2));
+  CHECK_FALSE(wake_wide(w, 9, 1, 30ms, 2));  // a wakee of one partner
+  CHECK(w.flips == 11);
+  // Halved once a second has passed since the last halving (decay_at 0):
+  // at 1.5 s 11 -> 5, then a new wakee 6; nothing more until 2.5 s.
+  CHECK_FALSE(wake_wide(w, 7, 4, 1500ms, 2));  // 6 < 2 x 4
+  CHECK(w.flips == 6);
+  wake_wide(w, 7, 0, 2400ms, 2);
+  CHECK(w.flips == 6);
+  wake_wide(w, 7, 0, 2600ms, 2);
+  CHECK(w.flips == 3);
 }
