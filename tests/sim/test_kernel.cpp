@@ -917,8 +917,8 @@ TEST_CASE(
 
 TEST_CASE("kernel.wake_wide: record_wakee's flips and wake_wide's test, as fair.c has them",
           "[mechanism]") {
-  using sim::WakeeFlips;
   using sim::wake_wide;
+  using sim::WakeeFlips;
   WakeeFlips w;
   // A waker of one partner never flips past 1: never wide.
   for (int i = 0; i < 10; ++i) CHECK_FALSE(wake_wide(w, 7, 100, Duration{i * 1ms}, 2));
