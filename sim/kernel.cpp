@@ -607,6 +607,8 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // a running carrier took that carrier's CPU. The event loop's (evloop,
   // loops woken by the submitter alone, never wide): 1,015 of 1,240 wakes
   // of a loop whose previous CPU was the idle one ran on the submitter's.
+  // (select_idle_sibling above still ran: it rewrites recent_used_cpu on
+  // this path too.)
   const bool keep_prev = wide && m_.wake_pack_util > 0;
   if (keep_prev) c = target;
   const bool none_idle = !t.delayed && !cpu_idle(cpus_[static_cast<std::size_t>(c)]);

@@ -215,6 +215,19 @@ Workload sleeper_behind_busy_host() {
     return std::vector<Phase>{cpu(520us)};
   });
 }
+// `backend` (one host) on timer_machine, run on both workloads above, each
+// task completed.
+struct TimerRuns {
+  RunResult one, busy;
+};
+TimerRuns timer_runs(BackendKind backend) {
+  TimerRuns t{
+      sim::simulate(backend_scenario(timer_machine(2), backend, 1), one_sleeper()),
+      sim::simulate(backend_scenario(timer_machine(2), backend, 1), sleeper_behind_busy_host())};
+  REQUIRE(count_outcome(t.one, TaskOutcome::completed) == 1);
+  REQUIRE(count_outcome(t.busy, TaskOutcome::completed) == 2);
+  return t;
+}
 }  // namespace
 
 TEST_CASE(
@@ -226,19 +239,12 @@ TEST_CASE(
   // us for clock_nanosleep). One task waits 1 ms on an otherwise idle loop:
   // its CPU idles, so the loop runs 74 - 50 + 16 us after the deadline
   // (until 2026-12-07: 74 us, then woken as by another thread, 25 + 26 us).
-  const Workload one = one_sleeper();
-  const RunResult r =
-      sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), one);
-  REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
+  const auto [r, b] = timer_runs(BackendKind::event_loop);
   CHECK(r.records[0].end - r.records[0].start == Duration(1ms + 24us + 16us + 100us));
   // A busy loop: A waits 0.5 ms, B computes 0.52 ms right after; A's timer
   // is collected at the reactor's turn after B, without the timer's
   // lateness (due at 0.574 ms, as until 2026-12-07, the loop would have
   // blocked after B and A run later).
-  const Workload busy = sleeper_behind_busy_host();
-  const RunResult b =
-      sim::simulate(backend_scenario(timer_machine(2), BackendKind::event_loop, 1), busy);
-  REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
   CHECK(b.records[0].end == b.records[1].end + Duration(100us));
 }
 
@@ -250,18 +256,11 @@ TEST_CASE(
   // timeout, the thread's slack on). One carrier, one task waiting 1 ms:
   // the carrier's CPU idles, so it runs 74 + 16 us after the deadline
   // (until 2026-12-07 also woken as by another thread: 25 + 26 us more).
-  const Workload one = one_sleeper();
-  const RunResult r =
-      sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), one);
-  REQUIRE(count_outcome(r, TaskOutcome::completed) == 1);
+  const auto [r, b] = timer_runs(BackendKind::virtual_threads);
   CHECK(r.records[0].end - r.records[0].start == Duration(1ms + 74us + 16us + 100us));
   // A busy carrier: task 0 unmounts and is due 0.5 ms later; the carrier
   // runs task 1's 0.52 ms meanwhile and takes it at its next dispatch (due
   // at 0.574 ms, as until 2026-12-07, the carrier would have parked first).
-  const Workload busy = sleeper_behind_busy_host();
-  const RunResult b =
-      sim::simulate(backend_scenario(timer_machine(2), BackendKind::virtual_threads, 1), busy);
-  REQUIRE(count_outcome(b, TaskOutcome::completed) == 2);
   CHECK(b.records[0].end == b.records[1].end + Duration(100us));
 }
 
