@@ -80,6 +80,16 @@ struct MachineProfile {
   // 0: off.
   Duration timer_idle_late{};
   Duration timer_idle_late_time{};
+  // The same for a wake by another thread (the IPI path): idle_exit is what
+  // a CPU idle for 1 ms adds; one idle longer adds idle_exit_late x
+  // (min(1, idle / idle_exit_late_time) - min(1, 1 ms /
+  // idle_exit_late_time)) besides (idle_exit_late_cost). On this project's
+  // VM a futex wake reached a thread on the idle CPU 1 in 19-20 us after
+  // 20-300 us of idle, 22 after 1 ms, 48 after 5 ms and 95 after 20 ms
+  // (bench/probes/idle_wake.cpp, 2026-12-07 14:25). 0: off (idle_exit then
+  // holds the exit at whatever idle it was measured with).
+  Duration idle_exit_late{};
+  Duration idle_exit_late_time{};
   // Now and then the host holds back a timer that must wake a halted vCPU
   // for a millisecond or more (its vCPU thread is not run at once): a share
   // timer_stall_share of those wake-ups comes later by a lognormal time of
@@ -412,6 +422,11 @@ inline Duration idle_refill_cost(const MachineProfile& m, Duration idle) {
 // `idle` (MachineProfile::timer_idle_late).
 inline Duration timer_idle_late_cost(const MachineProfile& m, Duration idle) {
   return idle_growth(m.timer_idle_late, m.timer_idle_late_time, idle);
+}
+// How much more than idle_exit another thread's wake of a CPU idle for
+// `idle` takes (MachineProfile::idle_exit_late).
+inline Duration idle_exit_late_cost(const MachineProfile& m, Duration idle) {
+  return idle_growth(m.idle_exit_late, m.idle_exit_late_time, idle);
 }
 
 }  // namespace poolsim

@@ -124,9 +124,9 @@ inline constexpr MachineField kMachineFields[] = {
      "from a wake to the woken thread running on another, awake CPU",
      "condition-variable signal to running, on another CPU kept awake"},
     {"idle_exit", &MachineProfile::idle_exit, FieldPresence::required, kCostRange,
-     "extra delay when that CPU was idle",
-     "the same wake onto an idle CPU, minus wakeup_latency, less the woken thread's switch-in "
-     "charges (switch_cost, cache_refill, idle_refill's share)"},
+     "extra delay when that CPU was idle (for up to 1 ms; idle_exit_late adds what a longer idle does)",
+     "the same wake onto a CPU idle for 1 ms, minus wakeup_latency, less the woken thread's "
+     "switch-in charges (switch_cost, cache_refill)"},
     {"timer_slack", &MachineProfile::timer_slack, FieldPresence::required, kCostRange,
      "extra delay added to every timed sleep",
      "overshoot of a 1 ms clock_nanosleep on a CPU kept awake, less switch_cost and cache_refill "
@@ -158,6 +158,12 @@ inline constexpr MachineField kMachineFields[] = {
      "the idle_refill sleeps: how late the sleeper ran past each sleep's end beyond its own CPU, less that of 1 ms sleeps, fitted to timer_idle_late x (min(1, idle / timer_idle_late_time) - min(1, 1 ms / timer_idle_late_time))"},
     {"timer_idle_late_time", &MachineProfile::timer_idle_late_time, FieldPresence::from_default, kCostRange,
      "idle time after which a timer's wake of an idle CPU is as late as it gets",
+     "the same fit's other parameter"},
+    {"idle_exit_late", &MachineProfile::idle_exit_late, FieldPresence::from_default, kCostRange,
+     "how much more than after 1 ms of idling another thread's wake of a CPU idle for long takes (the IPI reaches a vCPU halted longer later)",
+     "wakes onto CPU 1 left idle 1, 2, 5, 10, 20 and 50 ms: the signal-to-running median per idle, less that of 1 ms and idle_refill's share, fitted to idle_exit_late x (min(1, idle / idle_exit_late_time) - min(1, 1 ms / idle_exit_late_time))"},
+    {"idle_exit_late_time", &MachineProfile::idle_exit_late_time, FieldPresence::from_default, kCostRange,
+     "idle time after which another thread's wake of an idle CPU is as slow as it gets",
      "the same fit's other parameter"},
     {"timer_stall_share", &MachineProfile::timer_stall_share, FieldPresence::from_default,
      kFractionRange, "share of the timers that wake a halted vCPU which the host holds back",

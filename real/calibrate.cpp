@@ -173,9 +173,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [yield_cost, tbb_pause] = measure_spin_costs(5 * scale);
   ms.push_back(yield_cost);
   ms.push_back(tbb_pause);
-  auto [wl, ie] = measure_wake_latency(cpus, scale, switch_cost, step);
-  ms.push_back(wl);
-  ms.push_back(ie);
+  const WakeLatencies wakes = measure_wake_latency(cpus, scale, switch_cost, step);
+  ms.push_back(wakes.wakeup_latency);
+  ms.push_back(wakes.idle_exit);
   step("timer slack");
   SleepCpu sleep_cpu, idle_sleep_cpu;
   for (Measurement& m : measure_timer_slack(cpus, 100 * scale, tick, &sleep_cpu, &idle_sleep_cpu))
@@ -405,6 +405,9 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     auto [late, late_time] = timer_idle_late_fields(idle_sleeps, cpus);
     ms.push_back(late);
     ms.push_back(late_time);
+    auto [exit_late, exit_late_time] = idle_exit_late_fields(wakes, fit, cpus);
+    ms.push_back(exit_late);
+    ms.push_back(exit_late_time);
   }
   // Less the parts the model charges besides, as this calibration measured them.
   {

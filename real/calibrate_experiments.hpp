@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/machine.hpp"
 #include "models/machine_fields.hpp"
 #include "models/result.hpp"
 #include "real/calibrate.hpp"
@@ -109,9 +111,26 @@ Measurement measure_sis_util();
 // cv_quiesce: whether pthread_cond_signal waits for a woken waiter to run.
 Measurement measure_cv_quiesce();
 
-// wakeup_latency and idle_exit; `step` announces each phase.
-std::pair<Measurement, Measurement> measure_wake_latency(
-    int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step);
+// The idles (ms) before the wakes of measure_wake_latency's idle CPU, the
+// first being idle_exit's (kWakeIdleGapNs), and the wakes per round of
+// each, times the calibration's scale (three rounds).
+inline constexpr int kIdleWakeGapsMs[] = {1, 2, 5, 10, 20, 50};
+inline constexpr int kIdleWakeSamples[] = {30, 20, 12, 8, 6, 4};
+// wakeup_latency and idle_exit, and the signal-to-running median per
+// kIdleWakeGapsMs (seconds) for idle_exit_late_fields; `step` announces
+// each phase.
+struct WakeLatencies {
+  Measurement wakeup_latency, idle_exit;
+  std::vector<double> idle_median;
+  std::string table;  // the medians and their sample counts, for the method text
+};
+WakeLatencies measure_wake_latency(int cpus, int scale, double switch_cost,
+                                   const std::function<void(const char*)>& step);
+// idle_exit_late and idle_exit_late_time: per idle the median less the
+// 1 ms one, less idle_refill_cost under `refill`'s idle_refill fields,
+// fitted by fit_idle_refill (models/machine.hpp idle_exit_late_cost).
+std::pair<Measurement, Measurement> idle_exit_late_fields(const WakeLatencies& w,
+                                                          const MachineProfile& refill, int cpus);
 // The sleeper's CPU per sleep on the awake CPU, by where its timer fell
 // against the CPU's next tick (the kernel's ticks are the multiples of the
 // tick period in CLOCK_MONOTONIC): ahead of it, the kernel reprogrammed the
@@ -169,9 +188,14 @@ struct WokenCharges {
 // below 0, and says so in their method texts; hrtimer_slack and
 // wakeup_latency (a difference; only ever added to idle_exit) stay.
 void net_woken_charges(std::vector<Measurement>& ms, const WokenCharges& c);
-// The idle the waiter of measure_wake_latency's idle wakes has had before
-// each (it runs a few microseconds between the signals, kWakeIdleGapNs apart).
-inline constexpr std::int64_t kWakeIdleGapNs = 5'000'000;
+// The idle the waiter of measure_wake_latency's idle_exit wakes has had
+// before each (it runs a few microseconds between the signals,
+// kWakeIdleGapNs apart): the reference of idle_exit_late, so idle_refill
+// has no share in it.
+inline constexpr std::int64_t kWakeIdleGapNs = 1'000'000;
+static_assert(kWakeIdleGapNs == kIdleRefillReference.count() &&
+              kIdleWakeGapsMs[0] * std::int64_t{1'000'000} == kWakeIdleGapNs &&
+              std::size(kIdleWakeGapsMs) == std::size(kIdleWakeSamples));
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 // The gap between the creations of the thread_start_idle stream (the other

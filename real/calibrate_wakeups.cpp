@@ -3,7 +3,17 @@
 //   wakeup_latency  condition-variable signal to the waiter running, waiter
 //                   on another CPU kept awake by a SCHED_IDLE spinner (a
 //                   woken normal task preempts an idle-policy task at once).
-//   idle_exit       the same wake onto that CPU left idle, minus the above.
+//   idle_exit       the same wake onto that CPU left idle for 1 ms, minus
+//                   the above.
+//   idle_exit_late, idle_exit_late_time
+//                   the same wakes after 2, 5, 10, 20 and 50 ms of idle too
+//                   (three rounds of every length, interleaved): per length
+//                   the median less the 1 ms one, less idle_refill's share
+//                   (the woken thread's refill, which the model charges
+//                   once it runs), fitted by fit_idle_refill. A halted vCPU
+//                   comes back slower the longer it was halted (probe of
+//                   2026-12-07, bench/probes/idle_wake.cpp: 19-20 us after
+//                   20-300 us, 22 after 1 ms, 48 after 5 ms, 95 after 20 ms).
 //   timer_slack     overshoot of a 1 ms clock_nanosleep on a CPU kept awake
 //                   by a SCHED_IDLE spinner.
 //   timer_idle_exit the same sleeps on that CPU left idle, minus the above:
@@ -204,33 +214,74 @@ std::vector<double> wake_latencies(int to, int samples, std::int64_t gap_ns) {
 }
 }  // namespace
 
-std::pair<Measurement, Measurement> measure_wake_latency(
-    int cpus, int scale, double switch_cost, const std::function<void(const char*)>& step) {
-  std::vector<double> awake, idle;
+WakeLatencies measure_wake_latency(int cpus, int scale, double switch_cost,
+                                   const std::function<void(const char*)>& step) {
+  std::vector<double> awake;
+  std::vector<std::vector<double>> idle(std::size(kIdleWakeGapsMs));
   if (cpus > 1) {
     step("wake-up latency to an awake CPU");
     {
       Spinner keep_awake(1, Spinner::Policy::idle);
       awake = wake_latencies(1, 200 * scale, 2'000'000);
     }
-    step("wake-up latency to an idle CPU");
-    idle = wake_latencies(1, 150 * scale, kWakeIdleGapNs);
+    step("wake-up latency to an idle CPU, by idle length");
+    // Rounds of every length interleaved, so that a change of the host's
+    // state falls on all of them; each run's first wake came after the
+    // previous length's idle and is left out.
+    for (int round = 0; round < 3; ++round)
+      for (std::size_t g = 0; g < std::size(kIdleWakeGapsMs); ++g) {
+        std::vector<double> run = wake_latencies(1, kIdleWakeSamples[g] * scale + 1,
+                                                 std::int64_t{kIdleWakeGapsMs[g]} * 1'000'000);
+        idle[g].insert(idle[g].end(), run.begin() + 1, run.end());
+      }
   }
-  Measurement wl =
+  WakeLatencies out;
+  out.wakeup_latency =
       summarize("wakeup_latency", awake.empty() ? std::vector<double>{switch_cost} : awake,
                 awake.empty() ? "one CPU: a wake is a switch"
                               : "condition-variable signal to running, on another CPU kept awake");
-  const double idle_med = idle.empty() ? wl.median : quantile(idle, 0.5);
-  Measurement ie = summarize(
-      "idle_exit", {std::max(0.0, idle_med - wl.median)},
-      fmt::format("the same wake onto an idle CPU ({:.3g} us median) minus the awake wake",
-                  idle_med * 1e6));
-  if (!idle.empty()) {
-    ie.p10 = std::max(0.0, quantile(idle, 0.1) - wl.median);
-    ie.p90 = std::max(0.0, quantile(idle, 0.9) - wl.median);
-    ie.samples = static_cast<int>(idle.size());
+  const double awake_med = out.wakeup_latency.median;
+  for (std::size_t g = 0; g < idle.size(); ++g) {
+    const double med = idle[g].empty() ? awake_med : quantile(idle[g], 0.5);
+    out.idle_median.push_back(med);
+    out.table += fmt::format("{}{} ms {} ({})", g ? ", " : "", kIdleWakeGapsMs[g],
+                             format_seconds(med), idle[g].size());
   }
-  return {wl, ie};
+  const std::vector<double>& ref = idle.front();
+  const double idle_med = out.idle_median.front();
+  out.idle_exit = summarize(
+      "idle_exit", {std::max(0.0, idle_med - awake_med)},
+      fmt::format("the same wake onto an idle CPU after {} ms of idle ({:.3g} us median) minus "
+                  "the awake wake",
+                  kWakeIdleGapNs / 1'000'000, idle_med * 1e6));
+  if (!ref.empty()) {
+    out.idle_exit.p10 = std::max(0.0, quantile(ref, 0.1) - awake_med);
+    out.idle_exit.p90 = std::max(0.0, quantile(ref, 0.9) - awake_med);
+    out.idle_exit.samples = static_cast<int>(ref.size());
+  }
+  return out;
+}
+
+std::pair<Measurement, Measurement> idle_exit_late_fields(const WakeLatencies& w,
+                                                          const MachineProfile& refill, int cpus) {
+  std::vector<std::pair<double, double>> points;
+  for (std::size_t g = 0; g < w.idle_median.size(); ++g) {
+    const std::chrono::milliseconds idle{kIdleWakeGapsMs[g]};
+    points.emplace_back(to_seconds(idle), w.idle_median[g] - w.idle_median.front() -
+                                              to_seconds(idle_refill_cost(refill, idle)));
+  }
+  const IdleRefillFit fit = cpus > 1 ? fit_idle_refill(points) : IdleRefillFit{};
+  const std::string how =
+      cpus > 1 ? fmt::format(
+                     "condition-variable wakes onto CPU 1 left idle, 3 rounds, the "
+                     "signal-to-running median by idle (wakes): {}; less the 1 ms one "
+                     "(idle_exit's) and idle_refill's share (charged once the woken "
+                     "thread runs), fitted to idle_exit_late x (min(1, idle / "
+                     "idle_exit_late_time) - min(1, 1 ms / idle_exit_late_time))",
+                     w.table)
+               : std::string("one CPU: no other CPU to wake");
+  return {summarize("idle_exit_late", {fit.refill}, how),
+          summarize("idle_exit_late_time", {fit.evict_time}, "the same fit")};
 }
 
 void net_woken_charges(std::vector<Measurement>& ms, const WokenCharges& c) {
@@ -249,8 +300,10 @@ void net_woken_charges(std::vector<Measurement>& ms, const WokenCharges& c) {
       less(m, c.timer_idle_run, "timer_idle_run");
     else if (m.field == "idle_exit")
       less(m, c.dispatch + c.wake_idle_refill,
-           fmt::format("switch_cost, cache_refill and idle_refill's share for {} ms idle",
-                       kWakeIdleGapNs / 1'000'000));
+           c.wake_idle_refill > 0
+               ? fmt::format("switch_cost, cache_refill and idle_refill's share for {} ms idle",
+                             kWakeIdleGapNs / 1'000'000)
+               : std::string("switch_cost and cache_refill"));
   }
 }
 

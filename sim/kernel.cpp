@@ -1113,10 +1113,12 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
     c.curr = id;
     // Brought out of idle by the thread's own timer, or by another CPU's
     // wake (the IPI path; a timer that fired elsewhere takes it too).
-    // A timer is later the longer the CPU idled (timer_idle_late).
+    // Either is later the longer the CPU idled (timer_idle_late,
+    // idle_exit_late).
+    const Duration idled = now() - c.idle_since;
     Duration delay = timer_cpu == idx
-                         ? m_.timer_idle_exit + timer_idle_late_cost(m_, now() - c.idle_since)
-                         : m_.wakeup_latency + m_.idle_exit;
+                         ? m_.timer_idle_exit + timer_idle_late_cost(m_, idled)
+                         : m_.wakeup_latency + m_.idle_exit + idle_exit_late_cost(m_, idled);
     // Now and then the host holds such a timer back (timer_stall_share).
     if (timer_cpu == idx && m_.timer_stall_share > 0 &&
         timer_stall_rng_.uniform() < m_.timer_stall_share) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -364,6 +365,32 @@ TEST_CASE("calibrate.idle_refill: the fit recovers the curve's two parameters",
   const auto flat = fit_idle_refill({{1e-3, 0.0}, {2e-3, -1e-6}, {5e-3, -0.5e-6}, {50e-3, -2e-6}});
   CHECK(flat.refill == 0.0);
   CHECK(flat.evict_time == 0.0);
+}
+
+TEST_CASE("calibrate.idle_exit_late: the wakes' growth with idle, less idle_refill's share, fitted",
+          "[real][calibrate]") {
+  using poolsim::real::calib::idle_exit_late_fields;
+  using poolsim::real::calib::kIdleWakeGapsMs;
+  using poolsim::real::calib::WakeLatencies;
+  // The woken thread refills 20 us x (min(1, idle / 10 ms) - 0.1); the
+  // exit itself grows by 60 us x (min(1, idle / 20 ms) - 0.05).
+  MachineProfile refill;
+  refill.idle_refill = std::chrono::microseconds(20);
+  refill.idle_evict_time = std::chrono::milliseconds(10);
+  WakeLatencies w;
+  for (const int ms : kIdleWakeGapsMs) {
+    const double idle = ms * 1e-3;
+    w.idle_median.push_back(30e-6 + 60e-6 * (std::min(1.0, idle / 20e-3) - 0.05) +
+                            20e-6 * (std::min(1.0, idle / 10e-3) - 0.1));
+  }
+  const auto [late, late_time] = idle_exit_late_fields(w, refill, 2);
+  CHECK(late.field == "idle_exit_late");
+  CHECK(late.median == Approx(60e-6).epsilon(0.02));
+  CHECK(late_time.median == Approx(20e-3).epsilon(0.02));
+  // One CPU: nothing to wake.
+  const auto [none, none_time] = idle_exit_late_fields(w, refill, 1);
+  CHECK(none.median == 0.0);
+  CHECK(none_time.median == 0.0);
 }
 
 TEST_CASE(

@@ -142,6 +142,44 @@ TEST_CASE(
   CHECK(timer_idle_late_cost(m, 50ms) == 76us);
 }
 
+TEST_CASE(
+    "kernel.wake: another thread's wake of an idle CPU is later the longer it idled "
+    "(idle_exit_late), not after 1 ms",
+    "[mechanism]") {
+  // A one-worker pool handed a 5 us task every `period`; the worker sleeps
+  // on CPU 1 between them, which idles from the task's end to the next wake.
+  MachineProfile m = idle_wake_machine();
+  m.idle_exit_late = 80us;
+  m.idle_exit_late_time = 20ms;
+  const auto lags = [&](Duration period) {
+    std::vector<Duration> arrivals, work;
+    for (int i = 0; i < 10; ++i) {
+      arrivals.push_back(Duration{period * i});
+      work.push_back(5us);
+    }
+    const RunResult r =
+        sim::simulate(pool_scenario(m, 1), make_workload(ArrivalKind::periodic, arrivals, work));
+    std::vector<std::pair<Duration, Duration>> out;  // (idle before the wake, start lag)
+    for (std::size_t i = 1; i < r.records.size(); ++i)
+      out.emplace_back(r.records[i].submit - r.records[i - 1].end,
+                       r.records[i].start - r.records[i].submit);
+    return out;
+  };
+  // 11 ms apart: idle ~10.9 ms, so 80 us x (10.9 / 20 - 1 / 20) = ~39.8 us
+  // beyond wakeup_latency + idle_exit.
+  for (const auto& [idle, lag] : lags(11ms)) {
+    CHECK(idle > 10ms);
+    CHECK(lag == 50us + idle_exit_late_cost(m, idle));
+    CHECK(lag > 85us);
+  }
+  // 0.5 ms apart: under 1 ms of idle, idle_exit alone.
+  for (const auto& [idle, lag] : lags(500us)) CHECK(lag == 50us);
+  // The timer path has its own field: a timed sleep on an idle CPU is as
+  // before (kernel.wake: a timer is later...).
+  CHECK(idle_exit_late_cost(m, 1ms) == Duration{0});
+  CHECK(idle_exit_late_cost(m, 21ms) == 80us - 4us);
+}
+
 TEST_CASE("kernel.wake: packing keeps the woken thread on a lightly used waker's CPU",
           "[mechanism]") {
   // A one-worker pool handed a 5 us task every 10 ms by the submitter. The
