@@ -56,9 +56,9 @@ void register_calibrate(CLI::App& app, std::function<int()>& action) {
                                          host_profile_path().string() + ")")
                          ->type_name("PATH");
   cmd->add_flag("--thorough", flags->thorough,
-                "Take 5x more samples (about 75 s instead of about 25 s)");
+                "Take 5x more samples (about 100 s instead of about 35 s)");
   cmd->add_flag_callback(
-      "--quick", [flags] { flags->thorough = false; }, "Few samples, a few seconds (the default)");
+      "--quick", [flags] { flags->thorough = false; }, "Fewer samples, about 35 s (the default)");
   cmd->add_option("--json", flags->json, "Write the measurements as JSON to PATH ('-' for stdout)")
       ->type_name("PATH");
   cmd->add_flag("--quiet,-q", flags->quiet, "No progress lines on stderr");
