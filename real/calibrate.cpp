@@ -399,9 +399,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
     ms.push_back(idle_refill);
     ms.push_back(idle_evict_time);
     net_woken_charges(ms, {.dispatch = switch_cost + refill.median,
-                           .timer_idle_run = field_value(ms, "timer_idle_run"),
-                           .wake_idle_refill = to_seconds(
-                               idle_refill_cost(fit, std::chrono::nanoseconds(kWakeIdleGapNs)))});
+                           .timer_idle_run = field_value(ms, "timer_idle_run")});
     auto [late, late_time] = timer_idle_late_fields(idle_sleeps, cpus);
     ms.push_back(late);
     ms.push_back(late_time);

@@ -111,11 +111,14 @@ Measurement measure_sis_util();
 // cv_quiesce: whether pthread_cond_signal waits for a woken waiter to run.
 Measurement measure_cv_quiesce();
 
-// The idles (ms) before the wakes of measure_wake_latency's idle CPU, the
-// first being idle_exit's (kWakeIdleGapNs), and the wakes per round of
-// each, times the calibration's scale (three rounds).
+// The idles (ms) before the wakes of measure_wake_latency's idle CPU (the
+// waiter runs a few microseconds between signals this far apart), the
+// first being idle_exit's and idle_exit_late's reference, and the wakes per
+// round of each, times the calibration's scale (three rounds).
 inline constexpr int kIdleWakeGapsMs[] = {1, 2, 5, 10, 20, 50};
 inline constexpr int kIdleWakeSamples[] = {30, 20, 12, 8, 6, 4};
+static_assert(kIdleWakeGapsMs[0] * std::int64_t{1'000'000} == kIdleRefillReference.count() &&
+              std::size(kIdleWakeGapsMs) == std::size(kIdleWakeSamples));
 // wakeup_latency and idle_exit, and the signal-to-running median per
 // kIdleWakeGapsMs (seconds) for idle_exit_late_fields; `step` announces
 // each phase.
@@ -177,25 +180,17 @@ std::pair<Measurement, Measurement> sleep_cost_fields(const SleepCpu& awake_cpu,
 // CPU, besides idle_refill_cost for the idle before it and timer_idle_run
 // when its own timer brought the CPU out of idle.
 struct WokenCharges {
-  double dispatch = 0;          // switch_cost + cache_refill
-  double timer_idle_run = 0;    // the timer_idle_run field
-  double wake_idle_refill = 0;  // idle_refill_cost after the wake_latencies' idle
+  double dispatch = 0;        // switch_cost + cache_refill
+  double timer_idle_run = 0;  // the timer_idle_run field
 };
 // The wake experiments read the clock in the woken thread, past the CPU it
 // is charged when switched in; the model's delays end when it is switched
-// in. Takes that CPU off timer_slack (dispatch), timer_idle_exit
-// (timer_idle_run) and idle_exit (dispatch + wake_idle_refill), each never
-// below 0, and says so in their method texts; hrtimer_slack and
-// wakeup_latency (a difference; only ever added to idle_exit) stay.
+// in. Takes that CPU off timer_slack and idle_exit (dispatch; idle_exit's
+// wakes come after kIdleRefillReference of idle, where idle_refill has no
+// share) and timer_idle_exit (timer_idle_run), each never below 0, and says
+// so in their method texts; hrtimer_slack and wakeup_latency (a
+// difference; only ever added to idle_exit) stay.
 void net_woken_charges(std::vector<Measurement>& ms, const WokenCharges& c);
-// The idle the waiter of measure_wake_latency's idle_exit wakes has had
-// before each (it runs a few microseconds between the signals,
-// kWakeIdleGapNs apart): the reference of idle_exit_late, so idle_refill
-// has no share in it.
-inline constexpr std::int64_t kWakeIdleGapNs = 1'000'000;
-static_assert(kWakeIdleGapNs == kIdleRefillReference.count() &&
-              kIdleWakeGapsMs[0] * std::int64_t{1'000'000} == kWakeIdleGapNs &&
-              std::size(kIdleWakeGapsMs) == std::size(kIdleWakeSamples));
 // timer_irq: a spinner's work lost to a sleeper's timer firing on its CPU.
 Measurement measure_timer_irq(int bursts);
 // The gap between the creations of the thread_start_idle stream (the other
