@@ -1,6 +1,8 @@
 // idle_wake.cpp: how long a futex wake takes to run its waiter on a CPU
 // that idled, by how long it idled (docs/validation.md, "What the remaining
-// misses are made of": the profile's idle_exit is taken after 5 ms of idle).
+// misses are made of": the profile's idle_exit was then taken after 5 ms of
+// idle; since 2026-12-07 15:15 UTC after 1 ms, with idle_exit_late for
+// longer idles, docs/simulator.md).
 // A waiter pinned to CPU 1 blocks in FUTEX_WAIT; the waker, pinned to CPU
 // 0, spins for the idle length (CPU 1 has nothing else to run), then wakes
 // it; the time from just before FUTEX_WAKE to the waiter's first clock read
