@@ -102,7 +102,8 @@ inline constexpr MachineField kMachineFields[] = {
      "logical CPUs", "online CPUs (sysconf)"},
     {"slice", &MachineProfile::slice, FieldPresence::required, kPeriodRange,
      "scheduler base slice of a CPU-bound thread sharing a CPU",
-     "the kernel's base slice x (1 + ilog2 CPUs), checked against two CPU-bound threads on one CPU"},
+     "the kernel's base slice as it scaled it (x (1 + ilog2 CPUs)), checked against two CPU-bound "
+     "threads on one CPU"},
     {"tick", &MachineProfile::tick, FieldPresence::required, kPeriodOrOffRange,
      "scheduler tick period 1/HZ (0 = ideal tickless model)",
      "jiffies per second, else timer interrupts of a busy CPU, else CONFIG_HZ"},

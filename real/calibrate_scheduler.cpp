@@ -5,9 +5,11 @@
 //                   else a CPU kept busy takes HZ local-timer interrupts a
 //                   second (LOC in /proc/interrupts over a busy interval);
 //                   else CONFIG_HZ from /proc/config.gz or /boot/config-*.
-//   slice           sysctl_sched_base_slice (debugfs if mounted, else the
-//                   kernel's default for its version: 0.75 ms before 6.15,
-//                   0.70 ms from 6.15) times 1 + ilog2(min(cpus, 8)); checked
+//   slice           sysctl_sched_base_slice, which the kernel has already
+//                   scaled by 1 + ilog2(min(cpus, 8)): debugfs base_slice_ns,
+//                   else debugfs sched/debug (readable on this VM), else the
+//                   kernel's default for its version (0.75 ms before 6.15,
+//                   0.70 ms from 6.15) times that factor; checked
 //                   against the run lengths of two CPU-bound threads pinned to
 //                   one CPU (EEVDF runs them about ceil(slice/tick) ticks in
 //                   turn); if the observed quantum disagrees, the observed
@@ -214,38 +216,71 @@ std::vector<double> observed_quanta(double seconds) {
 }
 }  // namespace
 
+std::optional<double> sched_debug_sysctl(std::string_view text, std::string_view name) {
+  const std::string key = "." + std::string(name);
+  std::size_t at = 0;
+  while ((at = text.find(key, at)) != std::string_view::npos) {
+    const std::size_t end = at + key.size();
+    at = end;
+    // The whole name: `.NAME` then blanks and a colon (not a longer name).
+    std::size_t i = end;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || text[i] != ':') continue;
+    const std::size_t eol = text.find('\n', i);
+    const std::string value(text.substr(i + 1, eol == std::string_view::npos ? eol : eol - i - 1));
+    char* stop = nullptr;
+    const double v = std::strtod(value.c_str(), &stop);
+    if (stop == value.c_str()) return std::nullopt;
+    return v;
+  }
+  return std::nullopt;
+}
+
 Measurement measure_slice(double tick, double seconds, int cpus) {
   const auto quanta = observed_quanta(seconds);
   const double quantum = quantile(quanta, 0.5);
-  double base = 0;
+  // sysctl_sched_base_slice is the slice itself: the kernel scales its
+  // normalized value by 1 + ilog2(min(CPUs, 8)) at boot (update_sysctl,
+  // SCHED_TUNABLESCALING_LOG), and debugfs base_slice_ns (a u32 on that
+  // variable) and sched/debug show the scaled value (this 2-CPU VM: 1.4 ms).
+  double slice = 0;
   std::string method;
   {
     std::ifstream f("/sys/kernel/debug/sched/base_slice_ns");
     long long ns = 0;
     if (f >> ns && ns > 0) {
-      base = ns * 1e-9;
-      method = "debugfs base_slice_ns";
+      slice = ns * 1e-9;
+      method = "debugfs base_slice_ns (sysctl_sched_base_slice, scaled by the kernel)";
     }
   }
-  if (base == 0) {
-    const KernelVersion k = kernel_version();
-    base = k.at_least(6, 15) ? 0.70e-3 : 0.75e-3;
-    method = fmt::format("kernel {}.{} default base slice {} ms", k.major, k.minor, base * 1e3);
+  if (slice == 0) {
+    std::ifstream f("/sys/kernel/debug/sched/debug");
+    std::stringstream text;
+    text << f.rdbuf();
+    if (const auto ms = sched_debug_sysctl(text.str(), "sysctl_sched_base_slice"); ms && *ms > 0) {
+      slice = *ms * 1e-3;
+      method = "debugfs sched/debug sysctl_sched_base_slice (scaled by the kernel)";
+    }
   }
   const int factor = 1 + static_cast<int>(std::floor(std::log2(std::min(cpus, 8))));
-  double slice = base * factor;
+  if (slice == 0) {
+    const KernelVersion k = kernel_version();
+    const double base = k.at_least(6, 15) ? 0.70e-3 : 0.75e-3;
+    slice = base * factor;
+    method = fmt::format("kernel {}.{} default base slice {} ms x{} (1+ilog2 CPUs)", k.major,
+                         k.minor, base * 1e3, factor);
+  }
   const double expected = tick > 0 ? std::ceil(slice / tick - 1e-9) * tick : slice;
   if (!quanta.empty() && std::fabs(quantum - expected) > 0.25 * expected) {
     method = fmt::format(
-        "observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; the kernel default x{} "
-        "would give {:.3g} ms)",
-        quantum * 1e3, factor, expected * 1e3);
+        "observed run length of 2 CPU-bound threads on one CPU ({:.3g} ms; {} would give {:.3g} "
+        "ms)",
+        quantum * 1e3, method, expected * 1e3);
     slice = quantum;
   } else {
     method += fmt::format(
-        " x{} (1+ilog2 CPUs); 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, "
-        "p90 {:.3g})",
-        factor, quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
+        "; 2 CPU-bound threads on one CPU ran {:.3g} ms in turn (p10 {:.3g}, p90 {:.3g})",
+        quantum * 1e3, quantile(quanta, 0.1) * 1e3, quantile(quanta, 0.9) * 1e3);
   }
   Measurement m = summarize("slice", {slice}, method);
   if (!quanta.empty()) {

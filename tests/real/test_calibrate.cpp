@@ -641,3 +641,32 @@ TEST_CASE(
   CHECK(m.median == (waits ? 1.0 : 0.0));
   CHECK(m.field == "cv_quiesce");
 }
+
+TEST_CASE(
+    "calibrate.slice: sysctl_sched_base_slice from debugfs sched/debug, as the kernel scaled it",
+    "[real][calibrate]") {
+  // The head of /sys/kernel/debug/sched/debug on this 2-CPU VM (Linux
+  // 6.18.44, 2026-12-07): 0.7 ms x (1 + ilog2 2), already scaled.
+  const std::string text =
+      "Sched Debug Version: v0.11, 6.18.44-fc-v1300 #1\n"
+      "ktime                                   : 20847181.626652\n"
+      "\n"
+      "sysctl_sched\n"
+      "  .sysctl_sched_base_slice                 : 1.400000\n"
+      "  .sysctl_sched_features                   : 99674079\n"
+      "  .sysctl_sched_tunable_scaling            : 1 (logarithmic)\n"
+      "\n"
+      "cpu#0, 2596.122 MHz\n"
+      "  .nr_running                    : 0\n";
+  const auto slice = real::calib::sched_debug_sysctl(text, "sysctl_sched_base_slice");
+  REQUIRE(slice.has_value());
+  CHECK(*slice == Approx(1.4));
+  CHECK(real::calib::sched_debug_sysctl(text, "sysctl_sched_tunable_scaling") == Approx(1.0));
+  // Only the whole name: a prefix of a longer one is not it.
+  CHECK_FALSE(real::calib::sched_debug_sysctl(text, "sysctl_sched_base").has_value());
+  CHECK_FALSE(real::calib::sched_debug_sysctl(text, "sysctl_sched_migration_cost").has_value());
+  CHECK_FALSE(real::calib::sched_debug_sysctl("", "sysctl_sched_base_slice").has_value());
+  CHECK_FALSE(real::calib::sched_debug_sysctl("  .sysctl_sched_base_slice : n/a\n",
+                                              "sysctl_sched_base_slice")
+                  .has_value());
+}
