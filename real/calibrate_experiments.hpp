@@ -100,8 +100,9 @@ class Spinner {
 // ---- the experiments -------------------------------------------------------
 Measurement measure_tick(int rounds);
 Measurement measure_slice(double tick, double seconds, int cpus);
-// A value of debugfs sched/debug's `sysctl_sched` section (`  .NAME : V`,
-// e.g. sysctl_sched_base_slice in ms), or nullopt where `text` has none.
+// The value of the first `.NAME : V` line of debugfs sched/debug's text
+// (its `sysctl_sched` section comes first: sysctl_sched_base_slice in ms),
+// or nullopt where `text` has no such line or V is not a number.
 std::optional<double> sched_debug_sysctl(std::string_view text, std::string_view name);
 Measurement measure_switch(int batches, int round_trips);
 // yield_cost and tbb_pause (the spinning of work-stealing runtimes).
