@@ -174,8 +174,9 @@ TEST_CASE(
   }
   // 0.5 ms apart: under 1 ms of idle, idle_exit alone.
   for (const auto& [idle, lag] : lags(500us)) CHECK(lag == 50us);
-  // The timer path has its own field: a timed sleep on an idle CPU is as
-  // before (kernel.wake: a timer is later...).
+  // The growth itself: nothing at 1 ms of idle (idle_exit's own), the
+  // whole of idle_exit_late less the 1 ms share once past
+  // idle_exit_late_time.
   CHECK(idle_exit_late_cost(m, 1ms) == Duration{0});
   CHECK(idle_exit_late_cost(m, 21ms) == 80us - 4us);
 }
