@@ -41,7 +41,10 @@
 // on the loop per new task's handler taken from the queue, each under the
 // loop's scheduler mutex (a QueueLock, as the pool's queue: plus
 // queue_handover_remote when the other side last held it on another CPU,
-// and glibc's futex calls when contended); timer_arm on the loop per wait
+// and glibc's futex calls when contended; a post interrupts a loop blocked
+// in its reactor before its unlock, and the loop locks the mutex at its
+// reactor turn's end, as asio's wake_one_thread_and_unlock and
+// task_cleanup do); timer_arm on the loop per wait
 // (arming the timer and, later, dispatching its completion, as calibrate
 // measures them together); task_remote on the loop per task posted from
 // another CPU (remote_start_cost, paid in Driver::execute before its first
@@ -60,6 +63,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/driver.hpp"
@@ -107,8 +111,16 @@ class EventLoop final : public Runtime {
     co_await k_.compute(loop.lock.rest_push(inside ? push_cost(m) : post_cost(m)));
     if (!loop.lock.try_lock()) co_await loop.lock.lock_slow();
     co_await k_.compute(loop.lock.handover());  // the post, on the submitter
-    if (loop.lock.unlock()) co_await loop.lock.wake();
+    // wake_one_thread_and_unlock: a loop blocked in its reactor is
+    // interrupted (epoll_ctl on the interrupter's descriptor) before the
+    // unlock; a woken loop that preempts the poster finds the mutex held at
+    // its reactor turn's end (task_cleanup) and sleeps on it until the
+    // unlock wakes it.
+    const bool interrupts = loop.idle;
+    if (interrupts) k_.enter_syscall();
     post(loop, task);
+    if (interrupts) co_await k_.leave_syscall();
+    if (loop.lock.unlock()) co_await loop.lock.wake();
   }
 
   // A task posted from another CPU: its record and the Asio handler the
@@ -125,6 +137,11 @@ class EventLoop final : public Runtime {
     extra["timers"] = static_cast<double>(c.unmounts);
     extra["blocking_waits"] = static_cast<double>(c.pins);
     extra["loop_blocked_time"] = to_seconds(Duration{c.pinned_ns});
+    // Sleeps on a scheduler's mutex: mostly a loop woken by a post that
+    // preempted its poster inside the mutex (wake_one_thread_and_unlock).
+    std::int64_t sleeps = 0;
+    for (const Loop& l : loops_) sleeps += l.lock.sleeps();
+    extra["loop_lock_sleeps"] = static_cast<double>(sleeps);
   }
 
  private:
@@ -190,10 +207,15 @@ class EventLoop final : public Runtime {
   Co loop(std::size_t i) {
     Loop& l = loops_[i];
     int since_unwind = 0;
+    bool held = false;  // the scheduler's mutex, from the reactor turn's end
     for (;;) {
       POOLSIM_ASSERT(!l.queue.empty(), "a loop's queue lost its reactor");
       const std::uint32_t task = l.queue.front();
       l.queue.pop_front();
+      if (held && (task == kReactor || users_.started(task))) {
+        held = false;
+        if (l.lock.unlock()) co_await l.lock.wake();
+      }
       if (task == kReactor) {
         // The reactor's turn (scheduler::do_run_one at task_operation_):
         // with other handlers queued it polls (epoll_wait, timeout 0), else
@@ -202,6 +224,12 @@ class EventLoop final : public Runtime {
           l.idle = true;
           co_await k_.wait(l.wake);
           l.idle = false;
+          // task_cleanup: the completions go back under the scheduler's
+          // mutex, and the operation after the reactor is taken in the same
+          // hold (do_run_one's loop). Contended only where the loop was
+          // woken by a post still holding it.
+          if (!l.lock.try_lock()) co_await l.lock.lock_slow();
+          held = true;
         }
         requeue_reactor(l);
         continue;
@@ -210,7 +238,7 @@ class EventLoop final : public Runtime {
       // under the scheduler's mutex (scheduler::do_run_one); a timer
       // completion's dispatch is in timer_arm, charged at the arm.
       if (!users_.started(task)) {
-        if (!l.lock.try_lock()) co_await l.lock.lock_slow();
+        if (!std::exchange(held, false) && !l.lock.try_lock()) co_await l.lock.lock_slow();
         co_await k_.compute(l.lock.handover());
         if (l.lock.unlock()) co_await l.lock.wake();
         co_await k_.compute(l.lock.rest_take());  // its own part; 0 without queue_lock_hold

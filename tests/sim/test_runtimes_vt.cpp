@@ -428,3 +428,29 @@ TEST_CASE(
   CHECK(parks <= 104);
   CHECK(r.counters.switches_voluntary >= 99 + parks + 95);
 }
+
+TEST_CASE(
+    "event_loop.interrupt: a post wakes a loop blocked in its reactor inside the scheduler's "
+    "mutex, so a loop that preempts its poster sleeps on the mutex until the unlock",
+    "[runtime][el]") {
+  // asio's wake_one_thread_and_unlock interrupts the reactor (epoll_ctl)
+  // before it unlocks; the woken loop's task_cleanup then locks the mutex.
+  // One CPU, one closed client, 2 loops: each request (20 ms of CPU, more
+  // than a slice) ends with the post of the next one to the other loop,
+  // blocked in its reactor; it preempts the poster on the way out of
+  // epoll_ctl, finds the mutex held, sleeps, and is woken by the unlock:
+  // once per request after the first, whose post comes from the submitter
+  // while the loops are still starting.
+  const Workload w = closed_clients(1, 5, 100ms, 0ns, 20ms);
+  const RunResult r =
+      sim::simulate(backend_scenario(zero_machine(1), BackendKind::event_loop, 2), w);
+  REQUIRE(count_outcome(r, TaskOutcome::completed) == 5);
+  CHECK(extra(r, "loop_lock_sleeps") == 4);
+  for (std::size_t i = 1; i < 5; ++i)
+    CHECK(r.records[i].end == Duration(20ms) * static_cast<int>(i + 1));
+  // Two loops on two CPUs: the woken loop runs on the other CPU and takes
+  // the mutex after the unlock: no sleep.
+  const RunResult two =
+      sim::simulate(backend_scenario(zero_machine(2), BackendKind::event_loop, 2), w);
+  CHECK(extra(two, "loop_lock_sleeps") == 0);
+}
