@@ -610,9 +610,11 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // (select_idle_sibling above still ran: it rewrites recent_used_cpu on
   // this path too.)
   // A timer's wake on such a host keeps the previous CPU too: the interrupt
-  // runs on the CPU where the sleeper armed its timer, its last, so the
-  // waker's CPU and the previous one are the same, wake_affine has nothing
-  // to choose, and select_idle_sibling offers no idle vCPU. Probed
+  // runs on the CPU where the sleeper armed its timer, its last, so there
+  // is no waker's CPU to pack onto, and select_idle_sibling offers no idle
+  // vCPU. (A thread's wake from the woken thread's previous CPU is not the
+  // same: the quickstart's ftrace saw such wakes leave an overloaded CPU,
+  // busy_wake_cpu below; so this is the timer's own rule.) Probed
   // 2026-12-07 (bench/probes/timer_pack.cpp: a sleeper's timer firing on
   // CPU 0 loaded 0-90%, CPU 1 idle): 75-100% of the wakes ran on CPU 0 at
   // every load, where a condition variable's wake from CPU 0 of a thread
@@ -630,12 +632,10 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // on the waker's CPU while that CPU is lightly used and nothing is queued
   // there, instead of waking the idle CPU the thread would go to; a thread
   // whose CPU is busy is left there (the packing spares an idle CPU, or
-  // nothing). A timer wake counts the CPU whose timer fired (the sleeper's
-  // last) as its waker's.
-  const int pack_cpu = waker_cpu >= 0 ? waker_cpu : t.last_cpu;
-  if (!t.delayed && !keep_prev && pack_cpu >= 0 && c != pack_cpu &&
-      cpu_idle(cpus_[static_cast<std::size_t>(c)]) && packs_wakes_onto(pack_cpu))
-    c = pack_cpu;
+  // nothing). A timer's wake has no waker's CPU (it kept its own, above).
+  if (!t.delayed && !keep_prev && waker_cpu >= 0 && c != waker_cpu &&
+      cpu_idle(cpus_[static_cast<std::size_t>(c)]) && packs_wakes_onto(waker_cpu))
+    c = waker_cpu;
   // No CPU idle: this guest kernel (the same wake path as its packing:
   // wake_pack_util > 0) moves the woken thread off a previous CPU that holds
   // clearly more runnable threads than another (busy_wake_cpu), where
