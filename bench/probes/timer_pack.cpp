@@ -9,8 +9,8 @@
 // that ran on CPU 0, the fired CPU. The same shape as calibrate's
 // wake_pack_util experiment, with the timer as the waker.
 //   g++ -O2 -pthread -o /tmp/timer_pack bench/probes/timer_pack.cpp
-//   /tmp/timer_pack [WAKES_PER_LEVEL [cv|over]]   # default 60; cv: the comparison;
-//                                               over: no CPU idle, CPU 0 overloaded
+//   /tmp/timer_pack [WAKES_PER_LEVEL [cv|over|spin]]   # default 60; cv: the comparison;
+//       over: no CPU idle, CPU 0 overloaded; spin: CPU 1 idle, 1 then 2 spinners on CPU 0
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -117,6 +117,52 @@ int overloaded_wakes(int wakes) {
   return on0;
 }
 
+// CPU 1 idle, `spinners` threads pinned to CPU 0 spinning: the sleeper's
+// timer fires on CPU 0; where does it run, and how late (from its deadline)?
+void spinner_wakes(int wakes, int spinners, int cpu1_pct = 0) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> spin;
+  // CPU 1 busy cpu1_pct% of each millisecond (0: left idle throughout).
+  if (cpu1_pct > 0)
+    spin.emplace_back([&] {
+      set_cpus(false, true);
+      long next = now_ns();
+      while (!done.load(std::memory_order_relaxed)) {
+        while (now_ns() < next + 10000L * cpu1_pct) {
+        }
+        next += 1000000L;
+        sleep_until(next);
+      }
+    });
+  for (int i = 0; i < spinners; ++i)
+    spin.emplace_back([&] {
+      set_cpus(true, false);
+      while (!done.load(std::memory_order_relaxed)) {
+      }
+    });
+  std::vector<long> late0, late1;
+  for (int i = 0; i < wakes; ++i) {
+    set_cpus(true, false);
+    set_cpus(true, true);
+    const long due = now_ns() + 3000000L;
+    sleep_until(due);
+    const long ran = now_ns();
+    (sched_getcpu() == 0 ? late0 : late1).push_back(ran - due);
+  }
+  done.store(true);
+  for (auto& t : spin) t.join();
+  const auto q = [](std::vector<long>& v, double p) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[static_cast<std::size_t>(p * (v.size() - 1))] / 1000.0;
+  };
+  std::printf(
+      "CPU 1 busy %d%% of each ms, %d spinner(s) on CPU 0: %zu of %d timer wakes ran on the fired "
+      "CPU 0 (late p50 "
+      "%.0f p90 %.0f max %.0f us), %zu on CPU 1 (late p50 %.0f p90 %.0f max %.0f us)\n",
+      cpu1_pct, spinners, late0.size(), wakes, q(late0, 0.5), q(late0, 0.9), q(late0, 1.0),
+      late1.size(), q(late1, 0.5), q(late1, 0.9), q(late1, 1.0));
+}
+
 int main(int argc, char** argv) {
   const int wakes = argc > 1 ? std::atoi(argv[1]) : 60;
   const bool cv = argc > 2 && argv[2][0] == 'c';
@@ -126,6 +172,13 @@ int main(int argc, char** argv) {
         "no CPU idle, CPU 0 with two spinners, CPU 1 with one: %d of %d timer wakes ran on "
         "the fired CPU 0\n",
         on0, wakes);
+    return 0;
+  }
+  if (argc > 2 && argv[2][0] == 's') {
+    for (const int pct : {0, 20, 50, 80}) {
+      spinner_wakes(wakes, 1, pct);
+      spinner_wakes(wakes, 2, pct);
+    }
     return 0;
   }
   std::thread load(load_thread);
