@@ -10,7 +10,8 @@
 // wake_pack_util experiment, with the timer as the waker.
 //   g++ -O2 -pthread -o /tmp/timer_pack bench/probes/timer_pack.cpp
 //   /tmp/timer_pack [WAKES_PER_LEVEL [cv|over|spin]]   # default 60; cv: the comparison;
-//       over: no CPU idle, CPU 0 overloaded; spin: CPU 1 idle, 1 then 2 spinners on CPU 0
+//       over: no CPU idle, CPU 0 overloaded; spin: 1 then 2 spinners on CPU 0, CPU 1 idle
+//       or busy 20, 50, 80% of each millisecond
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -117,8 +118,9 @@ int overloaded_wakes(int wakes) {
   return on0;
 }
 
-// CPU 1 idle, `spinners` threads pinned to CPU 0 spinning: the sleeper's
-// timer fires on CPU 0; where does it run, and how late (from its deadline)?
+// `spinners` threads pinned to CPU 0 spinning, CPU 1 idle or busy part of
+// each millisecond: the sleeper's timer fires on CPU 0; where does it run,
+// and how late (from its deadline)?
 void spinner_wakes(int wakes, int spinners, int cpu1_pct = 0) {
   std::atomic<bool> done{false};
   std::vector<std::thread> spin;
