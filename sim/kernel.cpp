@@ -622,9 +622,15 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   // or 90% (the packing's threshold, below).
   // Nor does the rule below for a previous CPU that holds two or more
   // runnable threads move it: with two spinners on the fired CPU 0 and one
-  // on CPU 1, 120 of 120 such wakes ran on CPU 0 (the same probe, `over`).
-  const bool timer_on_prev = by_timer && waker_cpu < 0 && t.last_cpu >= 0;
-  const bool keep_prev = (wide || timer_on_prev) && m_.wake_pack_util > 0;
+  // on CPU 1, 120 of 120 such wakes ran on CPU 0 (the same probe, `over`);
+  // with CPU 1 idle, the battery's pools kept 1,015 of 1,015 (open-pool8)
+  // and 1,073 of 1,073 (quota) on a CPU with a thread queued (perf), where
+  // the probe's spinners, holding the fired CPU at full utilization, saw
+  // them leave (`spin`; docs/validation.md, "A sleeper's wake on a busy
+  // CPU, probed"). The model follows the pools.
+  POOLSIM_ASSERT(!by_timer || (waker_cpu < 0 && t.last_cpu >= 0),
+                 "a timer's wake has no waker and a previous CPU, where its timer fired");
+  const bool keep_prev = (wide || by_timer) && m_.wake_pack_util > 0;
   if (keep_prev) c = target;
   const bool none_idle = !t.delayed && !cpu_idle(cpus_[static_cast<std::size_t>(c)]);
   // Wake-up packing (machine profile wake_pack_util; docs/simulator.md): a
@@ -643,7 +649,7 @@ void Kernel::wake(ThreadId id, int waker_cpu, bool by_timer) {
   if (none_idle && !keep_prev && m_.wake_pack_util > 0) c = busy_wake_cpu(c);
   charge_waker(c != waker_cpu ? m_.wake_cost + m_.wake_ipi : m_.wake_cost);
   // A timer fires on the CPU where the sleeper armed it, its last.
-  if (by_timer && t.last_cpu >= 0) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
+  if (by_timer) timer_interrupt(cpus_[static_cast<std::size_t>(t.last_cpu)], c);
   enqueue_woken(cpus_[c], id, false, by_timer ? t.last_cpu : -1);
 }
 
