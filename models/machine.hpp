@@ -106,6 +106,10 @@ struct MachineProfile {
   Duration timer_irq{};
   Duration thread_create{};  // CPU cost charged to the creator
   Duration thread_exit{};    // CPU cost charged to the exiting thread
+  // The end of thread_exit that the process's CPU clock never counts: what a
+  // thread runs after release_task folded its runtime into the process's
+  // (__exit_signal) and unhashed it. 0: all of the exit counts.
+  Duration exit_unaccounted{};
   // A new thread's own CPU before its function runs (ret_from_fork, rseq and
   // robust-list registration, the signal mask, TLS), on a cached stack; and
   // what it adds on a freshly mapped stack (the first touch of its pages).

@@ -201,6 +201,12 @@ inline constexpr MachineField kMachineFields[] = {
      "CPU cost of ending a thread, charged to the exiting thread",
      "create-to-join wall time on one CPU, minus the creation, the thread's start and two "
      "switches"},
+    {"exit_unaccounted", &MachineProfile::exit_unaccounted, FieldPresence::from_default,
+     kCostRange,
+     "the end of thread_exit that the process's CPU time does not count (the dying thread's run "
+     "after release_task) (0: none)",
+     "a batch of detached threads that return at once, creator and threads on one CPU: wall time "
+     "less the process's CPU time, per thread, median of batches"},
     {"stack_reserve", &MachineProfile::stack_reserve, FieldPresence::required, kStackRange,
      "virtual stack reserved per thread",
      "glibc's default thread stack (pthread_attr_getstacksize)"},

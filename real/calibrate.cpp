@@ -230,6 +230,7 @@ CalibrationReport calibrate(const CalibrateOptions& opt) {
   auto [create, exit_cost] = measure_thread_costs(300 * scale, switch_cost);
   ms.push_back(create);
   ms.push_back(exit_cost);
+  ms.push_back(measure_exit_unaccounted(5 * scale, 1000));
   step("cache refill and migration");
   auto [refill, migrate] = measure_cache(20 * scale, cpus);
   ms.push_back(refill);

@@ -313,6 +313,7 @@ std::vector<Measurement> exit_work_fields(const ExitWorkPhases& p);
 std::vector<Measurement> measure_exit_work(int cpus);
 
 std::pair<Measurement, Measurement> measure_thread_costs(int samples, double switch_cost);
+Measurement measure_exit_unaccounted(int batches, int threads);
 std::pair<Measurement, Measurement> measure_stacks(int rounds);
 std::vector<Measurement> measure_stack_mapping(int rounds, int cpus, double reserve);
 std::pair<Measurement, Measurement> measure_kernel_stacks(int rounds);

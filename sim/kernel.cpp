@@ -2109,6 +2109,16 @@ void Kernel::do_exit(Cpu& c) {
   // (sim/exit_work.hpp).
   if (id != 0) exit_work_note();
   ++exits_unreused_;  // its task's memory, for the next creation
+  if (id != 0) {
+    // release_task -> __exit_signal folded the thread's runtime into the
+    // process's (signal->sum_sched_runtime) and unhashed it before the end
+    // of its exit (the rest of exit_notify, do_task_dead's last switch): the
+    // process's CPU clock (getrusage, CLOCK_PROCESS_CPUTIME_ID) never counts
+    // that end, exit_unaccounted of the exit's run. The CPU still ran it.
+    Thread& t = threads_[id];
+    const Duration exit_run = std::max(Duration{0}, m_.thread_exit - t.exit_paid);
+    t.cpu_time -= std::min({m_.exit_unaccounted, exit_run, t.cpu_time});
+  }
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);
   c.curr = kNoThread;

@@ -565,6 +565,24 @@ TEST_CASE("kernel.new_thread: the creator sends an IPI only to an idle CPU", "[m
         Duration(50ms) + Duration(17us));
 }
 
+TEST_CASE("kernel.exit: the end of a thread's exit runs but is not the process's CPU time",
+          "[mechanism]") {
+  // Five threads of 10 ms on one CPU, each exit 8 us: the process's CPU
+  // clock loses what a dying thread runs after release_task
+  // (exit_unaccounted), the CPU still runs it, and no more than the exit's
+  // run is lost.
+  MachineProfile m = zero_machine(1);
+  m.thread_exit = 8us;
+  const RunResult whole = sim::simulate(tpt_scenario(m), batch(5, 10ms));
+  CHECK(whole.counters.cpu_time == Duration(50ms) + 5 * Duration(8us));
+  m.exit_unaccounted = 3us;
+  const RunResult lost = sim::simulate(tpt_scenario(m), batch(5, 10ms));
+  CHECK(lost.counters.cpu_time == Duration(50ms) + 5 * Duration(5us));
+  CHECK(makespan(lost) == makespan(whole));
+  m.exit_unaccounted = 20us;
+  CHECK(sim::simulate(tpt_scenario(m), batch(5, 10ms)).counters.cpu_time == Duration(50ms));
+}
+
 TEST_CASE("kernel.new_thread: a thread started on an idle CPU computes thread_start_idle more",
           "[mechanism]") {
   // The five threads above: only the first starts on a CPU that was idle
