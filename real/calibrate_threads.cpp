@@ -144,8 +144,9 @@ void* return_at_once(void*) {
 // the CPU never idles, so its wall time is the CPU time all of them used,
 // and the part the process's clock misses is the difference (kernel
 // threads that run there meanwhile add to it: the median of batches).
-// 2026-12-07 on this VM, 5,000 threads of 5 us in a batch: 3.9-6.3 us per
-// thread; a create-join loop shows none (-0.04 us), the next section's.
+// 2026-12-07 on this VM, batches of 1,000 or 5,000 threads: 3.9-6.3 us per
+// thread; measure_thread_costs' create-join loop above, one thread at a
+// time, shows none (median -0.04 us): the loss belongs to churn.
 Measurement measure_exit_unaccounted(int batches, int threads) {
   std::vector<double> lost;
   std::thread t([&] {
