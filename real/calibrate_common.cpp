@@ -34,13 +34,14 @@ std::string unit_of(FieldKind k) {
   return "";
 }
 
-}  // namespace
-
-std::int64_t now_ns() {
+std::int64_t clock_ns(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+}  // namespace
+
+std::int64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
 void sleep_until_ns(std::int64_t t) {
   const timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
@@ -48,11 +49,9 @@ void sleep_until_ns(std::int64_t t) {
   }
 }
 
-std::int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+std::int64_t process_cpu_ns() { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 void pin_self(int cpu) {
   cpu_set_t set;

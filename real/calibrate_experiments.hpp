@@ -52,6 +52,7 @@ namespace poolsim::real::calib {
 std::int64_t now_ns();                // CLOCK_MONOTONIC
 void sleep_until_ns(std::int64_t t);  // CLOCK_MONOTONIC, absolute, through signals
 std::int64_t thread_cpu_ns();         // CLOCK_THREAD_CPUTIME_ID
+std::int64_t process_cpu_ns();        // CLOCK_PROCESS_CPUTIME_ID: every thread's, the dead ones'
 void pin_self(int cpu);
 void unpin_self(int cpus);  // allowed on CPUs 0..cpus-1
 // Linear interpolation between order statistics; 0 for no samples.

@@ -125,11 +125,6 @@ std::pair<Measurement, Measurement> measure_thread_costs(int samples, double swi
 }
 
 namespace {
-std::int64_t process_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 std::atomic<int> g_returned{0};
 void* return_at_once(void*) {
   g_returned.fetch_add(1, std::memory_order_release);

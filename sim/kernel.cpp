@@ -1890,7 +1890,7 @@ void Kernel::complete_op(Cpu& c) {
     // exit_mm_release): its queued stack is free before the rest of the exit.
     free_queued_stack(t);
     t.op = Op::exit;
-    t.work = std::max(Duration{0}, m_.thread_exit - t.exit_paid);
+    t.work = exit_run(t);
     t.task = kNoTask;
     if (t.work <= Duration{0} && t.overhead <= Duration{0}) {
       do_exit(c);
@@ -2105,19 +2105,18 @@ void Kernel::do_exit(Cpu& c) {
   // finish_task_switch -> put_task_stack: the dead thread's kernel stack goes
   // to this CPU's cache while it has room (else vfree).
   if (c.kstacks < m_.kstack_cache) ++c.kstacks;
-  // Its task freed after an RCU grace period: the kernel's threads' work
-  // (sim/exit_work.hpp).
-  if (id != 0) exit_work_note();
   ++exits_unreused_;  // its task's memory, for the next creation
   if (id != 0) {
+    // Its task freed after an RCU grace period: the kernel's threads' work
+    // (sim/exit_work.hpp).
+    exit_work_note();
     // release_task -> __exit_signal folded the thread's runtime into the
     // process's (signal->sum_sched_runtime) and unhashed it before the end
     // of its exit (the rest of exit_notify, do_task_dead's last switch): the
     // process's CPU clock (getrusage, CLOCK_PROCESS_CPUTIME_ID) never counts
     // that end, exit_unaccounted of the exit's run. The CPU still ran it.
     Thread& t = threads_[id];
-    const Duration exit_run = std::max(Duration{0}, m_.thread_exit - t.exit_paid);
-    t.cpu_time -= std::min({m_.exit_unaccounted, exit_run, t.cpu_time});
+    t.cpu_time -= std::min({m_.exit_unaccounted, exit_run(t), t.cpu_time});
   }
   engine_.cancel(c.ev);
   close_cpu_span(c, SpanKind::running, id, kNoTask);

@@ -224,6 +224,7 @@
 // CPU defer their re-arming to the end of the resume.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
@@ -777,6 +778,11 @@ class Kernel {
     Duration ran_until{0};
     std::uint32_t task = kNoTask;
   };
+  // What of thread_exit the exit path itself runs: the rest of what its body
+  // prepaid (prepay_exit).
+  Duration exit_run(const Thread& t) const {
+    return std::max(Duration{0}, m_.thread_exit - t.exit_paid);
+  }
 
   struct Cpu {
     int hw = 0;
