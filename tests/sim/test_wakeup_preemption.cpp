@@ -330,9 +330,10 @@ TEST_CASE("kernel.wakeup: beside two spinners a Poisson sleeper now and then wai
     std::vector<Phase> sleeper;
     Duration planned{0};
     for (int i = 0; i < 600; ++i) {
-      sleeper.push_back(sleep_for(Duration{static_cast<std::int64_t>(gap(g) * 1e9)}));
+      const Duration nap{static_cast<std::int64_t>(gap(g) * 1e9)};
+      sleeper.push_back(sleep_for(nap));
       sleeper.push_back(run_for(3us));
-      planned += sleeper[sleeper.size() - 2].duration + 3us;
+      planned += nap + 3us;
     }
     tasks.push_back(sleeper);
     const RunResult r = sim::simulate(tpt_scenario(zero_machine(1, 1400us, 4ms)), phased(tasks));
