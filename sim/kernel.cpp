@@ -1056,7 +1056,7 @@ void Kernel::place_new(ThreadId id, int creator_cpu) {
   // The creator sends an IPI only to an idle CPU (resched_curr kicks it out
   // of idle), after it enqueued the thread on that CPU's run queue itself
   // (wake_up_new_task: fork_activate); a busy one finds the thread on its
-  // queue, and a new thread's wake does not preempt (WF_FORK). The local
+  // queue, and a new thread's wake does not preempt it by the pick. The local
   // part is in thread_create.
   if (creator_cpu >= 0 && best != creator_cpu) {
     // On an idle CPU its first run costs thread_start_idle more (measured:
@@ -1173,11 +1173,16 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
 }
 
 // The wake-up check on the CPU the thread was queued on (running). A passed
-// deadline reschedules (update_curr). A new thread never preempts by the
-// check (check_preempt_wakeup_fair returns for WF_FORK, 6.18): only
-// update_curr in enqueue_entity reschedules then, when other threads were
-// already queued (nr_queued > 1) and the current thread's deadline or
-// protection has passed, and the pick decides. Any other wake goes through
+// deadline reschedules (update_curr). A new thread does not preempt by the
+// pick: only update_curr in enqueue_entity reschedules then, when other
+// threads were already queued (nr_queued > 1) and the current thread's
+// deadline or protection has passed (a share of a task group's reweights ends it on this kernel:
+// docs/validation.md), and the pick decides. That is what the creator probes measure (a creator
+// that keeps its protection is switched out at its slice's ends only, one
+// that lost it after the second thread it queued behind itself), though
+// 6.18's check_preempt_wakeup_fair only keeps NEXT_BUDDY off for WF_FORK
+// (why its pick does not take the first new thread was not found: the guest
+// cannot trace kernel functions). Any other wake goes through
 // pick_eevdf, which drops a current thread that is no longer eligible (the
 // woken one, placed with its lag, pulled V below it) before it looks at
 // the protection (RUN_TO_PARITY), and preempts only if its pick is the

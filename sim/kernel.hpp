@@ -57,9 +57,14 @@
 //   way back to user space (the end of its step), also when it then goes
 //   to block: it
 //   blocks when it next runs (Thread::block_pending), unless it was woken
-//   meanwhile. A new thread's wake skips the check (WF_FORK): only
-//   update_curr in enqueue_entity reschedules, when other threads were
-//   queued and the current one's deadline or protection has passed.
+//   meanwhile. A new thread's wake preempts only through update_curr in
+//   enqueue_entity, which reschedules when other threads were queued and
+//   the current one's deadline or protection has passed (what the creator
+//   probes show; 6.18's check_preempt_wakeup_fair itself only keeps
+//   NEXT_BUDDY off for WF_FORK). Left out: the process's task group,
+//   reweighted at a new thread's enqueue while it has load on another CPU,
+//   ends that protection now and then (docs/validation.md, "Thread churn
+//   in a task group").
 // - Wake placement (select_idle_sibling): the thread's previous CPU if idle,
 //   else the CPU it used before that (recent_used_cpu) if idle, else the
 //   first idle CPU scanning upwards from it among as many as SIS_UTIL leaves
