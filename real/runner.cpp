@@ -857,6 +857,42 @@ void check_least_duration(const Scenario& s, const Workload& w) {
 
 }  // namespace
 
+namespace {
+
+// With limits.cpuset the runner itself keeps to those CPUs while it runs the
+// repetitions (its speed canary, its waits), as every thread of a process
+// confined by a cpuset would. It shares the child's task group (the
+// session's autogroup; a run without its own cgroup), and load of the group
+// on another CPU moves the group's share on the child's CPU at every enqueue
+// there: measured 2026-12-07, tpt-churn on CPU 0 (3 repetitions each) was
+// switched out 1,803-2,015 times with this process pinned to CPU 1, 38-42
+// times pinned to CPU 0, and 39 or 2,146 left free, by where it happened to
+// have run (docs/validation.md, "Thread churn in a task group"). The mask
+// is given back when the repetitions end.
+class ParentCpuset {
+ public:
+  explicit ParentCpuset(const std::vector<int>& cpus) {
+    if (cpus.empty() || sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
+    cpu_set_t want;
+    CPU_ZERO(&want);
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &want);
+    // A cpuset this machine does not have is the child's to refuse.
+    pinned_ = CPU_COUNT(&want) > 0 && sched_setaffinity(0, sizeof want, &want) == 0;
+  }
+  ~ParentCpuset() {
+    if (pinned_) (void)sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  ParentCpuset(const ParentCpuset&) = delete;
+  ParentCpuset& operator=(const ParentCpuset&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
+}  // namespace
+
 std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const RealOptions& opt) {
   const int est = estimated_peak_threads(s, w);
   if (s.run.max_threads > 0 && est > s.run.max_threads)
@@ -874,6 +910,7 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
                      static_cast<double>(s.machine.work_loop.count()));
   units_per_ns();
   SignalGuard guard;
+  const ParentCpuset confined(s.limits.cpuset);
   std::vector<RunResult> out;
   // The measured repetitions' sampler records nothing (its wakes took the
   // CPU from the workload's threads: linux-1cpu-16tasks-w1, one CPU-bound

@@ -229,6 +229,37 @@ TEST_CASE("runner.cpuset: a cpuset of one CPU caps CPU time at the wall time", "
   REQUIRE(to_seconds(tasks_cpu) <= to_seconds(last - first) * 1.05 + 0.001);
 }
 
+TEST_CASE("runner.cpuset: the runner keeps to the cpuset while it runs, then gives its mask back",
+          "[real][runner]") {
+  // Its task group is the child's: its load on another CPU switched the
+  // child's thread creator out at every second creation (docs/validation.md,
+  // "Thread churn in a task group").
+  cpu_set_t before;
+  REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before)) {
+    WARN("fewer than two CPUs allowed, or not CPU 0: test skipped");
+    return;
+  }
+  const Scenario s = scenario(
+      "limits: {cpuset: \"0\"}\n"
+      "workload:\n  arrival: {kind: batch, count: 2}\n  task: [{cpu: 10us}]\n"
+      "backend: {kind: pool, threads: 1}\nrun: {reps: 2, warmup: 1, timeout: 60s}\n",
+      false);
+  RealOptions opt;
+  std::vector<int> seen;  // CPUs allowed to the runner before each repetition
+  opt.progress = [&](int, int, bool) {
+    cpu_set_t now;
+    REQUIRE(sched_getaffinity(0, sizeof now, &now) == 0);
+    seen.push_back(CPU_COUNT(&now) == 1 && CPU_ISSET(0, &now) ? 1 : 0);
+  };
+  const auto rs = run_scenario(s, generate_workload(s), opt);
+  REQUIRE(rs.size() == 2);
+  REQUIRE(seen == std::vector<int>{1, 1, 1});
+  cpu_set_t after;
+  REQUIRE(sched_getaffinity(0, sizeof after, &after) == 0);
+  REQUIRE(CPU_EQUAL(&before, &after));
+}
+
 TEST_CASE("runner.origin: each repetition reads its submitter's utilization at the origin",
           "[real][runner]") {
   // calibrate's origin_util is the median of these readings
