@@ -1176,12 +1176,13 @@ void Kernel::enqueue_woken(Cpu& c, ThreadId id, bool is_new, int timer_cpu) {
 // deadline reschedules (update_curr). A new thread does not preempt by the
 // pick: only update_curr in enqueue_entity reschedules then, when other
 // threads were already queued (nr_queued > 1) and the current thread's
-// deadline or protection has passed (a share of a task group's reweights ends it on this kernel:
-// docs/validation.md), and the pick decides. That is what the creator probes measure (a creator
-// that keeps its protection is switched out at its slice's ends only, one
-// that lost it after the second thread it queued behind itself), though
-// 6.18's check_preempt_wakeup_fair only keeps NEXT_BUDDY off for WF_FORK
-// (why its pick does not take the first new thread was not found: the guest
+// deadline or protection has passed, and the pick decides. That is what the
+// creator probes measure: a creator that keeps its protection is switched
+// out at its slice's ends only (in a task group with load on another CPU
+// the kernel ends that protection now and then, and it is switched out
+// after its second new thread: docs/validation.md, not modelled). 6.18's
+// check_preempt_wakeup_fair only keeps NEXT_BUDDY off for WF_FORK; why its
+// pick does not take the first new thread was not found (the guest
 // cannot trace kernel functions). Any other wake goes through
 // pick_eevdf, which drops a current thread that is no longer eligible (the
 // woken one, placed with its lag, pulled V below it) before it looks at
