@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "real/affinity.hpp"
 #include "real/backend.hpp"
 
 namespace poolsim::real {
@@ -25,8 +24,10 @@ namespace {
   for (;;) asm volatile("" ::: "memory");
 }
 
-// Thread i of the neighbour spins on the i-th allowed CPU, as the model
-// has them sit (one per CPU, round robin: sim/group_share.hpp). Left to the
+// Thread i of the neighbour spins on the i-th of the CPUs it is given (the
+// runner's, before a cpuset confines the runner: the neighbour is another
+// container), as the model has them sit (one per CPU, round robin:
+// sim/group_share.hpp). Left to the
 // kernel, a new thread on this VM starts on its creator's CPU (fork
 // packing, docs/simulator.md "New threads' CPU") and two spinners shared
 // one CPU until the load balancer moved one: a run of 120 ms on CPU 0 then
@@ -39,7 +40,8 @@ void pin_to(int cpu) {
   (void)::sched_setaffinity(0, sizeof one, &one);
 }
 
-[[noreturn]] void neighbour_main(const CpuCgroup& group, int threads, int fd, pid_t parent) {
+[[noreturn]] void neighbour_main(const CpuCgroup& group, int threads, const std::vector<int>& cpus,
+                                 int fd, pid_t parent) {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) _exit(0);
@@ -49,7 +51,6 @@ void pin_to(int cpu) {
     (void)!::write(fd, msg.data(), msg.size());
     _exit(3);
   }
-  const std::vector<int> cpus = allowed_cpus();
   // Thread i on cpus[i mod n]; unpinned (-1) if the mask could not be read.
   const auto nth = [&cpus](int i) {
     return cpus.empty() ? -1 : cpus[static_cast<std::size_t>(i) % cpus.size()];
@@ -73,7 +74,8 @@ void pin_to(int cpu) {
 
 }  // namespace
 
-NeighbourProcess::NeighbourProcess(const CpuCgroup& group, int threads) {
+NeighbourProcess::NeighbourProcess(const CpuCgroup& group, int threads,
+                                   const std::vector<int>& cpus) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw MachineRefused(std::string("pipe2 for the neighbour: ") + std::strerror(errno));
@@ -87,7 +89,7 @@ NeighbourProcess::NeighbourProcess(const CpuCgroup& group, int threads) {
   }
   if (pid_ == 0) {
     ::close(fds[0]);
-    neighbour_main(group, threads, fds[1], parent);
+    neighbour_main(group, threads, cpus, fds[1], parent);
   }
   ::close(fds[1]);
   std::string reply;

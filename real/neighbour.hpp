@@ -13,15 +13,18 @@
 
 #include <sys/types.h>
 
+#include <vector>
+
 #include "real/cgroup.hpp"
 
 namespace poolsim::real {
 
 class NeighbourProcess {
  public:
-  // Forks the neighbour into `group` with `threads` spinning threads; throws
+  // Forks the neighbour into `group` with `threads` spinning threads, thread
+  // i pinned to cpus[i mod n] (unpinned if `cpus` is empty); throws
   // MachineRefused if it cannot join the group or start its threads.
-  NeighbourProcess(const CpuCgroup& group, int threads);
+  NeighbourProcess(const CpuCgroup& group, int threads, const std::vector<int>& cpus);
   NeighbourProcess(const NeighbourProcess&) = delete;
   NeighbourProcess& operator=(const NeighbourProcess&) = delete;
   ~NeighbourProcess() { stop(); }

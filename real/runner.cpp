@@ -389,6 +389,17 @@ double measured_capacity(const Scenario& s) {
   return n;
 }
 
+// limits.cpuset as an affinity mask in `set`; the first CPU a mask cannot
+// name, if there is one.
+std::optional<int> cpuset_mask(const std::vector<int>& cpus, cpu_set_t& set) {
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c < 0 || c >= CPU_SETSIZE) return c;
+    CPU_SET(c, &set);
+  }
+  return std::nullopt;
+}
+
 // ---- the child --------------------------------------------------------------------
 [[noreturn]] void child_main(const Scenario& s, const Workload& w, const RealOptions& opt, int fd,
                              pid_t parent, const CpuCgroup* cg) {
@@ -408,14 +419,10 @@ double measured_capacity(const Scenario& s) {
     }
     if (!s.limits.cpuset.empty()) {
       cpu_set_t set;
-      CPU_ZERO(&set);
-      for (int c : s.limits.cpuset) {
-        if (c < 0 || c >= CPU_SETSIZE) {
-          write_frame(fd, ChildStatus::refused,
-                      "limits.cpuset names CPU " + std::to_string(c) + ", outside this machine");
-          _exit(3);
-        }
-        CPU_SET(c, &set);
+      if (const auto bad = cpuset_mask(s.limits.cpuset, set)) {
+        write_frame(fd, ChildStatus::refused,
+                    "limits.cpuset names CPU " + std::to_string(*bad) + ", outside this machine");
+        _exit(3);
       }
       if (sched_setaffinity(0, sizeof set, &set) != 0) {
         write_frame(fd, ChildStatus::refused,
@@ -440,7 +447,10 @@ double measured_capacity(const Scenario& s) {
 // Long because it is one repetition's sequence in the parent: the groups (quota,
 // neighbour), the fork, the frame read under the watchdog, then the groups' counters;
 // each block one step.
-RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep) {
+// `machine_cpus`: the CPUs the runner had before a cpuset confined it (the
+// neighbour's threads spread over them: it is another container).
+RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& opt, int rep,
+                       const std::vector<int>& machine_cpus) {
   std::optional<CpuCgroup> cg;
   const bool weighted = s.limits.neighbour || s.limits.shares != 1024;
   if (s.limits.cpus) {
@@ -461,7 +471,7 @@ RunResult run_in_child(const Scenario& s, const Workload& w, const RealOptions& 
   if (s.limits.neighbour) {
     ncg.emplace(CpuCgroup::create_weighted(s.limits.neighbour->shares, rep, "-neighbour"));
     set_cleanup_neighbour(ncg->path(), 0);
-    nb.emplace(*ncg, s.limits.neighbour->threads);
+    nb.emplace(*ncg, s.limits.neighbour->threads, machine_cpus);
     set_cleanup_neighbour(ncg->path(), nb->pid());
   }
   int fds[2];
@@ -795,7 +805,7 @@ namespace {
 // band, run, and run again (up to run.speed_retries times) while the canary
 // before or after it, or its own sampled phases, were outside the band.
 RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& opt, int rep,
-                      const std::string& label) {
+                      const std::string& label, const std::vector<int>& machine_cpus) {
   const RunOptions& ro = s.run;
   for (int attempt = 1;; ++attempt) {
     const Canaries canaries =
@@ -806,7 +816,7 @@ RunResult run_checked(const Scenario& s, const Workload& w, const RealOptions& o
     // (this VM's speed drifts by a few percent between minutes, and under a
     // quota near the load that moves throttling by tens of percent).
     size_phases_at(before);
-    RunResult r = run_in_child(s, w, opt, rep);
+    RunResult r = run_in_child(s, w, opt, rep, machine_cpus);
     size_phases_at(1.0);
     r.speed.measured = true;
     r.speed.before = before;
@@ -868,17 +878,15 @@ namespace {
 // switched out 1,803-2,015 times with this process pinned to CPU 1, 38-42
 // times pinned to CPU 0, and 39 or 2,146 left free, by where it happened to
 // have run (docs/validation.md, "Thread churn in a task group"). The mask
-// is given back when the repetitions end.
+// is given back when the repetitions end; the neighbour, another container,
+// keeps the runner's CPUs from before (run_in_child's machine_cpus).
 class ParentCpuset {
  public:
   explicit ParentCpuset(const std::vector<int>& cpus) {
     if (cpus.empty() || sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
-    cpu_set_t want;
-    CPU_ZERO(&want);
-    for (int c : cpus)
-      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &want);
     // A cpuset this machine does not have is the child's to refuse.
-    pinned_ = CPU_COUNT(&want) > 0 && sched_setaffinity(0, sizeof want, &want) == 0;
+    cpu_set_t want;
+    pinned_ = !cpuset_mask(cpus, want) && sched_setaffinity(0, sizeof want, &want) == 0;
   }
   ~ParentCpuset() {
     if (pinned_) (void)sched_setaffinity(0, sizeof saved_, &saved_);
@@ -910,6 +918,7 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
                      static_cast<double>(s.machine.work_loop.count()));
   units_per_ns();
   SignalGuard guard;
+  const std::vector<int> machine_cpus = allowed_cpus();
   const ParentCpuset confined(s.limits.cpuset);
   std::vector<RunResult> out;
   // The measured repetitions' sampler records nothing (its wakes took the
@@ -926,17 +935,18 @@ std::vector<RunResult> run_scenario(const Scenario& s, const Workload& w, const 
     const int of = warmup ? s.run.warmup : s.run.reps;
     if (opt.progress) opt.progress(number, of, warmup);
     if (warmup) {
-      run_in_child(s, w, untraced, i);
+      run_in_child(s, w, untraced, i, machine_cpus);
       continue;
     }
-    out.push_back(run_checked(s, w, untraced, i, fmt::format("repetition {}/{}", number, of)));
+    out.push_back(
+        run_checked(s, w, untraced, i, fmt::format("repetition {}/{}", number, of), machine_cpus));
   }
   // The trace comes from one more repetition after the measured ones: its
   // spans are memory the workload does not use (memory_peak) and time it does
   // not spend, so no measured repetition records them.
   if (opt.trace && !out.empty()) {
     if (opt.note) opt.note("one more repetition, traced (not measured)");
-    RunResult traced = run_in_child(s, w, opt, total);
+    RunResult traced = run_in_child(s, w, opt, total, machine_cpus);
     out.front().trace = std::move(traced.trace);
     out.front().threads_series = std::move(traced.threads_series);
     out.front().runnable_series = std::move(traced.runnable_series);
