@@ -14,24 +14,22 @@ constexpr std::int64_t kNice0Load = 1024;  // NICE_0_LOAD (scale_load_down)
 constexpr std::int64_t kMinShares = 2;     // MIN_SHARES
 }  // namespace
 
-GroupShare::GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count,
-                       Load load, void* ctx)
-    : engine_(engine),
-      p_(p),
-      hook_(hook),
-      count_(count),
-      load_(load),
-      ctx_(ctx),
-      cpus_(static_cast<std::size_t>(cpus)) {
+GroupShare::GroupShare(Engine& engine, const GroupShareParams& p, const std::vector<int>& hw,
+                       int machine_cpus, Hook hook, Count count, Load load, void* ctx)
+    : engine_(engine), p_(p), hook_(hook), count_(count), load_(load), ctx_(ctx), cpus_(hw.size()) {
   if (p_.slice.count() <= 0) throw std::invalid_argument("machine.slice must be positive");
   if (p_.shares < kMinShares || p_.neighbour_shares < kMinShares)
     throw std::invalid_argument("cpu.shares must be at least 2");
-  if (p_.neighbour_threads < 1 || cpus < 1)
+  if (p_.neighbour_threads < 1 || hw.empty() || machine_cpus < 1)
     throw std::invalid_argument("a neighbour needs a thread and a CPU");
-  lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(cpus));  // c.ev, one per CPU
-  // The load balancer spreads the neighbour's always-runnable threads evenly.
-  for (int k = 0; k < p_.neighbour_threads; ++k)
-    ++cpus_[static_cast<std::size_t>(k % cpus)].threads;
+  lane0_ = engine_.add_lanes(static_cast<std::uint32_t>(hw.size()));  // c.ev, one per CPU
+  // The neighbour is another container, not confined by the scenario's
+  // cpuset: its always-runnable threads sit one per machine CPU (the load
+  // balancer keeps them spread; the real one pins them so). Those on CPUs
+  // outside the cpuset are not simulated but count in its group's load.
+  for (std::size_t i = 0; i < hw.size(); ++i)
+    for (int k = 0; k < p_.neighbour_threads; ++k)
+      if (k % machine_cpus == hw[i]) ++cpus_[i].threads;
   for (Cpu& c : cpus_) {
     if (c.threads == 0) continue;
     c.wn = std::clamp<std::int64_t>(

@@ -7,9 +7,10 @@
 //   se), with a weight computed from the group's cpu.shares and where its
 //   load is (calc_group_shares): shares * load_here / the group's load on
 //   every CPU, clamped to [MIN_SHARES = 2, shares]. The neighbour's N
-//   CPU-bound threads sit round-robin on the CPUs (the load balancer keeps
-//   them spread) and are always runnable: its weight on a CPU is shares_n *
-//   (its threads there) / N. The scenario's weight on a CPU is shares_s *
+//   CPU-bound threads sit round-robin on the machine's CPUs (the load
+//   balancer keeps them spread; the scenario's cpuset does not confine
+//   another container) and are always runnable: its weight on a CPU is
+//   shares_n * (its threads there) / N. The scenario's weight on a CPU is shares_s *
 //   load_here / (load_here + its PELT load on every other CPU), load_here
 //   being the larger of its runnable count there and its PELT load there
 //   (max(load.weight, load_avg) against tg->load_avg; the kernel updates
@@ -83,9 +84,13 @@ class GroupShare {
   // up to now (in threads: 1 = one always-runnable nice-0 thread).
   using Load = double (*)(void* ctx, int cpu);
 
+  // `hw[i]`: the machine CPU simulated CPU i is (the scenario's cpuset, or
+  // every CPU); `machine_cpus`: the machine's CPUs, which the neighbour, as
+  // another container, spreads its threads over (thread k on CPU k mod
+  // machine_cpus), so a cpuset CPU may hold none, one or several of them.
   // Throws std::invalid_argument for a non-positive slice or share.
-  GroupShare(Engine& engine, const GroupShareParams& p, int cpus, Hook hook, Count count, Load load,
-             void* ctx);
+  GroupShare(Engine& engine, const GroupShareParams& p, const std::vector<int>& hw,
+             int machine_cpus, Hook hook, Count count, Load load, void* ctx);
   GroupShare(const GroupShare&) = delete;
   GroupShare& operator=(const GroupShare&) = delete;
   ~GroupShare();

@@ -59,8 +59,9 @@ Kernel::Kernel(Engine& engine, const MachineProfile& machine, const Limits& limi
     const GroupShareParams gp{
         limits.shares, limits.neighbour->shares, limits.neighbour->threads, m_.slice, m_.tick,
         tick_offset_};
-    gs_ = std::make_unique<GroupShare>(engine_, gp, cpu_count(), &Kernel::on_group_share,
-                                       &Kernel::group_runnable_on, &Kernel::group_load_on, this);
+    gs_ = std::make_unique<GroupShare>(engine_, gp, hw, std::max(1, m_.cores),
+                                       &Kernel::on_group_share, &Kernel::group_runnable_on,
+                                       &Kernel::group_load_on, this);
     for (int i = 0; i < cpu_count(); ++i) {
       Cpu& c = cpus_[static_cast<std::size_t>(i)];
       c.neighbours = gs_->neighbours_on(i);

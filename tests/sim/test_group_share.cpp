@@ -52,6 +52,29 @@ TEST_CASE("group_share: a thread starts on the CPU the neighbour leaves free", "
 }
 
 TEST_CASE(
+    "group_share: the neighbour spreads over the machine's CPUs, not over the scenario's cpuset",
+    "[group_share]") {
+  // A 2-CPU machine, the scenario confined to one CPU, a neighbour of two
+  // threads: the neighbour is another container, so one of its threads sits
+  // on each machine CPU (the real runner pins them so). On the cpuset's CPU
+  // its group weighs 1024 x 1/2 against the scenario's 1024: 2:1, the 400
+  // ms take 600 (until 2026-12-07 both neighbour threads were put on the
+  // cpuset's CPU, 1:1, 800 ms).
+  const auto confined = [](std::vector<int> cpuset, int neighbour_threads) {
+    Scenario s = pool_scenario(zero_machine(2, 1ms, 4ms), 1);
+    s.limits.cpuset = std::move(cpuset);
+    s.limits.neighbour = Neighbour{neighbour_threads, 1024};
+    return makespan(sim::simulate(s, batch(1, 400ms)));
+  };
+  CHECK(confined({0}, 2) == Approx(0.6).epsilon(0.02));
+  CHECK(confined({1}, 2) == Approx(0.6).epsilon(0.02));
+  // One neighbour thread sits on CPU 0: a scenario confined to CPU 1 has its
+  // CPU alone, one confined to CPU 0 shares it 1:1.
+  CHECK(confined({1}, 1) == Approx(0.4).epsilon(0.01));
+  CHECK(confined({0}, 1) == Approx(0.8).epsilon(0.02));
+}
+
+TEST_CASE(
     "group_share: a woken thread preempts a neighbour of equal weight at once, a heavier one at "
     "its next tick",
     "[group_share]") {
@@ -124,7 +147,7 @@ TEST_CASE(
   d.engine = &engine;
   const sim::GroupShareParams p{1024, 1024, 1, Duration(1400us), Duration(4ms), Duration{0}};
   sim::GroupShare gs(
-      engine, p, 1,
+      engine, p, std::vector<int>{0}, 1,
       [](void* ctx, int, bool run) {
         auto& dr = *static_cast<Driver*>(ctx);
         dr.turns.emplace_back(dr.engine->now(), run);
