@@ -197,6 +197,26 @@ bool GroupShare::enqueue(int cpu) {
   return false;
 }
 
+// The real runner's submitter sleeps 1 ms right before the origin
+// (real/runner.cpp, start_slice_afresh) and reads the origin once it runs
+// again: its group's entity was placed at V on the wake (its lag from the
+// setup spent while it slept, as a delayed dequeue completes when the
+// entity is picked eligible) and picked (at the wake, or at the tick that
+// ended the neighbour's protection), so it starts its slice at the origin.
+void GroupShare::run_at_origin(int cpu) {
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (c.threads == 0) return;
+  charge(c);
+  c.ws = scenario_weight(cpu);
+  c.vs = avg_v(c);
+  c.ds = c.vs + vslice(c.ws);
+  c.queued = true;
+  c.scenario_cur = true;
+  c.prot = c.ds;
+  c.since = engine_.now();
+  arm(cpu);
+}
+
 void GroupShare::dequeue(int cpu) {
   Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
   if (c.threads == 0 || !c.queued) return;

@@ -103,6 +103,10 @@ class GroupShare {
   // The scenario's group became runnable on `cpu` (its first runnable thread
   // there). True: it runs now (no neighbour there, or it preempts it).
   bool enqueue(int cpu);
+  // The scenario's group holds `cpu` at the run's origin: its first thread
+  // is running there (the real submitter reads the origin while it runs),
+  // just picked with no lag and a fresh slice.
+  void run_at_origin(int cpu);
   // The scenario's group has no runnable thread on `cpu` any more.
   void dequeue(int cpu);
   // Whether the scenario's group holds `cpu` now.

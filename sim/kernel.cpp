@@ -140,19 +140,16 @@ ThreadId Kernel::create_thread(Co body, const char* role, bool fresh_stack) {
   }
   if (trace_) tr_.tracks.push_back({std::string(role) + " " + std::to_string(id), false});
   if (id == 0 && exec_cpu_ < 0) {
-    // The process's main thread: already running on the first CPU at t = 0,
-    // unless a neighbour holds that CPU and keeps it.
+    // The process's main thread: already running on the first CPU at t = 0
+    // (the real submitter reads the origin while it runs), a neighbour
+    // there too (GroupShare::run_at_origin).
     threads_[id].cpu = 0;
     // It ran before the run (the process's setup): the averages that left
     // (machine.origin_util), no new task's.
     seed_origin_pelt(id, 0);
     threads_[id].deadline = m_.slice;
     if (cpus_[0].foreign) {
-      if (!gs_->enqueue(0)) {
-        rq_push(cpus_[0], id);
-        seed_origin_helper();
-        return id;
-      }
+      gs_->run_at_origin(0);
       set_foreign(cpus_[0], false);
     }
     cpus_[0].curr = id;
