@@ -234,6 +234,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -762,7 +763,8 @@ class Kernel {
     bool pelt_born = false;
     EventId timer;
     // Its pending timer in the armed CPU's Cpu::timers (kept only with
-    // timer_program or timer_idle_run > 0): the CPU, -1 if none.
+    // timer_program, timer_idle_run or hrtimer_slack > 0): the CPU, -1 if
+    // none.
     int timer_cpu = -1;
     Duration timer_at{0};
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
@@ -811,9 +813,10 @@ class Kernel {
     // When it last stopped running a thread (machine.idle_refill): what the
     // next thread to start here refills depends on how long it idled.
     Duration idle_since{0};
-    // Expiries of the threads' timers armed here and pending (kept only
-    // when machine.timer_program or timer_idle_run > 0: note_timer_armed).
-    std::multiset<Duration> timers;
+    // Expiries of the threads' timers armed here and pending, and whose
+    // they are (kept only when machine.timer_program, timer_idle_run or
+    // hrtimer_slack > 0: note_timer_armed).
+    std::multimap<Duration, ThreadId> timers;
     // Its last timer interrupt (Kernel::timer_interrupt): long ago at first.
     Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() / 2};
     EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
@@ -924,6 +927,16 @@ class Kernel {
   Duration last_tick_at(Duration t) const;
   void note_timer_armed(Thread& t, Duration at);
   void note_timer_gone(Thread& t);
+  void expire_timer(ThreadId id);
+  // A timer interrupt in progress (on_timer): its CPU and what the wakes it
+  // made there asked of the current thread.
+  struct Irq {
+    int cpu = -1;
+    bool deadline_passed = false;
+    bool preempts = false;
+  };
+  Irq irq_;
+  void expire_due_with(int cpu);
   Duration next_tick_at() const;
   Duration first_timer_on(int cpu) const;
   bool yield_switches(Cpu& c);

@@ -227,6 +227,35 @@ TEST_CASE("kernel.timers: a timer's interrupt takes timer_irq from the thread it
   CHECK(a_end(2300us) == Duration(10ms + 40us));
 }
 
+TEST_CASE(
+    "kernel.timers: one interrupt runs every timer whose deadline has passed, so a sleep ends "
+    "early with another's",
+    "[sim][mechanism]") {
+  // One CPU, tickless, timer_slack 100 us of which hrtimer_slack 50 us is
+  // the slack (the interrupt comes 50 us after a deadline, the woken thread
+  // runs 50 us after that), every other cost zero. Two sleepers compute 10
+  // us, sleep, compute 10 us: the first's deadline is 2.01 ms, its
+  // interrupt at 2.06 ms, and it runs at 2.11 ms.
+  MachineProfile m = zero_machine(1, 4ms, 0ns);
+  m.timer_slack = 100us;
+  m.hrtimer_slack = 50us;
+  const auto ends = [&](Duration second_sleep) {
+    const RunResult r = sim::simulate(
+        tpt_scenario(m), phased({{run_for(10us), sleep_for(2ms), run_for(10us)},
+                                 {run_for(10us), sleep_for(second_sleep), run_for(10us)}}));
+    return std::pair{r.records[0].end, r.records[1].end};
+  };
+  // The second's deadline, 2.05 ms, has passed at the first's interrupt:
+  // it wakes with the first (__hrtimer_run_queues), not at 2.15 ms, and
+  // runs after it.
+  CHECK(ends(2030us) == std::pair{Duration(2120us), Duration(2130us)});
+  // 2.07 ms has not: its own interrupt at 2.12 ms, running at 2.17 ms.
+  CHECK(ends(2050us) == std::pair{Duration(2120us), Duration(2180us)});
+  // Without the slack in the profile, every timer fires on its own.
+  m.hrtimer_slack = 0ns;
+  CHECK(ends(2030us) == std::pair{Duration(2120us), Duration(2160us)});
+}
+
 namespace {
 using Tasks = std::vector<std::vector<Phase>>;
 // The CPU time of a thread per task running `tasks` on machine `m`.
