@@ -541,10 +541,11 @@ void Kernel::expire_timer(ThreadId id) {
 // slack and the rest the interrupt's way to the woken thread, so the
 // interrupt came at now - (timer_slack - hrtimer_slack), and a timer whose
 // deadline is at or before it (its model expiry at most hrtimer_slack from
-// now) expires with it and wakes now. Probe of 2026-12-07 (two sleepers and
-// a SCHED_IDLE spinner on CPU 1, 300 tries): a sleep alone ended 64.5 us
-// after its deadline (median); with another sleeper's deadline 30 us
-// before it (that one's hard expiry 20 us after this deadline), 35.7 us.
+// now) expires with it and wakes now. Probe of 2026-12-07
+// (bench/probes/timer_coalesce.cpp: two sleepers and a SCHED_IDLE spinner
+// on CPU 1, 300 tries): a sleep alone ended 64.8 us after its deadline
+// (median); with another sleeper's deadline 30 us before it (that one's
+// hard expiry 20 us after this deadline), 37.2 us.
 // Left out: the tick (an hrtimer too, so a CPU running at a tick within a
 // timer's slack runs it early) and timerfd timers (Asio's reactor, no
 // slack), which would run sleepers' timers early the same way.
