@@ -26,12 +26,13 @@ namespace {
 
 // Thread i of the neighbour spins on the i-th of the CPUs it is given (the
 // runner's, before a cpuset confines the runner: the neighbour is another
-// container), as the model has them sit (one per CPU, round robin:
-// sim/group_share.hpp). Left to the
-// kernel, a new thread on this VM starts on its creator's CPU (fork
-// packing, docs/simulator.md "New threads' CPU") and two spinners shared
-// one CPU until the load balancer moved one: a run of 120 ms on CPU 0 then
-// got 85% of it instead of a third (runner.neighbour under TSan, 22:15 UTC).
+// container), as the model has them sit (thread k on machine CPU k mod
+// cores: sim/group_share.hpp; the same CPUs when the runner may use every
+// CPU). Left to the kernel, a new thread on this VM starts on its
+// creator's CPU (fork packing, docs/simulator.md "New threads' CPU") and
+// two spinners shared one CPU until the load balancer moved one: a run of
+// 120 ms on CPU 0 then got 85% of it instead of a third (runner.neighbour
+// under TSan, 22:15 UTC).
 void pin_to(int cpu) {
   if (cpu < 0) return;
   cpu_set_t one;

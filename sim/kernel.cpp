@@ -518,10 +518,7 @@ void Kernel::on_timer(void* self, std::uint64_t arg) {
   const Irq irq = std::exchange(k.irq_, Irq{});
   Cpu& c = k.cpus_[static_cast<std::size_t>(cpu)];
   if (!k.has_curr(c) || k.threads_[c.curr].in_syscall) return;
-  if (irq.deadline_passed)
-    k.resched(c);
-  else if (irq.preempts)
-    k.preempt(c);
+  if (irq.deadline_passed || irq.preempts) k.act_on_wake(c, irq.deadline_passed, irq.preempts);
 }
 
 // A thread's timer expired: it wakes, timed out.
@@ -1276,6 +1273,13 @@ void Kernel::check_wakeup_preempt(Cpu& c, ThreadId woken, bool is_new, bool othe
     arm(c);
     return;
   }
+  act_on_wake(c, deadline_passed, preempts);
+}
+
+// What a wake-up check decided for the running thread of `c`, done: a passed
+// deadline reschedules (update_curr), a preempting wake switches it out, and
+// otherwise it keeps the CPU to its next event.
+void Kernel::act_on_wake(Cpu& c, bool deadline_passed, bool preempts) {
   if (deadline_passed)
     resched(c);
   else if (preempts)

@@ -937,6 +937,7 @@ class Kernel {
   };
   Irq irq_;
   void expire_due_with(int cpu);
+  void act_on_wake(Cpu& c, bool deadline_passed, bool preempts);
   Duration next_tick_at() const;
   Duration first_timer_on(int cpu) const;
   bool yield_switches(Cpu& c);
