@@ -186,10 +186,7 @@ bool GroupShare::enqueue(int cpu) {
     forced = true;
   }
   if (pick_scenario(c)) {
-    c.scenario_cur = true;
-    c.prot = c.ds;
-    c.since = engine_.now();
-    arm(cpu);
+    run_scenario(c, cpu);
     return true;
   }
   if (forced) c.prot = c.dn;  // set_protect_slice at the neighbour's re-pick
@@ -211,6 +208,12 @@ void GroupShare::run_at_origin(int cpu) {
   c.vs = avg_v(c);
   c.ds = c.vs + vslice(c.ws);
   c.queued = true;
+  run_scenario(c, cpu);
+}
+
+// The scenario's entity, queued on `cpu`, is picked: it runs, protected to
+// its deadline (set_protect_slice).
+void GroupShare::run_scenario(Cpu& c, int cpu) {
   c.scenario_cur = true;
   c.prot = c.ds;
   c.since = engine_.now();

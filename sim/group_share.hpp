@@ -139,6 +139,7 @@ class GroupShare {
   void reweight(Cpu& c, std::int64_t w);
   bool pick_scenario(const Cpu& c) const;
   void arm(int cpu);
+  void run_scenario(Cpu& c, int cpu);
 
   Engine& engine_;
   std::uint32_t lane0_ = 0;  // the engine lane of CPU 0's tick (CPU i: lane0_ + i)

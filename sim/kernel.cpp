@@ -359,10 +359,9 @@ void Kernel::note_timer_armed(Thread& t, Duration at) {
   const int cpu = t.cpu;
   POOLSIM_ASSERT(cpu >= 0, "a timer armed off any CPU");
   if (at < std::min(next_tick_at(), first_timer_on(cpu))) t.overhead += m_.timer_program;
-  cpus_[static_cast<std::size_t>(cpu)].timers.emplace(at,
-                                                      static_cast<ThreadId>(&t - threads_.data()));
+  t.timer_entry = cpus_[static_cast<std::size_t>(cpu)].timers.emplace(
+      at, static_cast<ThreadId>(&t - threads_.data()));
   t.timer_cpu = cpu;
-  t.timer_at = at;
 }
 
 // The CPU's next tick after now (kNever without a tick).
@@ -372,19 +371,16 @@ Duration Kernel::next_tick_at() const {
 
 // The first expiry of the timers pending on `cpu` (kNever if none).
 Duration Kernel::first_timer_on(int cpu) const {
-  const std::multimap<Duration, ThreadId>& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
+  const PendingTimers& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
   return pending.empty() ? Duration{kNever} : pending.begin()->first;
 }
 
 // The thread's timer fired or was cancelled: it leaves its CPU's pending set.
 void Kernel::note_timer_gone(Thread& t) {
   if (t.timer_cpu < 0) return;
-  std::multimap<Duration, ThreadId>& pending = cpus_[static_cast<std::size_t>(t.timer_cpu)].timers;
-  const ThreadId id = static_cast<ThreadId>(&t - threads_.data());
-  auto [it, end] = pending.equal_range(t.timer_at);
-  while (it != end && it->second != id) ++it;
-  POOLSIM_ASSERT(it != end, "a pending timer missing from its CPU");
-  pending.erase(it);
+  POOLSIM_ASSERT(t.timer_entry->second == static_cast<ThreadId>(&t - threads_.data()),
+                 "a pending timer's entry names another thread");
+  cpus_[static_cast<std::size_t>(t.timer_cpu)].timers.erase(t.timer_entry);
   t.timer_cpu = -1;
 }
 
@@ -547,7 +543,7 @@ void Kernel::expire_timer(ThreadId id) {
 // timer's slack runs it early) and timerfd timers (Asio's reactor, no
 // slack), which would run sleepers' timers early the same way.
 void Kernel::expire_due_with(int cpu) {
-  std::multimap<Duration, ThreadId>& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
+  PendingTimers& pending = cpus_[static_cast<std::size_t>(cpu)].timers;
   const Duration limit = now() + std::min(m_.hrtimer_slack, m_.timer_slack);
   while (!pending.empty() && pending.begin()->first <= limit) {
     const ThreadId y = pending.begin()->second;

@@ -710,6 +710,8 @@ class Kernel {
   enum class CpuState : std::uint8_t { idle, waking, running };
   enum class Req : std::uint8_t { none, compute, block };
   enum class Op : std::uint8_t { resume, exit };
+  // A CPU's pending timers: expiry -> the thread that armed it.
+  using PendingTimers = std::multimap<Duration, ThreadId>;
 
   struct Thread {
     std::coroutine_handle<> top;   // the body's frame (owned)
@@ -764,9 +766,9 @@ class Kernel {
     EventId timer;
     // Its pending timer in the armed CPU's Cpu::timers (kept only with
     // timer_program, timer_idle_run or hrtimer_slack > 0): the CPU, -1 if
-    // none.
+    // none, and its entry there (valid while timer_cpu >= 0).
     int timer_cpu = -1;
-    Duration timer_at{0};
+    PendingTimers::iterator timer_entry;
     UserScheduler* user = nullptr;  // M:N hook (set_user_scheduler)
     std::uint32_t locks_held = 0;   // mutexes it owns (a sleep then pins)
     Bytes stack_extra = 0;          // stack beyond stack_touch (set_worker_stack)
@@ -816,7 +818,7 @@ class Kernel {
     // Expiries of the threads' timers armed here and pending, and whose
     // they are (kept only when machine.timer_program, timer_idle_run or
     // hrtimer_slack > 0: note_timer_armed).
-    std::multimap<Duration, ThreadId> timers;
+    PendingTimers timers;
     // Its last timer interrupt (Kernel::timer_interrupt): long ago at first.
     Duration last_timer_irq{std::numeric_limits<std::int64_t>::min() / 2};
     EventId noise_ev;         // the CPU's next OS interruption (while it runs a thread)
