@@ -290,6 +290,7 @@ class RunContext {
   void mark_final(std::uint32_t task);
   void count_finalized(std::uint64_t n);
   void release_successors(std::uint32_t task, bool completed);
+  void prefetch_successor_records(std::uint32_t task) const;
   void on_client_task_done(std::uint32_t task);
   void notify_submitter();
   ThreadSlot& new_slot(std::string name);
