@@ -174,6 +174,12 @@ struct MachineProfile {
   // stamp and record; oneTBB's arena.enqueue from the submitter and its
   // task_group::run from a worker (sim/work_stealing.cpp). 0: free.
   Duration steal_push{};
+  // From a completion's release of the tasks it made ready (a graph's
+  // successors, a closed client's next request) to the first one's
+  // hand-over: the harness's second time stamp (the release's is the
+  // first) and the record's store, on the completing thread (real/
+  // run_context.cpp, release_successors; sim/driver.cpp). 0: none.
+  Duration release_stamp{};
   Duration tbb_enqueue{};
   Duration tbb_spawn{};
   // A oneTBB worker's first task_group::run beyond tbb_spawn, once per worker

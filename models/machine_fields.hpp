@@ -272,6 +272,12 @@ inline constexpr MachineField kMachineFields[] = {
      "worker's into its own deque), with the harness's time stamp and record (0: free)",
      "the real work stealing, 1 worker, a batch of empty tasks, on one CPU: the mean gap between "
      "the submitter's consecutive hand-overs (gaps of 2 us or more left out)"},
+    {"release_stamp", &MachineProfile::release_stamp, FieldPresence::from_default, kCostRange,
+     "from a completion's release of the tasks it made ready (a graph's successors, a closed "
+     "client's next request) to the first one's hand-over: the harness's time stamp and record, "
+     "on the completing thread (0: none)",
+     "the real work stealing, 1 worker, a fork-join of empty tasks, on one CPU: the mean lag of "
+     "each release's first hand-over"},
     {"tbb_enqueue", &MachineProfile::tbb_enqueue, FieldPresence::from_default, kCostRange,
      "oneTBB: the submitter's arena.enqueue of a task, with the harness's time stamp and record "
      "(0: free)",

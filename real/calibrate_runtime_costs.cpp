@@ -32,6 +32,11 @@
 //   steal_push      our work stealing, 1 worker, the same batch on CPU 0:
 //                   the mean gap as queue_push's (its injection queue is a
 //                   locked deque, as a worker's own is).
+//   release_stamp   our work stealing, 1 worker on CPU 0, a fork-join of
+//                   empty tasks (depth 6, fanout 3): the mean lag of each
+//                   release's first hand-over (its successors share the
+//                   release's instant as their intended arrival): the
+//                   harness's second time stamp and the record's store.
 //   tbb_enqueue     oneTBB, 1 worker, the same batch on CPU 0: the mean gap
 //                   (arena.enqueue: a task object into the arena's stream).
 //   tbb_spawn       oneTBB, 1 worker on CPU 0, a fork of 1,000 empty tasks:
@@ -74,6 +79,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -96,6 +102,7 @@ struct BackendRun {
   double remote_share = 0;    // tasks started on another CPU than their submitter's, per task
   double submit_gap = 0;      // mean seconds between consecutive hand-overs (mean_submit_gap)
   double first_wave_gap = 0;  // the same among the first wave's (intended at 0: closed clients)
+  double release_lag = 0;     // mean lag of a release's first hand-over (mean_release_lag)
 };
 
 // The hand-over instants of a run's tasks, in seconds, in order; with
@@ -134,6 +141,29 @@ double mean_submit_gap(const RunResult& r, bool first_wave = false) {
   }
   return n == 0 ? 0.0 : sum / static_cast<double>(n);
 }
+// The mean lag of each release's first hand-over: a graph's successors
+// released by one completion share its instant as their intended arrival
+// (roots, at 0, left out), and the first of them handed over shows the
+// harness's stamps between the release and its hand-over (release_stamp).
+// Lags of 2 us or more (interruptions) left out.
+double mean_release_lag(const RunResult& r) {
+  std::map<std::int64_t, std::int64_t> first;  // intended -> earliest hand-over, ns
+  for (const TaskRecord& rec : r.records) {
+    if (rec.outcome == TaskOutcome::not_run || rec.intended <= Duration{0}) continue;
+    const auto [it, fresh] = first.emplace(rec.intended.count(), rec.submit.count());
+    if (!fresh) it->second = std::min(it->second, rec.submit.count());
+  }
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto& [intended, submit] : first) {
+    const double lag = static_cast<double>(submit - intended) * 1e-9;
+    if (lag < 0 || lag >= kInterrupted) continue;
+    sum += lag;
+    ++n;
+  }
+  return n == 0 ? 0.0 : sum / static_cast<double>(n);
+}
+
 // The runs of backend_runs with any workload (a YAML block under
 // `workload:`, indented by two spaces).
 std::vector<BackendRun> workload_runs(const std::string& backend, const std::string& workload,
@@ -159,7 +189,7 @@ std::vector<BackendRun> workload_runs(const std::string& backend, const std::str
     if (t > 0)
       out.push_back({to_seconds(r.counters.cpu_time) / n,
                      remote == r.extra.end() ? 0.0 : remote->second / n, mean_submit_gap(r),
-                     mean_submit_gap(r, true)});
+                     mean_submit_gap(r, true), mean_release_lag(r)});
   }
   return out;
 }
@@ -385,6 +415,16 @@ std::vector<Measurement> measure_steal_submits(int trials, int count, const std:
                        kFanout),
            kFanout, trials))
     spawn.push_back(r.submit_gap);
+  // release_stamp: a fork-join of fanout 3 (364 releases of three, 364 of
+  // one), each release's first hand-over by the worker that completed its
+  // predecessor.
+  std::vector<double> stamp;
+  for (const BackendRun& r : workload_runs(
+           "{kind: work-stealing, threads: 1}",
+           "  graph: {fork_join: {depth: 6, fanout: 3, leaf: [{cpu: 0ns}], fork: [{cpu: 0ns}], "
+           "join: [{cpu: 0ns}]}}\n",
+           729, trials))
+    stamp.push_back(r.release_lag);
   return {
       summarize("steal_push", steal,
                 "the real work stealing, 1 worker, a batch of empty tasks, on CPU 0: the mean gap "
@@ -398,7 +438,11 @@ std::vector<Measurement> measure_steal_submits(int trials, int count, const std:
                 fmt::format("the real oneTBB, 1 worker, on CPU 0: a fork of {} empty tasks, the "
                             "mean gap between their consecutive hand-overs by the worker "
                             "(task_group::run; gaps of 2 us or more left out)",
-                            kFanout))};
+                            kFanout)),
+      summarize("release_stamp", stamp,
+                "the real work stealing, 1 worker, on CPU 0: a fork-join of empty tasks (depth 6, "
+                "fanout 3), the mean lag of each release's first hand-over after the release's "
+                "time stamp (lags of 2 us or more left out)")};
 }
 }  // namespace
 

@@ -268,13 +268,16 @@ Co Driver::completed(std::uint32_t task) {
     // released now, at the completion: its intended arrival, from which the
     // submits before its own count as its submit lag (the real twin's
     // RunContext::release_successors). Until 2026-12-06 each took the time
-    // of its own submit, so that lag was always 0.
+    // of its own submit, so that lag was always 0. The first hand-over
+    // comes machine.release_stamp after the release (stamp_release).
     const Duration released = k_.now();
+    bool stamped = false;
     for (std::uint32_t s : workload_.successors_of(workload_.tasks[task])) {
       switch (graph_->predecessor_final(s, true)) {
         case Release::wait:
           break;
         case Release::submit:
+          if (!std::exchange(stamped, true)) co_await stamp_release();
           co_await submit(s, released);
           break;
         case Release::not_run:
@@ -284,9 +287,21 @@ Co Driver::completed(std::uint32_t task) {
     }
   }
   if (workload_.arrival == ArrivalKind::closed && !workload_.graph) {
-    if (const auto next = client_next(task, true)) co_await submit(*next, k_.now());
+    if (const auto next = client_next(task, true)) {
+      const Duration released = k_.now();
+      co_await stamp_release();
+      co_await submit(*next, released);
+    }
   }
   check_done();
+}
+
+// The completing thread's CPU between a release and its first hand-over:
+// the real runner's second time stamp (the release's is the first) and the
+// record's store (RunContext::release_successors, on_client_task_done),
+// machine.release_stamp; nothing in the `default` profile.
+Co Driver::stamp_release() {
+  if (const Duration d = k_.machine().release_stamp; d > Duration{0}) co_await k_.compute(d);
 }
 
 void Driver::release_not_run(std::uint32_t task) {

@@ -173,6 +173,9 @@ class Driver {
   Co submit_stream();
   // Hands `task` to the runtime now; `intended` is its intended arrival.
   Co submit(std::uint32_t task, Duration intended);
+  // machine.release_stamp on the completing thread, before a release's first
+  // hand-over (driver.cpp).
+  Co stamp_release();
   Co completed(std::uint32_t task);
   // Graph: `task`'s successors that can never run (a predecessor was
   // rejected) become final as not_run.

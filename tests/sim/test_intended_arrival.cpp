@@ -83,31 +83,59 @@ TEST_CASE("arrival: a graph node's intended arrival is its release", "[sim][arri
   REQUIRE(compute_metrics(r)[Metric::latency_max] == Approx(0.001));
 }
 
+namespace {
+// split -> (a, b, c, d) on oneTBB with one worker on one CPU, machine `m`
+// with tbb_spawn 70 ns: the worker that ran split spawns its four
+// successors one after another, each task_group::run costing tbb_spawn
+// before the task is in its pool. All four were released at split's end
+// (100 us); the k-th is handed over `first` + k spawns later. Returns the
+// run's mean submit lag.
+double split_spawn_lags(MachineProfile m, Duration first) {
+  m.tbb_spawn = 70ns;
+  Scenario s = pool_scenario(m, 1);
+  s.backend.kind = BackendKind::tbb;
+  const RunResult r = sim::simulate(s, split_graph(4, 100us));
+  const Duration released = r.records[0].end;
+  REQUIRE(released == 100us);
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    INFO("successor " << k);
+    REQUIRE(r.records[1 + k].intended == released);
+    REQUIRE(r.records[1 + k].submit - r.records[1 + k].intended == first + k * 70ns);
+  }
+  return compute_metrics(r)[Metric::submit_lag_mean];
+}
+}  // namespace
+
 TEST_CASE(
     "arrival: successors released together share the release, and the spawns before one are its "
     "submit lag",
     "[sim][arrival]") {
-  // split -> (a, b, c, d) on oneTBB, one worker on one CPU: the worker that
-  // ran split spawns its four successors one after another, each
-  // task_group::run costing tbb_spawn before the task is in its pool (no
-  // other CPU, so never queue_handover_remote). All four were released at
-  // split's end; the k-th is handed over k spawns later.
-  const Workload w = split_graph(4, 100us);
   MachineProfile m = zero_machine(1);
-  m.tbb_spawn = 70ns;
   m.queue_handover_remote = 1us;  // never paid on one CPU
-  Scenario s = pool_scenario(m, 1);
-  s.backend.kind = BackendKind::tbb;
-  const RunResult r = sim::simulate(s, w);
-  const Duration released = r.records[0].end;
-  for (std::uint32_t k = 0; k < 4; ++k) {
-    INFO("successor " << k);
-    REQUIRE(r.records[1 + k].intended == released);
-    REQUIRE(r.records[1 + k].submit - r.records[1 + k].intended == k * 70ns);
-  }
   // The root, handed over by the submitter at 0, is on time: mean (0 + 70 +
   // 140 + 210) / 5 ns.
-  REQUIRE(compute_metrics(r)[Metric::submit_lag_mean] == Approx(84e-9));
+  REQUIRE(split_spawn_lags(m, 0ns) == Approx(84e-9));
+}
+
+TEST_CASE(
+    "arrival: a release's hand-overs come release_stamp after it (the harness's second time "
+    "stamp), on the completing thread",
+    "[sim][arrival]") {
+  // The completing worker computes release_stamp once, before the first
+  // successor's hand-over, so every successor is that much later than
+  // without it, and split's own end and the release instant do not move:
+  // (25 + 95 + 165 + 235) / 5 ns, against 84 ns without it.
+  MachineProfile m = zero_machine(1);
+  m.release_stamp = 25ns;
+  REQUIRE(split_spawn_lags(m, 25ns) == Approx(104e-9));
+  // A closed client's next request (think 0) is released at its previous
+  // one's end and handed over release_stamp later.
+  const RunResult rc = sim::simulate(pool_scenario(m, 1), closed_clients(1, 3, 1s, 0ms, 10us));
+  for (std::size_t i = 1; i < rc.records.size(); ++i) {
+    INFO("request " << i);
+    REQUIRE(rc.records[i].intended == rc.records[i - 1].end);
+    REQUIRE(rc.records[i].submit - rc.records[i].intended == 25ns);
+  }
 }
 
 TEST_CASE(
