@@ -115,6 +115,16 @@ double mean_of(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
+std::map<Duration, std::vector<double>> handovers_by_release(
+    const std::vector<TaskRecord>& records) {
+  std::map<Duration, std::vector<double>> released;
+  for (const TaskRecord& rec : records)
+    if (rec.outcome != TaskOutcome::not_run && rec.intended > Duration{0})
+      released[rec.intended].push_back(to_seconds(rec.submit));
+  for (auto& [at, submits] : released) std::sort(submits.begin(), submits.end());
+  return released;
+}
+
 Measurement summarize(MachineFieldName field, std::vector<double> samples, std::string method) {
   Measurement m;
   m.field = std::string(field.field().name);

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +69,12 @@ Measurement summarize(MachineFieldName field, std::vector<double> samples, std::
 double field_value(const std::vector<Measurement>& ms, MachineFieldName name);
 // The arithmetic mean; 0 for no samples.
 double mean_of(const std::vector<double>& v);
+// A run's hand-overs grouped by their release: the tasks one completion made
+// ready share its instant as their intended arrival (those at 0, roots and
+// first requests, left out; not_run ones too); per release the hand-over
+// instants, seconds, ascending (first_spawn_extra, release_stamp).
+std::map<Duration, std::vector<double>> handovers_by_release(
+    const std::vector<TaskRecord>& records);
 // Forks a child that writes its report to the pipe it is given and exits
 // (`child` never returns), and returns all the child wrote once it is gone.
 std::string forked_report(const std::function<void(int fd)>& child);

@@ -535,14 +535,8 @@ std::vector<double> tbb_first_spawn_runs() {
 }  // namespace
 
 double first_spawn_extra(const std::vector<TaskRecord>& records) {
-  // Hand-overs grouped by their intended arrival (one completion's release).
-  std::map<Duration, std::vector<double>> released;
-  for (const TaskRecord& rec : records)
-    if (rec.outcome != TaskOutcome::not_run && rec.intended > Duration{0})
-      released[rec.intended].push_back(to_seconds(rec.submit));
-  for (auto& [at, submits] : released) {
+  for (const auto& [at, submits] : handovers_by_release(records)) {
     if (submits.size() < 3) continue;
-    std::sort(submits.begin(), submits.end());
     std::vector<double> later;
     for (std::size_t i = 2; i < submits.size(); ++i) later.push_back(submits[i] - submits[i - 1]);
     return std::max(0.0, submits[1] - submits[0] - quantile(later, 0.5));

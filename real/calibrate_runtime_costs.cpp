@@ -79,7 +79,6 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -141,22 +140,14 @@ double mean_submit_gap(const RunResult& r, bool first_wave = false) {
   }
   return n == 0 ? 0.0 : sum / static_cast<double>(n);
 }
-// The mean lag of each release's first hand-over: a graph's successors
-// released by one completion share its instant as their intended arrival
-// (roots, at 0, left out), and the first of them handed over shows the
-// harness's stamps between the release and its hand-over (release_stamp).
-// Lags of 2 us or more (interruptions) left out.
+// The mean lag of each release's first hand-over (handovers_by_release):
+// the harness's stamps between the release and its hand-over
+// (release_stamp). Lags of 2 us or more (interruptions) left out.
 double mean_release_lag(const RunResult& r) {
-  std::map<std::int64_t, std::int64_t> first;  // intended -> earliest hand-over, ns
-  for (const TaskRecord& rec : r.records) {
-    if (rec.outcome == TaskOutcome::not_run || rec.intended <= Duration{0}) continue;
-    const auto [it, fresh] = first.emplace(rec.intended.count(), rec.submit.count());
-    if (!fresh) it->second = std::min(it->second, rec.submit.count());
-  }
   double sum = 0;
   std::size_t n = 0;
-  for (const auto& [intended, submit] : first) {
-    const double lag = static_cast<double>(submit - intended) * 1e-9;
+  for (const auto& [at, submits] : handovers_by_release(r.records)) {
+    const double lag = submits.front() - to_seconds(at);
     if (lag < 0 || lag >= kInterrupted) continue;
     sum += lag;
     ++n;

@@ -359,8 +359,7 @@ void Kernel::note_timer_armed(Thread& t, Duration at) {
   const int cpu = t.cpu;
   POOLSIM_ASSERT(cpu >= 0, "a timer armed off any CPU");
   if (at < std::min(next_tick_at(), first_timer_on(cpu))) t.overhead += m_.timer_program;
-  t.timer_entry = cpus_[static_cast<std::size_t>(cpu)].timers.emplace(
-      at, static_cast<ThreadId>(&t - threads_.data()));
+  t.timer_entry = cpus_[static_cast<std::size_t>(cpu)].timers.emplace(at, id_of(t));
   t.timer_cpu = cpu;
 }
 
@@ -378,8 +377,7 @@ Duration Kernel::first_timer_on(int cpu) const {
 // The thread's timer fired or was cancelled: it leaves its CPU's pending set.
 void Kernel::note_timer_gone(Thread& t) {
   if (t.timer_cpu < 0) return;
-  POOLSIM_ASSERT(t.timer_entry->second == static_cast<ThreadId>(&t - threads_.data()),
-                 "a pending timer's entry names another thread");
+  POOLSIM_ASSERT(t.timer_entry->second == id_of(t), "a pending timer's entry names another thread");
   cpus_[static_cast<std::size_t>(t.timer_cpu)].timers.erase(t.timer_entry);
   t.timer_cpu = -1;
 }

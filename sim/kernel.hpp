@@ -927,6 +927,8 @@ class Kernel {
   // + k x tick; `t` itself without a tick).
   Duration round_to_tick(Duration t) const;
   Duration last_tick_at(Duration t) const;
+  // The id of a thread of threads_ (its index).
+  ThreadId id_of(const Thread& t) const { return static_cast<ThreadId>(&t - threads_.data()); }
   void note_timer_armed(Thread& t, Duration at);
   void note_timer_gone(Thread& t);
   void expire_timer(ThreadId id);
